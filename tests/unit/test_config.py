@@ -1,0 +1,77 @@
+"""Config validation: schema errors name the key, cross-checks name the pair / variant."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from wordorder.config import clean_options, load_config, load_variants, split_names
+from wordorder.errors import WordorderError
+
+
+def write(tmp_path, config: dict):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def base_config(repo) -> dict:
+    return yaml.safe_load((repo / "configs" / "default.yaml").read_text(encoding="utf-8"))
+
+
+def test_default_config_is_valid_and_gets_defaults(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = load_config(repo / "configs" / "default.yaml")
+    assert config["pairs"] == ["en-ja"]
+    assert config["seeds"] == [1]
+    assert config["subword"]["model_type"] == "bpe"  # default filled in
+    assert config["decode"]["beam_size"] == 5
+    assert split_names(config["data"]["en-ja"]) == ["train", "dev", "bible"]
+    assert clean_options(config, "en-ja") == {"min_len": 1, "max_len": 50, "max_ratio": 9}
+
+
+def test_typo_in_key_names_the_key(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["subword"]["vocab_sise"] = 100
+    with pytest.raises(WordorderError, match=r"subword.*vocab_sise"):
+        load_config(write(tmp_path, config))
+
+
+def test_unknown_pair_is_rejected_with_the_defined_ones(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["pairs"] = ["de-en"]
+    with pytest.raises(WordorderError, match="unknown pair 'de-en'") as e:
+        load_config(write(tmp_path, config))
+    assert "en-ja" in str(e.value)
+
+
+def test_unknown_variant_lists_registered_ones(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["variants"] = ["transformer_huge"]
+    with pytest.raises(WordorderError, match="unknown variant 'transformer_huge'") as e:
+        load_config(write(tmp_path, config))
+    assert "transformer_small" in str(e.value)
+
+
+def test_testset_may_not_be_called_train(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["data"]["en-ja"]["test"] = {"train": {"holdout": 10}}
+    with pytest.raises(WordorderError, match="data.en-ja.test"):
+        load_config(write(tmp_path, config))
+
+
+def test_bad_yaml_names_the_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("experiment: x\npairs: [en-ja\nvariants: []\n", encoding="utf-8")
+    with pytest.raises(WordorderError) as e:
+        load_config(path)
+    assert str(path) in str(e.value) and e.value.line is not None
+
+
+def test_variant_registry_entries_have_a_model(repo):
+    variants = load_variants(repo / "configs" / "variants.yaml")
+    assert variants["transformer_base"]["model"] == {"family": "transformer", "preset": "base"}

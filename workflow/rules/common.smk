@@ -1,0 +1,77 @@
+# Shared definitions: the results root, wildcard constraints, and small input helpers.
+import json
+import re
+
+from wordorder.config import (
+    check_config,
+    clean_options,
+    is_holdout,
+    load_variants,
+    pair_langs,
+    split_names,
+    split_spec,
+)
+
+VARIANTS = load_variants(config["variants_file"])
+check_config(config, VARIANTS)
+
+R = f"{config['results']}/{config['experiment']}"  # results of this experiment
+L = f"{config['logs']}/{config['experiment']}"  # logs of this experiment
+
+
+def _one_of(names):
+    return "|".join(re.escape(n) for n in names)
+
+
+wildcard_constraints:
+    pair=_one_of(config["pairs"]),
+    variant=_one_of(config["variants"]),
+    lang="[a-z]{2,3}",
+    split="[A-Za-z0-9_]+",
+    corpus="[A-Za-z0-9_]+",
+    testset="[A-Za-z0-9_]+",
+    seed=r"\d+",
+
+
+def as_json(value):
+    """Options travel to the CLI as one JSON argument (a change of them reruns the rule)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def src_lang(w):
+    return pair_langs(w.pair)[0]
+
+
+def tgt_lang(w):
+    return pair_langs(w.pair)[1]
+
+
+def testsets(pair):
+    return list(config["data"][pair]["test"])
+
+
+def fetched_corpora(pair):
+    """Splits with a source of their own (holdouts are cut from the training corpus)."""
+    data = config["data"][pair]
+    return [s for s in split_names(data) if not is_holdout(split_spec(data, s))]
+
+
+def corpus_of(w):
+    spec = split_spec(config["data"][w.pair], w.split)
+    return "train" if is_holdout(spec) else w.split
+
+
+def data_file(w, split, kind, side):
+    """A split of the pair's data: kind is tok or bpe, side is src or tgt."""
+    lang = src_lang(w) if side == "src" else tgt_lang(w)
+    return f"{R}/data/{w.pair}/{split}.{kind}.{lang}"
+
+
+def runs():
+    """Every (pair, variant, seed) to train."""
+    return [
+        dict(pair=p, variant=v, seed=s)
+        for p in config["pairs"]
+        for v in config["variants"]
+        for s in config["seeds"]
+    ]

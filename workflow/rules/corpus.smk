@@ -1,0 +1,66 @@
+# Corpus stage: fetch each source, tokenize, then clean the training corpus and split it.
+
+
+rule fetch:
+    output:
+        f"{R}/data/{{pair}}/raw/{{corpus}}.{{lang}}",
+    log:
+        f"{L}/fetch/{{pair}}.{{corpus}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        spec=lambda w: as_json(split_spec(config["data"][w.pair], w.corpus)),
+        cache=f"{config['results']}/downloads",
+    shell:
+        "wordorder fetch --spec {params.spec:q} --pair {wildcards.pair} --lang {wildcards.lang}"
+        " --cache {params.cache} --output {output} > {log} 2>&1"
+
+
+rule tokenize:
+    input:
+        f"{R}/data/{{pair}}/raw/{{corpus}}.{{lang}}",
+    output:
+        f"{R}/data/{{pair}}/tok/{{corpus}}.{{lang}}",
+    log:
+        f"{L}/tokenize/{{pair}}.{{corpus}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["tokenize"]
+    shell:
+        "wordorder tokenize --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+
+
+rule split:
+    input:
+        src=lambda w: expand(f"{R}/data/{w.pair}/tok/{{c}}.{src_lang(w)}", c=fetched_corpora(w.pair)),
+        tgt=lambda w: expand(f"{R}/data/{w.pair}/tok/{{c}}.{tgt_lang(w)}", c=fetched_corpora(w.pair)),
+    output:
+        f"{R}/data/{{pair}}/splits.json",
+    log:
+        f"{L}/split/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        data=lambda w: as_json(config["data"][w.pair]),
+        clean=lambda w: as_json(clean_options(config, w.pair)),
+        seed=config["split_seed"],
+    shell:
+        "wordorder split --pair {wildcards.pair} --data {params.data:q} --clean {params.clean:q}"
+        " --seed {params.seed} --tok-dir $(dirname {input.src[0]}) --output {output} > {log} 2>&1"
+
+
+rule select:
+    input:
+        raw=lambda w: f"{R}/data/{w.pair}/raw/{corpus_of(w)}.{w.lang}",
+        tok=lambda w: f"{R}/data/{w.pair}/tok/{corpus_of(w)}.{w.lang}",
+        splits=f"{R}/data/{{pair}}/splits.json",
+    output:
+        raw=f"{R}/data/{{pair}}/{{split}}.{{lang}}",
+        tok=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+    log:
+        f"{L}/select/{{pair}}.{{split}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder select --splits {input.splits} --split {wildcards.split} --raw {input.raw}"
+        " --tok {input.tok} --out-raw {output.raw} --out-tok {output.tok} > {log} 2>&1"

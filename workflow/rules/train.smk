@@ -1,0 +1,30 @@
+# Training: one model per (pair, variant, seed); the variant registry gives the model options.
+
+
+rule train:
+    input:
+        train_src=lambda w: data_file(w, "train", "bpe", "src"),
+        train_tgt=lambda w: data_file(w, "train", "bpe", "tgt"),
+        dev_src=lambda w: data_file(w, "dev", "bpe", "src"),
+        dev_ref=lambda w: data_file(w, "dev", "tok", "tgt"),
+        spm=f"{R}/data/{{pair}}/spm.model",
+    output:
+        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
+        metrics=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/metrics.jsonl",
+    log:
+        f"{L}/train/{{pair}}.{{variant}}.seed{{seed}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    benchmark:
+        f"{R}/benchmarks/train/{{pair}}.{{variant}}.seed{{seed}}.tsv"
+    params:
+        model=lambda w: as_json(VARIANTS[w.variant]["model"]),
+        train=as_json(config["train"]),
+    threads: config["threads"]["train"]
+    resources:
+        gpu=lambda w: 1 if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
+    shell:
+        "wordorder train --train-src {input.train_src} --train-tgt {input.train_tgt}"
+        " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm}"
+        " --model-options {params.model:q} --train-options {params.train:q}"
+        " --seed {wildcards.seed} --threads {threads} --output {output.model} > {log} 2>&1"
