@@ -64,6 +64,12 @@ def read_parallel(src: str | Path, tgt: str | Path) -> tuple[list[str], list[str
     return a, b
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
     """Give temporary paths that replace ``paths`` only if the block succeeds.
@@ -88,7 +94,9 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
         raise
+    mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
     for tmp, target in zip(temps, targets):
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
 
 

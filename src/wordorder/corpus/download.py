@@ -1,0 +1,222 @@
+"""Checksummed, cached and resumable downloads (standard library only).
+
+A download lives in ``cache_dir/<sha256>/<file name from the URL>``, so a rerun, or another
+config using the same file, never downloads it again, and a user without network access can
+place the file there by hand. While downloading, the bytes go to ``<name>.part``; an
+interrupted download is continued with an HTTP ``Range`` request (started over if the server
+ignores it). Transient failures (connection errors, timeouts, HTTP 5xx) are retried a few
+times with a short backoff; everything is bounded by short timeouts so that being offline
+is reported in seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import http.client
+import os
+import re
+import socket
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from urllib.error import HTTPError
+from urllib.parse import unquote, urlsplit
+
+from wordorder.errors import WordorderError
+
+DEFAULT_RETRIES = 3
+DEFAULT_TIMEOUT = 10.0  # seconds, for connecting and for each read
+BACKOFF = 0.5  # seconds before the first retry, doubled for each further one
+SCHEMES = ("http", "https", "file")
+_CHUNK = 1 << 16
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class _Transient(Exception):
+    """A failure worth retrying (connection refused or reset, timeout, HTTP 5xx, cut-off body)."""
+
+
+def check_sha256(value: object, where: str) -> str:
+    """A sha256 digest from the config, lower-cased; refuses anything but 64 hex digits."""
+    if not isinstance(value, str) or not _SHA256.match(value.strip().lower()):
+        raise WordorderError(f"'sha256' in {where} must be 64 hexadecimal digits, not {value!r}",
+                             hint="compute it with: sha256sum FILE")
+    return value.strip().lower()
+
+
+def check_url(value: object, where: str) -> str:
+    if not isinstance(value, str) or urlsplit(value).scheme not in SCHEMES:
+        raise WordorderError(f"'url' in {where} must be an {', '.join(SCHEMES)} URL, not {value!r}")
+    return value
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_name(url: str) -> str:
+    """The file name a download gets in the cache: the URL's last path part, made safe."""
+    name = unquote(PurePosixPath(urlsplit(url).path).name)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    return name or "download"
+
+
+def cache_path(url: str, sha256: str, cache_dir: Path) -> Path:
+    return Path(cache_dir).absolute() / sha256 / cache_name(url)
+
+
+def unreachable(url: str, timeout: float) -> str | None:
+    """Why the host of ``url`` (or the proxy for it) cannot be reached, or None if it can.
+
+    Opens and closes one TCP connection. The attempt runs in a thread so that even a hanging
+    name lookup (which ignores socket timeouts) costs at most about ``timeout`` seconds.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+        host, port = p.hostname or "", p.port or 80
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as e:
+            outcome.append(e)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout + 1)
+    if not outcome:
+        return f"no answer from {host}:{port} within {timeout:g} s"
+    if outcome[0] is not None:
+        return f"cannot connect to {host}:{port}: {outcome[0]}"
+    return None
+
+
+@contextlib.contextmanager
+def locked(entry: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a cache entry: the two fetch jobs of a pair share one download."""
+    with open(entry / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def cached_download(url: str, sha256: str, cache_dir: Path, retries: int = DEFAULT_RETRIES,
+                    timeout: float = DEFAULT_TIMEOUT) -> Path:
+    """Return the path of the verified file for ``url``, downloading it only if not cached.
+
+    Raises:
+        WordorderError: the URL cannot be reached (after ``retries`` tries), the server
+            refuses it, or the sha256 does not match (the bad download is deleted).
+    """
+    target = cache_path(url, sha256, cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    verified = target.with_name(f".{target.name}.verified")
+    with locked(target.parent):
+        if target.is_file():
+            if not verified.exists():  # placed by hand: check it once
+                actual = sha256_of(target)
+                if actual != sha256:
+                    raise WordorderError(
+                        f"checksum mismatch: expected sha256 {sha256}, got {actual}", path=target,
+                        hint=f"this file is not the one at {url}; delete it and rerun")
+                verified.touch()
+            return target
+        _download(url, target, sha256, retries, timeout)
+        verified.touch()
+    return target
+
+
+def _download(url: str, target: Path, sha256: str, retries: int, timeout: float) -> None:
+    part = target.with_name(target.name + ".part")
+    reason = "no attempt made"
+    for attempt in range(max(1, retries)):
+        if attempt:
+            time.sleep(BACKOFF * 2 ** (attempt - 1))
+        try:
+            _fetch_into(url, part, sha256, timeout)
+        except _Transient as e:
+            reason = str(e)
+            continue
+        actual = sha256_of(part)
+        if actual != sha256:
+            part.unlink(missing_ok=True)
+            raise WordorderError(
+                f"checksum mismatch for {url}: expected sha256 {sha256}, got {actual}",
+                hint="the download was deleted; the file on the server changed or the sha256 "
+                     "in the config is wrong")
+        os.replace(part, target)
+        return
+    raise WordorderError(
+        f"could not download {url} after {max(1, retries)} tries: {reason}",
+        hint=f"if this machine is offline, download the file elsewhere and save it as {target} "
+             f"(its sha256 must be {sha256}), or use a 'local' source with files on disk")
+
+
+def _fetch_into(url: str, part: Path, sha256: str, timeout: float) -> None:
+    """One attempt: append to (or restart) ``part`` until the server's body is complete."""
+    scheme = urlsplit(url).scheme
+    offset = part.stat().st_size if part.exists() else 0
+    headers = {"User-Agent": "wordorder"}
+    if offset and scheme != "file":
+        headers["Range"] = f"bytes={offset}-"
+    why = unreachable(url, timeout)
+    if why:
+        raise _Transient(why)
+    try:
+        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                          timeout=timeout)
+    except HTTPError as e:
+        if e.code == 416 and offset:  # nothing left to send: the part may be complete
+            if sha256_of(part) == sha256:
+                return
+            part.unlink()
+            raise _Transient("the server refused to resume; starting over") from None
+        if e.code >= 500 or e.code in (408, 429):
+            raise _Transient(f"HTTP {e.code} {e.reason}") from None
+        raise WordorderError(f"the server answered HTTP {e.code} {e.reason} for {url}",
+                             hint="check the URL in the config") from None
+    except (OSError, http.client.HTTPException) as e:
+        if scheme == "file":
+            raise WordorderError(f"cannot read {url}: {getattr(e, 'reason', e)}") from None
+        raise _Transient(str(getattr(e, "reason", e)) or type(e).__name__) from None
+    with response:
+        resume = bool(offset) and response.status == 206
+        if resume and _range_start(response) != offset:
+            part.unlink()
+            raise _Transient("the server sent another part of the file than asked; starting over")
+        if not resume:
+            offset = 0  # the server sent the whole file (it ignored the Range header)
+        length = response.headers.get("Content-Length")
+        received = 0
+        try:
+            with open(part, "ab" if resume else "wb") as f:
+                while chunk := response.read(_CHUNK):
+                    f.write(chunk)
+                    received += len(chunk)
+        except (OSError, http.client.HTTPException) as e:
+            raise _Transient(f"connection lost after {offset + received} bytes: {e}") from None
+    if length is not None and length.isdigit() and received < int(length):
+        raise _Transient(f"connection closed after {offset + received} of "
+                         f"{offset + int(length)} bytes")
+
+
+def _range_start(response) -> int | None:
+    match = re.match(r"bytes (\d+)-", response.headers.get("Content-Range", ""))
+    return int(match.group(1)) if match else None

@@ -1,0 +1,72 @@
+"""Clean the training corpus and cut the splits: the ``split`` and ``select`` steps.
+
+``make_splits`` decides, once per pair, which lines of which fetched corpus form each split
+(train, dev, test sets) and records it in ``splits.json``; ``select_split`` then writes one
+split of one language. Lengths are counted on the tokenized text; the raw text is kept for
+detokenized references.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wordorder.config import is_holdout, pair_langs, split_names, split_spec
+from wordorder.corpus.clean import CleanOptions, clean_parallel
+from wordorder.corpus.split import holdout_split
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open, read_lines, read_parallel, write_parallel
+from wordorder.text.normalize import normalize_line
+
+
+def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int,
+                tok_dir: Path) -> dict:
+    """Return the split table: for every split, its corpus and the line numbers (0-based) taken.
+
+    The training corpus is cleaned; holdout dev/test sets are drawn from the cleaned lines
+    (so they obey the same length limits) and removed from training. Splits with a source of
+    their own are used whole and unfiltered: official test sets are never altered.
+    """
+    src, tgt = pair_langs(pair)
+    tok_dir = Path(tok_dir)
+    train_src, train_tgt = read_parallel(tok_dir / f"train.{src}", tok_dir / f"train.{tgt}")
+    kept, stats = clean_parallel(train_src, train_tgt, CleanOptions.from_dict(dict(clean)))
+    names = split_names(data)
+    holdouts = {n: split_spec(data, n)["holdout"] for n in names[1:] if is_holdout(split_spec(data, n))}
+    parts = holdout_split(len(kept), holdouts, seed)
+    splits: dict[str, dict] = {}
+    for name in names:
+        if name == "train" or name in holdouts:
+            splits[name] = {"corpus": "train", "lines": [kept[i] for i in parts[name]]}
+        else:
+            s, t = read_parallel(tok_dir / f"{name}.{src}", tok_dir / f"{name}.{tgt}")
+            splits[name] = {"corpus": name, "lines": list(range(len(s)))}
+    if not splits["train"]["lines"]:
+        raise WordorderError(f"no training sentences left for {pair} after cleaning",
+                             hint=f"cleaning removed them: {stats}; relax clean.max_len / max_ratio")
+    return {"pair": pair, "seed": seed, "clean": stats,
+            "sizes": {n: len(s["lines"]) for n, s in splits.items()}, "splits": splits}
+
+
+def write_splits(table: dict, output: Path) -> None:
+    with atomic_open(output) as f:
+        json.dump(table, f, ensure_ascii=False)
+
+
+def select_split(splits_json: Path, split: str, raw: Path, tok: Path, out_raw: Path, out_tok: Path) -> int:
+    """Write the lines of one split (raw, normalised text and tokenized text) for one language."""
+    with open(splits_json, encoding="utf-8") as f:
+        table = json.load(f)
+    if split not in table["splits"]:
+        raise WordorderError(f"no split named '{split}'", path=splits_json,
+                             hint=f"splits: {', '.join(table['splits'])}")
+    lines = table["splits"][split]["lines"]
+    raw_lines, tok_lines = read_lines(raw), read_lines(tok)
+    if len(raw_lines) != len(tok_lines):
+        raise WordorderError(f"{len(raw_lines)} lines but the tokenized file {tok} has {len(tok_lines)}",
+                             path=raw, hint="delete the tokenized file and rerun")
+    write_parallel([out_raw, out_tok], [(normalize_line(raw_lines[i]) for i in lines),
+                                        (tok_lines[i] for i in lines)])
+    return len(lines)

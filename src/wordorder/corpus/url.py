@@ -1,0 +1,112 @@
+"""The ``url`` source: a parallel corpus downloaded from the web, checked by sha256.
+
+Two forms::
+
+    {kind: url, url: URL, sha256: HEX, src: MEMBER, tgt: MEMBER}      # one archive
+    {kind: url, src: {url: URL, sha256: HEX}, tgt: {url: URL, sha256: HEX}}   # two files
+
+In the first form the download is an archive (.tar, .tar.gz/.tgz, .zip) and ``src``/``tgt``
+name files inside it (``{src}``/``{tgt}`` placeholders allowed). In the second form each
+side is its own plain or ``.gz`` file, or an archive when that side also gives a ``member``.
+Optional ``retries`` and ``timeout`` (seconds) tune the download; the defaults fail fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from wordorder.corpus.archive import archive_type, member_path, safe_extract
+from wordorder.corpus.base import COMMON_KEYS, Source, check_keys, expand, iter_file_pairs, need_str
+from wordorder.corpus.download import (
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    cached_download,
+    check_sha256,
+    check_url,
+    locked,
+)
+from wordorder.errors import WordorderError
+
+
+class UrlSource(Source):
+    """A corpus downloaded from ``http``, ``https`` or ``file`` URLs into the download cache."""
+
+    kind = "url"
+    optional = ("url", "sha256", "src", "tgt", "retries", "timeout")
+
+    def validate(self) -> None:
+        spec, where = self.spec, self.where
+        for key in ("src", "tgt"):
+            if key not in spec:
+                raise WordorderError(f"missing key '{key}' in {where}")
+        if "url" in spec or "sha256" in spec:  # one archive holding both sides
+            check_keys(spec, ("url", "sha256", "src", "tgt"), (*self.optional, *COMMON_KEYS), where)
+            check_url(spec["url"], where)
+            check_sha256(spec["sha256"], where)
+            need_str(spec, "src", where)
+            need_str(spec, "tgt", where)
+        else:  # one download per side
+            for key in ("src", "tgt"):
+                side, side_where = spec[key], f"'{key}' of the {where}"
+                if not isinstance(side, Mapping):
+                    raise WordorderError(
+                        f"'{key}' in {where} must be a member name (with url and sha256 given) "
+                        f"or a mapping with its own url and sha256, not {side!r}")
+                check_keys(side, ("url", "sha256"), ("member",), side_where)
+                check_url(side["url"], side_where)
+                check_sha256(side["sha256"], side_where)
+                if "member" in side:
+                    need_str(side, "member", side_where)
+        self.retries = spec.get("retries", DEFAULT_RETRIES)
+        self.timeout = spec.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 1:
+            raise WordorderError(f"'retries' in {where} must be a positive integer")
+        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) \
+                or self.timeout <= 0:
+            raise WordorderError(f"'timeout' in {where} must be a positive number of seconds")
+
+    def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
+        spec = self.spec
+        if "url" in spec:
+            src = self._file(spec["url"], spec["sha256"], expand(spec["src"], src_lang, tgt_lang),
+                             cache_dir)
+            tgt = self._file(spec["url"], spec["sha256"], expand(spec["tgt"], src_lang, tgt_lang),
+                             cache_dir)
+        else:
+            src, tgt = (
+                self._file(side["url"], side["sha256"],
+                           expand(side["member"], src_lang, tgt_lang) if "member" in side else None,
+                           cache_dir)
+                for side in (spec["src"], spec["tgt"]))
+        return iter_file_pairs(src, tgt)
+
+    def _file(self, url: str, sha256: str, member: str | None, cache_dir: Path) -> Path:
+        """The local file to read: the download itself, or one member of it once unpacked."""
+        sha256 = sha256.strip().lower()
+        download = cached_download(url, sha256, cache_dir, self.retries, self.timeout)
+        if member is None:
+            return _readable(download)
+        unpacked = download.parent / "unpacked"
+        with locked(download.parent):  # the other side's fetch job may be unpacking it too
+            if not unpacked.is_dir():
+                safe_extract(download, unpacked)
+        return member_path(unpacked, member, download)
+
+
+def _readable(download: Path) -> Path:
+    """A path the line reader decompresses if the download is gzip but not named ``.gz``."""
+    kind = archive_type(download)
+    if kind in ("zip", "tar"):
+        raise WordorderError("this download is an archive: say which file in it to use",
+                             path=download, hint="add 'member: PATH-INSIDE-THE-ARCHIVE' to the side")
+    if kind == "gzip" and download.suffix != ".gz":
+        alias = download.with_name(download.name + ".gz")
+        if not alias.exists():
+            try:
+                os.symlink(download.name, alias)
+            except FileExistsError:
+                pass
+        return alias
+    return download

@@ -1,0 +1,65 @@
+"""The split and select steps: cleaning the training corpus, holdouts, explicit test sets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wordorder.corpus.prepare import make_splits, select_split, write_splits
+from wordorder.errors import WordorderError
+
+
+def corpus(tmp_path, name, src_lines, tgt_lines):
+    (tmp_path / f"{name}.en").write_text("".join(s + "\n" for s in src_lines), encoding="utf-8")
+    (tmp_path / f"{name}.ja").write_text("".join(s + "\n" for s in tgt_lines), encoding="utf-8")
+
+
+def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
+    src = [f"w{i} x" for i in range(30)] + ["", "a " * 60]  # line 30 empty, line 31 too long
+    tgt = [f"v{i} y" for i in range(30)] + ["z", "b"]
+    corpus(tmp_path, "train", src, tgt)
+    corpus(tmp_path, "news", ["n1", "n2", ""], ["m1", "m2", "m3"])  # explicit sets are not filtered
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 5},
+            "test": {"held": {"holdout": 4}, "news": {"kind": "local"}}}
+    table = make_splits("en-ja", data, {"max_len": 50}, seed=3, tok_dir=tmp_path)
+    assert table["sizes"] == {"train": 21, "dev": 5, "held": 4, "news": 3}
+    assert table["clean"]["empty"] == 1 and table["clean"]["too_long"] == 1
+    lines = {name: set(s["lines"]) for name, s in table["splits"].items()}
+    assert lines["train"] | lines["dev"] | lines["held"] == set(range(30))
+    assert not lines["train"] & lines["dev"] and not lines["dev"] & lines["held"]
+    assert table["splits"]["news"] == {"corpus": "news", "lines": [0, 1, 2]}
+    # Deterministic for a seed.
+    assert make_splits("en-ja", data, {"max_len": 50}, seed=3, tok_dir=tmp_path) == table
+
+
+def test_select_writes_both_files_of_a_split(tmp_path):
+    corpus(tmp_path, "train", [f"w{i}" for i in range(10)], [f"v{i}" for i in range(10)])
+    (tmp_path / "raw.en").write_text("".join(f"W{i}\t!\n" for i in range(10)), encoding="utf-8")
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 3}, "test": {"t": {"holdout": 2}}}
+    table = make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
+    write_splits(table, tmp_path / "splits.json")
+    n = select_split(tmp_path / "splits.json", "dev", tmp_path / "raw.en", tmp_path / "train.en",
+                     tmp_path / "dev.en", tmp_path / "dev.tok.en")
+    assert n == 3
+    picked = json.loads((tmp_path / "splits.json").read_text())["splits"]["dev"]["lines"]
+    assert (tmp_path / "dev.en").read_text().splitlines() == [f"W{i} !" for i in picked]  # tab normalised
+    assert (tmp_path / "dev.tok.en").read_text().splitlines() == [f"w{i}" for i in picked]
+
+
+def test_select_refuses_raw_and_tokenized_files_that_disagree(tmp_path):
+    corpus(tmp_path, "train", [f"w{i}" for i in range(10)], [f"v{i}" for i in range(10)])
+    (tmp_path / "raw.en").write_text("only\none\n", encoding="utf-8")
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 3}, "test": {"t": {"holdout": 2}}}
+    write_splits(make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path), tmp_path / "splits.json")
+    with pytest.raises(WordorderError, match="2 lines but the tokenized file"):
+        select_split(tmp_path / "splits.json", "dev", tmp_path / "raw.en", tmp_path / "train.en",
+                     tmp_path / "dev.en", tmp_path / "dev.tok.en")
+    assert not (tmp_path / "dev.en").exists() and not (tmp_path / "dev.tok.en").exists()
+
+
+def test_holdouts_larger_than_the_corpus_are_an_error(tmp_path):
+    corpus(tmp_path, "train", ["a", "b", "c"], ["x", "y", "z"])
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 2}, "test": {"t": {"holdout": 2}}}
+    with pytest.raises(WordorderError):
+        make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
