@@ -1,0 +1,63 @@
+"""The ``translate`` step: a checkpoint and a subword-encoded source file in, translations out.
+
+Writes two line-aligned files: the detokenized hypotheses (for sacreBLEU) and the hypotheses
+in the pipeline's tokenization (for tokenized BLEU and the word-level analyses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wordorder.errors import WordorderError
+from wordorder.io import read_lines, write_parallel
+from wordorder.text.subword import SubwordModel
+
+DECODE_KEYS = {"beam_size", "max_len_a", "max_len_b", "length_penalty", "batch_tokens", "device"}
+
+
+def resolve_device(name: str):
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise WordorderError(f"device '{name}' asked for, but torch sees no CUDA device",
+                             hint="set decode.device / train.device to auto or cpu, or install a CUDA build of torch")
+    return torch.device(name)
+
+
+def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: Mapping[str, Any],
+                    threads: int | None, output: Path, output_tok: Path) -> dict:
+    import time
+
+    import torch
+
+    from wordorder.decode.beam import translate_batches
+    from wordorder.text.tokenize import get_tokenizer
+    from wordorder.train.checkpoint import load_model
+    from wordorder.train.runner import read_ids
+
+    unknown = set(options) - DECODE_KEYS
+    if unknown:
+        raise WordorderError(f"unknown decode option(s): {', '.join(sorted(unknown))}",
+                             hint=f"valid: {', '.join(sorted(DECODE_KEYS))}")
+    if threads:
+        torch.set_num_threads(threads)
+    device = resolve_device(str(options.get("device", "auto")))
+    model, meta = load_model(checkpoint, device)
+    sp = SubwordModel(spm)
+    sources = read_ids(read_lines(source), sp, source)
+    start = time.perf_counter()
+    hyps = translate_batches(
+        model, sources, batch_tokens=int(options.get("batch_tokens", 4000)), device=device,
+        beam_size=int(options.get("beam_size", 5)), max_len_a=float(options.get("max_len_a", 1.5)),
+        max_len_b=int(options.get("max_len_b", 10)), length_penalty=float(options.get("length_penalty", 1.0)),
+    )
+    seconds = time.perf_counter() - start
+    tokenizer = get_tokenizer(lang)
+    tokens = [sp.decode_ids(h) for h in hyps]
+    write_parallel([output, output_tok], [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)])
+    return {"sentences": len(sources), "seconds": round(seconds, 2),
+            "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}

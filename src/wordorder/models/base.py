@@ -1,0 +1,107 @@
+"""The interface every sequence-to-sequence model family implements.
+
+Training uses :meth:`Seq2SeqModel.forward` (teacher forcing). Decoding (greedy and beam
+search in :mod:`wordorder.decode.beam`) uses only ``encode`` / ``init_state`` / ``step`` /
+``reorder_state``, so any family (Transformer, RNN, ...) that implements them shares the
+same search code. A decoder state is opaque to the search: it is only ever passed back to
+the model, and re-indexed along the batch dimension with ``reorder_state``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class EncoderOut:
+    """What the encoder hands to the decoder.
+
+    Attributes:
+        memory: (B, S, d) encoder outputs.
+        src_pad: (B, S) bool, True at padding positions of the source.
+    """
+
+    memory: Tensor
+    src_pad: Tensor
+
+
+class DecoderState:
+    """Marker base class for a family's incremental decoder state (a dataclass)."""
+
+
+def select_rows(obj: Any, index: Tensor) -> Any:
+    """Re-index every tensor inside ``obj`` along dim 0 (recursing into dataclasses,
+    lists, tuples and dicts); non-tensor leaves are kept as they are.
+
+    ``index``: (N',) LongTensor of rows to take; may repeat rows (beam expansion) or drop
+    them (finished sentences).
+    """
+    if isinstance(obj, Tensor):
+        return obj.index_select(0, index)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: select_rows(getattr(obj, f.name), index) for f in dataclasses.fields(obj)}
+        return dataclasses.replace(obj, **changes)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(select_rows(x, index) for x in obj)
+    if isinstance(obj, dict):
+        return {k: select_rows(v, index) for k, v in obj.items()}
+    return obj
+
+
+class Seq2SeqModel(nn.Module):
+    """Base class of all model families.
+
+    Subclasses set ``self.options`` (their options dataclass) and ``self.vocab_size``, and
+    implement the methods below. Token conventions (see :mod:`wordorder.specials`): source =
+    ids + [EOS], decoder input = [BOS] + ids, decoder output = ids + [EOS], PAD = 0.
+    """
+
+    options: Any
+    vocab_size: int
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        """Teacher-forced logits.
+
+        Args:
+            src: (B, S) LongTensor of source ids (padded with PAD).
+            tgt_in: (B, T) LongTensor of decoder input ids ([BOS] + ids, padded).
+        Returns:
+            (B, T, V) logits (not normalised).
+        """
+        return self.decode(self.encode(src), tgt_in)
+
+    def encode(self, src: Tensor) -> EncoderOut:
+        """Encode (B, S) source ids."""
+        raise NotImplementedError
+
+    def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
+        """(B, T) decoder input ids → (B, T, V) logits, all positions at once."""
+        raise NotImplementedError
+
+    def init_state(self, enc: EncoderOut) -> DecoderState:
+        """Decoder state before the first step (one row per encoded sentence)."""
+        raise NotImplementedError
+
+    def step(self, prev: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState]:
+        """One incremental decoder step.
+
+        Args:
+            prev: (N,) LongTensor, the previous output token of each row (BOS first).
+            state: the state after the previous step (N rows).
+        Returns:
+            (N, V) float32 log-probabilities of the next token, and the new state.
+        """
+        raise NotImplementedError
+
+    def reorder_state(self, state: DecoderState, index: Tensor) -> DecoderState:
+        """Select rows of ``state``: ``index`` is an (N',) LongTensor of row numbers."""
+        return select_rows(state, index)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device

@@ -1,0 +1,1 @@
+"""Training: batching, learning-rate schedule, the loop, checkpoints."""

@@ -1,0 +1,104 @@
+"""Token-budget batches of training pairs, and padding them into tensors.
+
+Examples are sorted by length so that a batch holds sentences of similar length (little
+padding), cut into batches whose padded size fits the token budget, and the batches are
+visited in a seeded random order (a different order per epoch when the seed changes).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
+
+Pair = tuple[Sequence[int], Sequence[int]]
+
+
+def example_length(pair: Pair) -> int:
+    """Padded width an example needs: source + EOS, or target + BOS/EOS, whichever is longer."""
+    return max(len(pair[0]), len(pair[1])) + 1
+
+
+def make_batches(pairs: Sequence[Pair], batch_tokens: int, seed: int, shuffle: bool = True) -> list[list[int]]:
+    """Split example indices into batches of at most ``batch_tokens`` padded tokens.
+
+    The cost of a batch is ``max(example_length) * number of examples`` (padding included, on
+    the longer of the two sides); an example whose length alone exceeds the budget gets a batch
+    of its own. Every index appears in exactly one batch.
+
+    Args:
+        pairs: (source ids, target ids) without specials.
+        batch_tokens: token budget per batch.
+        seed: with ``shuffle``, decides the order of equal-length examples and of batches.
+        shuffle: False gives batches in increasing length order (e.g. for evaluation).
+    Returns:
+        Lists of indices into ``pairs``.
+    """
+    rng = random.Random(seed)
+    order = list(range(len(pairs)))
+    if shuffle:
+        rng.shuffle(order)  # random order among equal lengths (the sort below is stable)
+    lengths = [example_length(pairs[i]) for i in range(len(pairs))]
+    order.sort(key=lambda i: (lengths[i], len(pairs[i][1])))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    width = 0
+    for i in order:
+        # Sorted ascending: the newest example sets the batch's padded width.
+        new_width = max(width, lengths[i])
+        if current and new_width * (len(current) + 1) > batch_tokens:
+            batches.append(current)
+            current, new_width = [], lengths[i]
+        current.append(i)
+        width = new_width
+    if current:
+        batches.append(current)
+    if shuffle:
+        rng.shuffle(batches)
+    return batches
+
+
+class Batch(NamedTuple):
+    """Padded tensors of one batch (PAD = 0).
+
+    Attributes:
+        src: (B, S) source ids + EOS.
+        tgt_in: (B, T) BOS + target ids (decoder input).
+        tgt_out: (B, T) target ids + EOS (what the decoder must predict).
+    """
+
+    src: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(*(t.to(device, non_blocking=True) for t in self))
+
+    @property
+    def target_tokens(self) -> int:
+        """Number of non-PAD target tokens (the unit of the loss and of tokens/s)."""
+        return int(self.tgt_out.ne(PAD_ID).sum())
+
+
+def pad(seqs: Sequence[Sequence[int]]) -> Tensor:
+    """Right-pad id lists with PAD into a (len(seqs), max length) LongTensor."""
+    out = torch.full((len(seqs), max((len(s) for s in seqs), default=0)), PAD_ID, dtype=torch.long)
+    for row, s in enumerate(seqs):
+        if len(s):
+            out[row, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return out
+
+
+def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None) -> Batch:
+    """Pad the examples ``pairs[i] for i in indices`` (all of them by default) into a Batch."""
+    chosen = pairs if indices is None else [pairs[i] for i in indices]
+    return Batch(
+        src=pad([list(s) + [EOS_ID] for s, _ in chosen]),
+        tgt_in=pad([[BOS_ID] + list(t) for _, t in chosen]),
+        tgt_out=pad([list(t) + [EOS_ID] for _, t in chosen]),
+    )

@@ -1,0 +1,95 @@
+"""Checkpoints that hold only tensors and plain Python values.
+
+A checkpoint is a dict ``{"format", "options", "vocab_size", "state_dict", "meta"}``; it is
+read with ``torch.load(weights_only=True)`` (no arbitrary code runs on loading) and the model
+is rebuilt from its options with :func:`wordorder.models.build_model`. Files are written to a
+temporary name and renamed, so a crash never leaves a truncated checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open
+from wordorder.models.base import Seq2SeqModel
+from wordorder.models.registry import build_model
+
+FORMAT = "wordorder-checkpoint-1"
+
+
+def plain(value: Any) -> Any:
+    """Convert ``value`` to types the weights-only unpickler accepts (Paths → str,
+    dataclasses → dicts, tuples/sets → lists, non-finite floats kept)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    return str(value)
+
+
+def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+    """Atomically write ``model``'s weights with its options dict and ``meta``.
+
+    Args:
+        options: the resolved model options (``ModelOptions.to_dict()``), enough for
+            ``build_model`` to rebuild the architecture.
+        meta: plain values (step, dev_bleu, the variant's options, ...).
+    """
+    # Tied embeddings appear under several names: copy each storage to the CPU once so the
+    # file keeps them shared (torch.save stores a shared storage once).
+    copies: dict[tuple, torch.Tensor] = {}
+    state = {}
+    for name, tensor in model.state_dict().items():
+        key = (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
+        if key not in copies:
+            copies[key] = tensor.detach().cpu()
+        state[name] = copies[key]
+    obj = {
+        "format": FORMAT,
+        "options": plain(options),
+        "vocab_size": int(getattr(model, "vocab_size")),
+        "state_dict": state,
+        "meta": plain(meta),
+    }
+    with atomic_open(path, "wb") as f:
+        torch.save(obj, f)
+
+
+def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Seq2SeqModel, dict[str, Any]]:
+    """Rebuild the model of a checkpoint on ``device``, in eval mode.
+
+    Returns:
+        The model and the checkpoint's meta dict, with ``options`` and ``vocab_size`` added.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise WordorderError("checkpoint not found", path=path, hint="run the train step first")
+    try:
+        obj = torch.load(path, map_location=device, weights_only=True)
+    except Exception as e:  # corrupt file, not a torch file, or unsafe pickle content
+        raise WordorderError(f"cannot read the checkpoint: {e}", path=path,
+                             hint="the file is damaged or not a wordorder checkpoint: retrain") from None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise WordorderError("not a wordorder checkpoint", path=path)
+    model = build_model(obj["options"], obj["vocab_size"])
+    model.load_state_dict(obj["state_dict"])
+    model.to(device).eval()
+    meta = dict(obj.get("meta") or {})
+    meta.update(options=obj["options"], vocab_size=obj["vocab_size"])
+    return model, meta
+

@@ -1,0 +1,271 @@
+"""The training loop: token-budget batches, label-smoothed cross-entropy, Adam with inverse
+square-root warmup, gradient accumulation, periodic dev evaluation and checkpoints.
+
+Files written to ``out_dir``: ``best.pt`` (highest dev BLEU), ``last.pt`` (latest evaluation)
+and ``metrics.jsonl`` (one JSON object per line: training lines every ``log_every`` updates,
+evaluation lines every ``eval_every`` updates and at the end).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from wordorder.decode.beam import translate_batches
+from wordorder.errors import WordorderError
+from wordorder.models.base import Seq2SeqModel
+from wordorder.specials import PAD_ID
+from wordorder.train.batching import Batch, Pair, collate, make_batches
+from wordorder.train.checkpoint import save_checkpoint
+from wordorder.train.schedule import inverse_sqrt_scheduler
+
+
+@dataclass
+class TrainOptions:
+    """Training options (the ``train:`` section of the config).
+
+    ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
+    ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
+    ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
+    ``warmup`` updates. Training stops at whichever of ``max_steps`` / ``max_epochs`` /
+    ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
+    ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
+    references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
+    """
+
+    device: str = "auto"
+    amp: bool = True
+    batch_tokens: int = 4096
+    accum_steps: int = 1
+    lr: float = 7e-4
+    warmup: int = 4000
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    weight_decay: float = 0.0
+    clip_norm: float = 0.0
+    label_smoothing: float = 0.1
+    max_steps: int = 100_000
+    max_epochs: int | None = None
+    max_minutes: float | None = None
+    eval_every: int = 1000
+    eval_sentences: int | None = None
+    eval_beam: int = 1
+    patience: int | None = None
+    seed: int = 1
+    log_every: int = 50
+    threads: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainOptions:
+        """Options from a plain dict; an unknown key is a :class:`WordorderError`."""
+        valid = [f.name for f in dataclasses.fields(cls)]
+        for key in d:
+            if key not in valid:
+                raise WordorderError(f"unknown train option '{key}'", hint=f"valid train options: {', '.join(valid)}")
+        d = dict(d)
+        if "betas" in d:
+            d["betas"] = tuple(float(b) for b in d["betas"])
+        opts = cls(**d)
+        for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
+            if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
+                raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+        return opts
+
+
+def resolve_device(name: str) -> torch.device:
+    """"auto" → cuda when available, else cpu; asking for cuda without one is an error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise WordorderError(f"device '{name}' asked for, but torch sees no CUDA device",
+                             hint="set the device to auto or cpu")
+    return torch.device(name)
+
+
+def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32)."""
+    with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+        logits = model(batch.src, batch.tgt_in)
+    logits = logits.float().view(-1, logits.size(-1))
+    target = batch.tgt_out.reshape(-1)
+    loss = F.cross_entropy(logits, target, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+    with torch.no_grad():
+        nll = F.cross_entropy(logits, target, ignore_index=PAD_ID, reduction="sum")
+    return loss, nll
+
+
+@torch.inference_mode()
+def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, device: torch.device,
+             amp_dtype: torch.dtype | None) -> float:
+    """Mean NLL per target token of ``pairs`` (model left in the mode it was in)."""
+    was_training = model.training
+    model.eval()
+    total, tokens = 0.0, 0
+    for idx in make_batches(pairs, batch_tokens, seed=0, shuffle=False):
+        batch = collate(pairs, idx).to(device)
+        total += float(batch_loss(model, batch, 0.0, amp_dtype)[1])
+        tokens += batch.target_tokens
+    model.train(was_training)
+    return total / max(tokens, 1)
+
+
+def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[int]],
+          dev_score: Callable[[list[list[int]]], float], opts: TrainOptions, out_dir: Path,
+          extra_checkpoint_meta: Mapping[str, Any] | None = None, *,
+          dev_tgt: Sequence[list[int]] | None = None) -> dict[str, Any]:
+    """Train ``model`` in place; returns a summary dict.
+
+    Args:
+        train_pairs: (source ids, target ids) without specials.
+        dev_src: dev source id lists, decoded at each evaluation (``eval_beam``).
+        dev_score: hypotheses (id lists, in dev order) → dev BLEU; higher is better.
+        out_dir: receives best.pt, last.pt, metrics.jsonl.
+        extra_checkpoint_meta: plain values stored in every checkpoint's meta.
+        dev_tgt: dev target ids aligned with ``dev_src``; when given, evaluations also log
+            ``dev_loss`` (NLL per target token).
+    Returns:
+        best_step, best_dev_bleu, steps, epochs, train_tokens, wall_s, tokens_per_s (target
+        tokens per second of training, evaluation time excluded), stop_reason.
+    """
+    if not train_pairs:
+        raise WordorderError("no training examples")
+    if not dev_src:
+        raise WordorderError("no dev sentences to evaluate on")
+    if dev_tgt is not None and len(dev_tgt) != len(dev_src):
+        raise WordorderError(f"{len(dev_src)} dev sources but {len(dev_tgt)} dev targets")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    torch.manual_seed(opts.seed)
+    device = resolve_device(opts.device)
+    model.to(device).train()
+    use_amp = opts.amp and device.type == "cuda"
+    amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if use_amp else None
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    optimizer = torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
+                                 weight_decay=opts.weight_decay)
+    scheduler = inverse_sqrt_scheduler(optimizer, opts.warmup)
+    dev_pairs = list(zip(dev_src, dev_tgt)) if dev_tgt is not None else None
+    options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
+    base_meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
+
+    start = time.perf_counter()
+    eval_time = 0.0  # seconds spent evaluating (excluded from tokens/s)
+    step = epoch = train_tokens = 0
+    best_bleu, best_step, evals_since_best, last_eval = -math.inf, 0, 0, -1
+
+    def new_window() -> dict[str, Any]:
+        return {"loss": 0.0, "nll": 0.0, "tokens": 0, "start": time.perf_counter(), "eval_time": eval_time}
+
+    window = new_window()
+    last_bleu: float | None = None
+    stop_reason = "max_steps"
+    metrics = open(out_dir / "metrics.jsonl", "w", encoding="utf-8")
+    bar = tqdm(total=opts.max_steps, desc="train", unit="step", dynamic_ncols=True)
+
+    def log(record: dict[str, Any]) -> None:
+        metrics.write(json.dumps(record) + "\n")
+        metrics.flush()
+
+    def evaluate() -> bool:
+        """Decode and score dev, save checkpoints; True when patience is exhausted."""
+        nonlocal best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time
+        _sync(device)
+        t0 = time.perf_counter()
+        hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
+                                 device=device, progress=False)
+        bleu = float(dev_score(hyps))
+        record: dict[str, Any] = {"step": step, "epoch": epoch, "dev_bleu": round(bleu, 4)}
+        if dev_pairs is not None:
+            record["dev_loss"] = round(dev_loss(model, dev_pairs, opts.batch_tokens, device, amp_dtype), 5)
+        improved = bleu > best_bleu
+        record["best"] = improved
+        log(record)
+        meta = {**base_meta, "step": step, "epoch": epoch, "dev_bleu": bleu, "dev_loss": record.get("dev_loss")}
+        if improved:
+            best_bleu, best_step, evals_since_best = bleu, step, 0
+            save_checkpoint(out_dir / "best.pt", model, options, {**meta, "best": True})
+        else:
+            evals_since_best += 1
+        save_checkpoint(out_dir / "last.pt", model, options, meta)
+        last_eval, last_bleu = step, bleu
+        eval_time += time.perf_counter() - t0
+        bar.set_postfix(bleu=f"{bleu:.2f}")
+        return opts.patience is not None and evals_since_best >= opts.patience
+
+    try:
+        stop = False
+        while not stop:
+            if opts.max_epochs is not None and epoch >= opts.max_epochs:
+                stop_reason = "max_epochs"
+                break
+            epoch += 1
+            batches = make_batches(train_pairs, opts.batch_tokens, seed=opts.seed * 100_003 + epoch)
+            for g in range(0, len(batches), opts.accum_steps):
+                group = [collate(train_pairs, idx) for idx in batches[g: g + opts.accum_steps]]
+                n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
+                optimizer.zero_grad(set_to_none=True)
+                for batch in group:
+                    loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
+                    # Mean per target token over the whole update, not per micro-batch.
+                    scaler.scale(loss / n_tokens).backward()
+                    # Kept as tensors until logged, so CUDA runs asynchronously between logs.
+                    window["loss"] = window["loss"] + loss.detach()
+                    window["nll"] = window["nll"] + nll
+                if opts.clip_norm > 0:
+                    scaler.unscale_(optimizer)
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
+                scaler.step(optimizer)
+                scaler.update()
+                lr = optimizer.param_groups[0]["lr"]
+                scheduler.step()
+                step += 1
+                train_tokens += n_tokens
+                window["tokens"] += n_tokens
+                bar.update(1)
+                if step % opts.log_every == 0:
+                    loss_sum, nll_sum = float(window["loss"]), float(window["nll"])  # waits for the device
+                    now = time.perf_counter()
+                    seconds = now - window["start"] - (eval_time - window["eval_time"])
+                    tok_s = window["tokens"] / max(seconds, 1e-9)
+                    log({"step": step, "epoch": epoch, "train_loss": round(loss_sum / window["tokens"], 5),
+                         "train_nll": round(nll_sum / window["tokens"], 5), "lr": lr,
+                         "tokens_per_s": round(tok_s, 1), "elapsed_s": round(now - start, 2)})
+                    bar.set_postfix(loss=f"{loss_sum / window['tokens']:.3f}", tok_s=f"{tok_s:.0f}",
+                                    bleu="-" if last_bleu is None else f"{last_bleu:.2f}")
+                    window = new_window()
+                if step % opts.eval_every == 0 and evaluate():
+                    stop, stop_reason = True, "patience"
+                elif step >= opts.max_steps:
+                    stop, stop_reason = True, "max_steps"
+                elif opts.max_minutes is not None and time.perf_counter() - start >= 60 * opts.max_minutes:
+                    stop, stop_reason = True, "max_minutes"
+                if stop:
+                    break
+        if last_eval != step:
+            evaluate()  # always end with an evaluation, so best.pt exists even for short runs
+    finally:
+        bar.close()
+        metrics.close()
+    wall = time.perf_counter() - start
+    train_time = wall - eval_time
+    return {"best_step": best_step, "best_dev_bleu": best_bleu, "steps": step, "epochs": epoch,
+            "train_tokens": train_tokens, "wall_s": round(wall, 2),
+            "tokens_per_s": round(train_tokens / max(train_time, 1e-9), 1), "stop_reason": stop_reason}
+
+
+def _sync(device: torch.device) -> None:
+    """Wait for queued CUDA work, so that timings are attributed to the right phase."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

@@ -1,0 +1,83 @@
+"""The ``train`` step: subword files in, best checkpoint out.
+
+Reads the subword-encoded training and dev data, builds the variant's model, and runs the
+training loop with dev BLEU (on the pipeline's tokenization, ``tokenize='none'``) as the
+model-selection criterion.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wordorder.errors import WordorderError
+from wordorder.io import read_lines, read_parallel
+from wordorder.text.subword import SubwordModel
+
+
+def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
+    """Map lines of space-separated pieces to ids; a piece unknown to the model is an error."""
+    unk = spm.piece_to_id("<unk>")
+    out = []
+    for number, line in enumerate(lines, start=1):
+        pieces = line.split()
+        ids = [spm.piece_to_id(p) for p in pieces]
+        if unk in ids and "<unk>" not in pieces:
+            bad = pieces[ids.index(unk)]
+            raise WordorderError(f"subword '{bad}' is not in the vocabulary {spm.path}", path=path,
+                                 line=number, hint="the file was encoded with another subword model: rerun its encode step")
+        out.append(ids)
+    return out
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
+                 model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
+                 threads: int | None, output: Path) -> dict:
+    """Train one model; ``output`` is the best checkpoint (its folder receives the other files)."""
+    import sacrebleu
+    import torch
+
+    from wordorder.models.registry import build_model
+    from wordorder.train.loop import TrainOptions, train
+
+    opts = TrainOptions.from_dict({**train_options, "seed": seed,
+                                   **({"threads": threads} if threads else {})})
+    if output.name != "best.pt":
+        raise WordorderError("the training output must be named best.pt", path=output)
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    seed_everything(seed)
+    sp = SubwordModel(spm)
+    src_lines, tgt_lines = read_parallel(train_src, train_tgt)
+    pairs = list(zip(read_ids(src_lines, sp, train_src), read_ids(tgt_lines, sp, train_tgt)))
+    dev_ids = read_ids(read_lines(dev_src), sp, dev_src)
+    refs = read_lines(dev_ref)
+    if len(refs) != len(dev_ids):
+        raise WordorderError(f"{len(dev_ids)} dev sources but {len(refs)} references in {dev_ref}", path=dev_src)
+    if opts.eval_sentences:
+        dev_ids, refs = dev_ids[: opts.eval_sentences], refs[: opts.eval_sentences]
+
+    def dev_bleu(hyps: list[list[int]]) -> float:
+        text = [" ".join(sp.decode_ids(h)) for h in hyps]
+        return sacrebleu.corpus_bleu(text, [refs], tokenize="none").score
+
+    dev_tgt = [sp.encode_ids(line.split()) for line in refs]  # for the dev loss
+
+    model = build_model(dict(model_options), vocab_size=sp.vocab_size)
+    meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed}
+    summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent,
+                    extra_checkpoint_meta=meta, dev_tgt=dev_tgt)
+    if not output.is_file():
+        raise WordorderError("training ended without a best checkpoint", path=output)
+    return summary

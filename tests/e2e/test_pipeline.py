@@ -1,0 +1,95 @@
+"""End-to-end: the real Snakemake DAG on a tiny config, from local corpora to the BLEU table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def snakemake(repo: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("snakemake")
+    env = {**os.environ, "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([str(exe), "-s", str(repo / "Snakefile"), "--directory", str(repo), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def tiny_config(repo: Path, shared_data: Path, tmp_path: Path, **overrides) -> Path:
+    text = (repo / "tests" / "e2e" / "tiny.yaml").read_text(encoding="utf-8").replace("{DATA}", str(shared_data))
+    text += f"results: {tmp_path / 'results'}\nlogs: {tmp_path / 'logs'}\n"
+    for key, value in overrides.items():
+        text += f"{key}: {value}\n"
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
+    config = tiny_config(repo, shared_data, tmp_path)
+    run = snakemake(repo, "--cores", "2", "--configfile", str(config))
+    assert run.returncode == 0, run.stderr[-4000:]
+    out = tmp_path / "results" / "tiny"
+
+    # Data: cleaning kept the corpus aligned; holdouts are disjoint from training.
+    splits = json.loads((out / "data" / "en-de" / "splits.json").read_text(encoding="utf-8"))
+    assert splits["sizes"]["dev"] == 40 and splits["sizes"]["held"] == 30 and splits["sizes"]["flickr2016"] == 30
+    train = set(splits["splits"]["train"]["lines"])
+    assert not train & set(splits["splits"]["dev"]["lines"])
+    assert not train & set(splits["splits"]["held"]["lines"])
+    for split in ("train", "dev", "held", "flickr2016"):
+        n = {len((out / "data" / "en-de" / f"{split}.{kind}{lang}").read_text(encoding="utf-8").splitlines())
+             for kind in ("", "tok.") for lang in ("en", "de")}
+        assert n == {splits["sizes"][split]}, split
+
+    # Scores: one JSON per test set, with sacreBLEU signatures, and the table lists both test sets.
+    for testset in ("flickr2016", "held"):
+        scores = json.loads((out / "scores" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.json").read_text())
+        assert 0.0 <= scores["bleu"] <= 100.0 and "nrefs:1" in scores["bleu_signature"]
+        assert scores["n_sentences"] == 30
+        hyp = out / "translations" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.hyp"
+        assert len(hyp.read_text(encoding="utf-8").splitlines()) == 30
+    table = (out / "tables" / "bleu.md").read_text(encoding="utf-8")
+    assert "transformer_tiny" in table and "flickr2016" in table and "held" in table
+    assert (out / "tables" / "bleu.csv").is_file()
+    assert (out / "figures" / "training_curves.png").stat().st_size > 1000
+    metrics = [json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()]
+    assert any("dev_bleu" in m for m in metrics) and max(m["step"] for m in metrics) == 30
+    assert (tmp_path / "logs" / "tiny" / "train").is_dir()
+
+    # A second run has nothing to do.
+    again = snakemake(repo, "--cores", "2", "--configfile", str(config), "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_bad_corpus_fails_with_one_clear_error_and_no_output(repo, shared_data, tmp_path):
+    src = tmp_path / "bad.en"
+    tgt = tmp_path / "bad.de"
+    src.write_text("a b\nc d\ne f\n", encoding="utf-8")
+    tgt.write_text("x y\nz w\n", encoding="utf-8")
+    config = tiny_config(repo, shared_data, tmp_path)
+    text = config.read_text(encoding="utf-8")
+    start = text.index("    train:\n      kind: local")
+    end = text.index("    dev:")
+    text = text[:start] + f"    train: {{kind: local, src: {src}, tgt: {tgt}}}\n" + text[end:]
+    config.write_text(text, encoding="utf-8")
+    run = snakemake(repo, "--cores", "1", "--configfile", str(config), "--until", "fetch")
+    assert run.returncode != 0
+    log = (tmp_path / "logs" / "tiny" / "fetch" / "en-de.train.en.log").read_text(encoding="utf-8")
+    errors = [line for line in log.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and str(src) in errors[0] and "line counts differ" in errors[0]
+    assert not (tmp_path / "results" / "tiny" / "data" / "en-de" / "raw" / "train.en").exists()
+    assert not list((tmp_path / "results" / "tiny" / "data" / "en-de" / "raw").glob("*"))
+
+
+def test_unknown_pair_is_refused_before_any_job(repo, shared_data, tmp_path):
+    config = tiny_config(repo, shared_data, tmp_path)
+    run = snakemake(repo, "-n", "--configfile", str(config), "--config", "pairs=[fr-en]")
+    assert run.returncode != 0
+    output = run.stdout + run.stderr  # snakemake prints workflow errors on stdout
+    assert "unknown pair 'fr-en'" in output and "defined pairs: en-de" in output

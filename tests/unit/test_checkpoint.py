@@ -1,0 +1,95 @@
+"""Checkpoints: round trip, weights-only loading, atomic files; and the training loop that
+writes them (a few steps on a toy task)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from wordorder.errors import WordorderError
+from wordorder.models import build_model
+from wordorder.specials import BOS_ID, EOS_ID
+from wordorder.train.checkpoint import load_model, save_checkpoint
+from wordorder.train.loop import TrainOptions, train
+
+
+def test_save_load_gives_identical_outputs(tmp_path):
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny", "norm": "pre"}, 50).eval()
+    path = tmp_path / "sub" / "model.pt"
+    save_checkpoint(path, model, model.options.to_dict(), {"step": 7, "dev_bleu": 12.5, "spm": tmp_path / "x.model"})
+    assert [p.name for p in path.parent.iterdir()] == ["model.pt"]  # no temporary file left
+    loaded, meta = load_model(path, "cpu")
+    assert not loaded.training
+    src = torch.tensor([[5, 6, 7, EOS_ID], [8, 9, EOS_ID, 0]])
+    tgt = torch.tensor([[BOS_ID, 10, 11], [BOS_ID, 12, 0]])
+    with torch.no_grad():
+        assert torch.equal(model(src, tgt), loaded(src, tgt))
+    assert meta["step"] == 7 and meta["dev_bleu"] == 12.5 and meta["spm"] == str(tmp_path / "x.model")
+    assert meta["vocab_size"] == 50 and meta["options"]["norm"] == "pre"
+    assert loaded.src_embed.weight is loaded.tgt_embed.weight  # tying survives the round trip
+
+
+def test_file_is_plain_and_loads_weights_only(tmp_path):
+    model = build_model({"preset": "tiny"}, 30)
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, model.options.to_dict(), {"variant": {"preset": "tiny"}, "betas": (0.9, 0.98)})
+    obj = torch.load(path, weights_only=True)
+    assert set(obj) == {"format", "options", "vocab_size", "state_dict", "meta"}
+    assert obj["meta"]["betas"] == [0.9, 0.98]
+    assert all(isinstance(v, torch.Tensor) for v in obj["state_dict"].values())
+
+
+def test_missing_or_broken_checkpoint_is_a_user_error(tmp_path):
+    with pytest.raises(WordorderError, match="not found"):
+        load_model(tmp_path / "nope.pt")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(WordorderError):
+        load_model(bad)
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(2)}, other)
+    with pytest.raises(WordorderError, match="not a wordorder checkpoint"):
+        load_model(other)
+
+
+def test_train_writes_checkpoints_and_metrics(tmp_path):
+    torch.manual_seed(0)
+    pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
+    dev = [p[0] for p in pairs[:8]]
+    model = build_model({"preset": "tiny"}, 16)
+    scores = []
+
+    def dev_score(hyps):
+        assert len(hyps) == 8 and all(isinstance(h, list) for h in hyps)
+        scores.append(float(len(scores)))  # improves every time
+        return scores[-1]
+
+    opts = TrainOptions.from_dict({"device": "cpu", "batch_tokens": 60, "warmup": 2, "max_steps": 7, "eval_every": 3,
+                                   "log_every": 2, "accum_steps": 2, "clip_norm": 1.0, "betas": [0.9, 0.98]})
+    summary = train(model, pairs, dev, dev_score, opts, tmp_path, {"variant": "x"}, dev_tgt=[p[1] for p in pairs[:8]])
+    assert summary["steps"] == 7 and summary["best_step"] == 7 and summary["best_dev_bleu"] == 2.0
+    assert summary["stop_reason"] == "max_steps" and summary["train_tokens"] > 0
+    lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    evals = [x for x in lines if "dev_bleu" in x]
+    assert [x["step"] for x in evals] == [3, 6, 7]  # and always at the end
+    assert all(x["best"] for x in evals) and all(x["dev_loss"] > 0 for x in evals)
+    logs = [x for x in lines if "train_loss" in x]
+    assert [x["step"] for x in logs] == [2, 4, 6]
+    assert {"epoch", "lr", "tokens_per_s", "elapsed_s"} <= set(logs[0])
+    best, meta = load_model(tmp_path / "best.pt")
+    assert meta["step"] == 7 and meta["variant"] == "x" and meta["dev_bleu"] == 2.0
+    assert (tmp_path / "last.pt").is_file()
+
+
+def test_patience_and_unknown_train_options(tmp_path):
+    pairs = [([5, 6], [7, 8])] * 10
+    model = build_model({"preset": "tiny"}, 10)
+    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=100, eval_every=1, patience=2, log_every=100)
+    summary = train(model, pairs, [[5, 6]], lambda hyps: 1.0, opts, tmp_path)
+    assert summary["stop_reason"] == "patience" and summary["steps"] == 3 and summary["best_step"] == 1
+    with pytest.raises(WordorderError) as e:
+        TrainOptions.from_dict({"learning_rate": 1e-3})
+    assert "learning_rate" in str(e.value) and "lr" in str(e.value)
