@@ -75,3 +75,23 @@ def test_bad_yaml_names_the_line(tmp_path):
 def test_variant_registry_entries_have_a_model(repo):
     variants = load_variants(repo / "configs" / "variants.yaml")
     assert variants["transformer_base"]["model"] == {"family": "transformer", "preset": "base"}
+
+
+def test_schema_train_block_lists_exactly_the_training_options(repo):
+    """The config's train keys are TrainOptions' fields (seed and threads come from elsewhere)."""
+    import dataclasses
+
+    from wordorder.config import read_yaml
+    from wordorder.train.loop import TrainOptions
+
+    schema = read_yaml(repo / "workflow" / "schemas" / "config.schema.yaml")
+    keys = set(schema["properties"]["train"]["properties"])
+    assert keys == {f.name for f in dataclasses.fields(TrainOptions)} - {"seed", "threads"}
+
+
+def test_typo_in_train_option_is_caught_by_the_schema(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["train"]["max_step"] = 10
+    with pytest.raises(WordorderError, match=r"train.*max_step"):
+        load_config(write(tmp_path, config))

@@ -34,13 +34,10 @@ from tqdm import tqdm
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
+from wordorder.specials import BOS_ID, EOS_ID, PAD_ID, UNK_ID  # one definition project-wide
 
 log = logging.getLogger(__name__)
 
-PAD_ID = 0
-UNK_ID = 1
-BOS_ID = 2
-EOS_ID = 3
 SPECIAL_IDS = frozenset({PAD_ID, UNK_ID, BOS_ID, EOS_ID})
 
 #: Marks the start of a word in sentencepiece pieces.
