@@ -6,11 +6,10 @@ VENV ?= .venv
 CORES ?= 2
 BIN := $(VENV)/bin
 
-.PHONY: install demo test clean-demo
+.PHONY: install demo test
 
 $(BIN)/wordorder: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip -c constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
 	touch $@
 
@@ -18,7 +17,7 @@ install: $(BIN)/wordorder
 
 demo: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) --configfile configs/default.yaml
-	@echo; echo "BLEU table: results/demo/tables/bleu.md"; cat results/demo/tables/bleu.md
+	@echo; cat results/demo/tables/bleu.md; echo; echo "BLEU table: results/demo/tables/bleu.md"
 
 test: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q

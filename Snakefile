@@ -29,3 +29,7 @@ rule all:
         tables=expand(f"{R}/tables/bleu.{{ext}}", ext=["csv", "md"]),
         figures=f"{R}/figures/training_curves.png",
     default_target: True
+
+
+onsuccess:
+    print(f"\nResults table: {R}/tables/bleu.md (CSV beside it); figures in {R}/figures/; logs in {L}/")

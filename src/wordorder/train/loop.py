@@ -172,7 +172,10 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     last_bleu: float | None = None
     stop_reason = "max_steps"
     metrics = open(out_dir / "metrics.jsonl", "w", encoding="utf-8")
-    bar = tqdm(total=opts.max_steps, desc="train", unit="step", dynamic_ncols=True)
+    # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
+    budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
+    bar = tqdm(total=None if opts.max_minutes else opts.max_steps, desc=f"train{budget}", unit="step",
+               dynamic_ncols=True)
 
     def log(record: dict[str, Any]) -> None:
         metrics.write(json.dumps(record) + "\n")
