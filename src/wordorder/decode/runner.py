@@ -17,17 +17,6 @@ from wordorder.text.subword import SubwordModel
 DECODE_KEYS = {"beam_size", "max_len_a", "max_len_b", "length_penalty", "batch_tokens", "device"}
 
 
-def resolve_device(name: str):
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise WordorderError(f"device '{name}' asked for, but torch sees no CUDA device",
-                             hint="set decode.device / train.device to auto or cpu, or install a CUDA build of torch")
-    return torch.device(name)
-
-
 def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: Mapping[str, Any],
                     threads: int | None, output: Path, output_tok: Path) -> dict:
     import time
@@ -35,6 +24,7 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     import torch
 
     from wordorder.decode.beam import translate_batches
+    from wordorder.device import resolve_device
     from wordorder.text.tokenize import get_tokenizer
     from wordorder.train.checkpoint import load_model
     from wordorder.train.runner import read_ids

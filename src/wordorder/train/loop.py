@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from wordorder.decode.beam import translate_batches
+from wordorder.device import resolve_device
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
@@ -80,16 +81,6 @@ class TrainOptions:
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
                 raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
         return opts
-
-
-def resolve_device(name: str) -> torch.device:
-    """"auto" → cuda when available, else cpu; asking for cuda without one is an error."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise WordorderError(f"device '{name}' asked for, but torch sees no CUDA device",
-                             hint="set the device to auto or cpu")
-    return torch.device(name)
 
 
 def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
