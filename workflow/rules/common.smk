@@ -67,6 +67,11 @@ def data_file(w, split, kind, side):
     return f"{R}/data/{w.pair}/{split}.{kind}.{lang}"
 
 
+def source_splits(pair):
+    """Every split whose source side is parsed: train, dev and the test sets."""
+    return ["train", "dev", *testsets(pair)]
+
+
 def runs():
     """Every (pair, variant, seed) to train."""
     return [

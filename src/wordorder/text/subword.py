@@ -30,10 +30,10 @@ from itertools import islice
 from pathlib import Path
 from typing import IO
 
-from tqdm import tqdm
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
+from wordorder.progress import progress as progress_bar
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID, UNK_ID  # one definition project-wide
 
 log = logging.getLogger(__name__)
@@ -358,14 +358,7 @@ def encode_file(inp: Path, out: Path, model: SubwordModel, progress: bool = True
     """
     inp, out = Path(inp), Path(out)
     n = 0
-    bar = tqdm(
-        desc=f"spm-encode {inp.name}",
-        unit=" lines",
-        file=sys.stderr,
-        disable=not progress,
-        mininterval=1.0,
-        dynamic_ncols=True,
-    )
+    bar = progress_bar(desc=f"spm-encode {inp.name}", enabled=progress)
     lines = (" ".join(line.split()) for line in iter_lines(inp))
     with bar, atomic_open(out) as f:
         for batch in _batches(lines, _ENCODE_BATCH):

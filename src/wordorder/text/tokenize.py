@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tqdm import tqdm
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
+from wordorder.progress import progress as progress_bar
 from wordorder.text.normalize import normalize_line
 
 log = logging.getLogger(__name__)
@@ -203,15 +202,7 @@ def get_tokenizer(lang: str) -> Tokenizer:
 
 
 def _progress(it, path: Path, what: str, enabled: bool):
-    return tqdm(
-        it,
-        desc=f"{what} {path.name}",
-        unit=" lines",
-        file=sys.stderr,
-        disable=not enabled,
-        mininterval=1.0,
-        dynamic_ncols=True,
-    )
+    return progress_bar(it, desc=f"{what} {path.name}", enabled=enabled)
 
 
 def tokenize_file(inp: Path, out: Path, lang: str, progress: bool = True) -> int:

@@ -1,0 +1,1 @@
+"""Source syntax: parser backends, CoNLL-U, syntax-distance masks, subword projection, binary trees."""

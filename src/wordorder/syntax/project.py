@@ -1,0 +1,98 @@
+"""Word-level syntax onto subword pieces, as files line-aligned with the ``.bpe`` corpus.
+
+For each sentence: the UPOS of every piece (all pieces of a word get the word's tag), the BIEO
+tag of every piece (Sennrich & Haddow 2016: B first, I middle, E last piece of a split word,
+O a word that was not split), the word-level heads (CoNLL-U convention, so syntax-distance
+masks are computed per batch from them) and the binary tree for RvNN preordering.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_paths, iter_lines
+from wordorder.progress import progress
+from wordorder.syntax.binarize import binarize_counted, flat_tree, to_sexpr
+from wordorder.syntax.conllu import read_conllu
+from wordorder.text.subword import word_index
+
+
+def bieo_tags(word_index: Sequence[int]) -> list[str]:
+    """BIEO tag of each piece given the word index of each piece.
+
+    >>> bieo_tags([0, 0, 0, 1])   # un@@ believ@@ able story
+    ['B', 'I', 'E', 'O']
+    """
+    wi = np.asarray(word_index)
+    if wi.size == 0:
+        return []
+    first = np.r_[True, wi[1:] != wi[:-1]]
+    last = np.r_[wi[1:] != wi[:-1], True]
+    tags = np.where(first & last, "O", np.where(first, "B", np.where(last, "E", "I")))
+    return tags.tolist()
+
+
+def project_tags(tags: Sequence[str], word_index: Sequence[int]) -> list[str]:
+    """The word-level ``tags`` repeated for every piece of each word."""
+    return [tags[i] for i in word_index]
+
+
+def project_file(
+    conllu: str | Path,
+    bpe: str | Path,
+    out_pos: str | Path,
+    out_bieo: str | Path,
+    out_heads: str | Path,
+    out_tree: str | Path,
+    progress_bar: bool = True,
+) -> dict:
+    """Write the four syntax files for one split (atomically); return counts.
+
+    Raises:
+        WordorderError: a ``.bpe`` line has a different number of words than its parse.
+    """
+    conllu, bpe = Path(conllu), Path(bpe)
+    counts: Counter[str] = Counter()
+    outs = (out_pos, out_bieo, out_heads, out_tree)
+    with atomic_paths(*outs) as tmps:
+        files = [open(t, "w", encoding="utf-8") for t in tmps]
+        try:
+            f_pos, f_bieo, f_heads, f_tree = files
+            pairs = zip(read_conllu(conllu), iter_lines(bpe), strict=True)
+            bar = progress(pairs, desc=f"syntax {bpe.name}", unit=" sent", enabled=progress_bar)
+            try:
+                for number, (sent, line) in enumerate(bar, start=1):
+                    wi = word_index(line.split())
+                    n_words = wi[-1] + 1 if wi else 0
+                    if n_words != len(sent):
+                        raise WordorderError(
+                            f"{n_words} words in the subword line but {len(sent)} in the parse", path=bpe,
+                            line=number, hint=f"{conllu} and {bpe} must come from the same tokenized file",
+                        )
+                    f_pos.write(" ".join(project_tags(sent.upos, wi)) + "\n")
+                    f_bieo.write(" ".join(bieo_tags(wi)) + "\n")
+                    counts["sentences"] += 1
+                    if sent.heads is None or not len(sent):
+                        # no tree: an empty heads line, and the flat fallback tree for the RvNN
+                        counts["no_tree"] += bool(len(sent))
+                        f_heads.write("\n")
+                        f_tree.write((to_sexpr(flat_tree(len(sent))) if len(sent) else "") + "\n")
+                        continue
+                    f_heads.write(" ".join(map(str, sent.heads.tolist())) + "\n")
+                    tree, lifts = binarize_counted(sent.heads)
+                    counts["nonprojective"] += bool(lifts)
+                    f_tree.write(to_sexpr(tree) + "\n")
+            except ValueError as e:
+                if "zip()" not in str(e):
+                    raise
+                raise WordorderError(f"{conllu} and {bpe} have different numbers of sentences",
+                                     path=bpe, hint="rerun the parse and subword steps of this split") from None
+        finally:
+            for f in files:
+                f.close()
+    return dict(counts)

@@ -1,0 +1,80 @@
+# Syntax stage: parse the tokenized source side in shards (scatter/gather), project POS, BIEO,
+# heads and binary trees onto the subword files, and report tree statistics and masks.
+
+
+scattergather:
+    parse=config["syntax"]["shards"],
+
+
+rule parse_shard:
+    input:
+        f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+    output:
+        conllu=temp(f"{R}/data/{{pair}}/parse/{{split}}.{{lang}}.{{scatteritem}}.conllu"),
+        stats=temp(f"{R}/data/{{pair}}/parse/{{split}}.{{lang}}.{{scatteritem}}.conllu.json"),
+    log:
+        f"{L}/parse/{{pair}}.{{split}}.{{lang}}.{{scatteritem}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        parsers=as_json(config["syntax"]["parsers"]),
+        batch_size=config["syntax"]["batch_size"],
+    shell:
+        "wordorder parse --lang {wildcards.lang} --input {input} --shard {wildcards.scatteritem}"
+        " --parsers {params.parsers:q} --batch-size {params.batch_size} --output {output.conllu} > {log} 2>&1"
+
+
+rule parse_gather:
+    input:
+        shards=gather.parse(f"{R}/data/{{{{pair}}}}/parse/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.conllu"),
+        stats=gather.parse(f"{R}/data/{{{{pair}}}}/parse/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.conllu.json"),
+        tokenized=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+    output:
+        conllu=f"{R}/data/{{pair}}/{{split}}.{{lang}}.conllu",
+        summary=f"{R}/data/{{pair}}/{{split}}.{{lang}}.parse.json",
+    log:
+        f"{L}/parse/{{pair}}.{{split}}.{{lang}}.gather.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder parse-gather --shards {input.shards} --tokenized {input.tokenized}"
+        " --output {output.conllu} --summary {output.summary} > {log} 2>&1"
+
+
+rule syntax_project:
+    input:
+        conllu=f"{R}/data/{{pair}}/{{split}}.{{lang}}.conllu",
+        bpe=f"{R}/data/{{pair}}/{{split}}.bpe.{{lang}}",
+    output:
+        pos=f"{R}/data/{{pair}}/{{split}}.pos.{{lang}}",
+        bieo=f"{R}/data/{{pair}}/{{split}}.bieo.{{lang}}",
+        heads=f"{R}/data/{{pair}}/{{split}}.heads.{{lang}}",
+        tree=f"{R}/data/{{pair}}/{{split}}.btree.{{lang}}",
+    log:
+        f"{L}/syntax_project/{{pair}}.{{split}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder syntax-project --conllu {input.conllu} --bpe {input.bpe} --out-pos {output.pos}"
+        " --out-bieo {output.bieo} --out-heads {output.heads} --out-tree {output.tree} > {log} 2>&1"
+
+
+rule syntax_report:
+    input:
+        conllu=lambda w: [f"{R}/data/{w.pair}/{s}.{src_lang(w)}.conllu" for s in source_splits(w.pair)],
+        summaries=lambda w: [f"{R}/data/{w.pair}/{s}.{src_lang(w)}.parse.json" for s in source_splits(w.pair)],
+        features=lambda w: [f"{R}/data/{w.pair}/{s}.btree.{src_lang(w)}" for s in source_splits(w.pair)],
+    output:
+        json=f"{R}/syntax/{{pair}}.json",
+        figure=f"{R}/figures/syntax_{{pair}}.png",
+    log:
+        f"{L}/syntax_report/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        splits=lambda w: " ".join(source_splits(w.pair)),
+        lang=src_lang,
+    shell:
+        "wordorder syntax-report --pair {wildcards.pair} --lang {params.lang} --splits {params.splits}"
+        " --conllu {input.conllu} --summaries {input.summaries}"
+        " --json {output.json} --figure {output.figure} > {log} 2>&1"
