@@ -81,7 +81,8 @@ def load_variants(path: str | Path) -> dict[str, dict]:
 
 
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
-    """Cross-checks: every pair is defined, every variant is registered."""
+    """Cross-checks: every pair is defined, every variant is registered, and the source side of
+    every pair can be annotated as its variants need (a parser with trees, or POS tags)."""
     data = config.get("data", {})
     for pair in config["pairs"]:
         if pair not in data:
@@ -99,6 +100,13 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
                 path=config.get("variants_file"),
                 hint=f"registered variants: {', '.join(sorted(variants))}",
             )
+        needs = variants[name].get("needs", [])
+        if needs:
+            from wordorder.syntax.backends import require_annotations
+
+            parsers = config.get("syntax", {}).get("parsers", {})
+            for pair in config["pairs"]:
+                require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

@@ -95,3 +95,27 @@ def test_typo_in_train_option_is_caught_by_the_schema(repo, tmp_path, monkeypatc
     config["train"]["max_step"] = 10
     with pytest.raises(WordorderError, match=r"train.*max_step"):
         load_config(write(tmp_path, config))
+
+
+def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    registry = tmp_path / "variants.yaml"
+    registry.write_text(yaml.safe_dump({"variants": {
+        "sdatt": {"needs": ["trees"], "model": {"family": "transformer", "preset": "tiny"}},
+        "lingfeat": {"needs": ["pos"], "model": {"family": "transformer", "preset": "tiny"}},
+    }}), encoding="utf-8")
+    config = base_config(repo)
+    config["variants_file"] = str(registry)
+    config["data"]["de-en"] = config["data"]["en-ja"]
+    config["pairs"] = ["en-ja", "de-en"]
+    config["variants"] = ["lingfeat"]
+    load_config(write(tmp_path, config))  # POS is enough: HanTa gives it for German
+    config["variants"] = ["sdatt"]
+    with pytest.raises(WordorderError, match=r"variant 'sdatt' on de-en needs dependency trees.*'de' \(hanta\)") as e:
+        load_config(write(tmp_path, config))
+    assert "stanza" in e.value.hint
+    config["syntax"] = {"parsers": {"de": {"backend": "stanza", "model_dir": "/models/stanza"}}}
+    load_config(write(tmp_path, config))  # a configured stanza model gives trees
+    config["pairs"], config["data"] = ["fi-en"], {"fi-en": config["data"]["en-ja"]}
+    with pytest.raises(WordorderError, match="no parser is configured for the language 'fi'"):
+        load_config(write(tmp_path, config))

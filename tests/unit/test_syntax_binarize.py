@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import doctest
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wordorder.syntax import binarize as binarize_module
 from wordorder.syntax.binarize import (
     binarize,
+    binarize_counted,
     flat_tree,
     from_sexpr,
     is_projective,
@@ -55,6 +60,25 @@ def test_nonprojective_arc_is_lifted_to_the_grandparent():
     assert to_sexpr(tree) == "((0 1) (2 ((3 (4 (5 6))) 7)))"
 
 
+def test_numpy_heads_are_accepted():
+    for dtype in (np.int32, np.int64, np.uint16):
+        heads = np.array([2, 4, 4, 0, 2, 7, 5, 4], dtype=dtype)
+        assert nonprojective_arcs(heads) == [4]
+        assert binarize_counted(heads) == (((0, 1), (2, ((3, (4, (5, 6))), 7))), 1)
+
+
+def test_lifting_picks_the_shortest_arc_first():
+    # 0-based: 4 is root; 0->3 (spans 1, 2), 1->4, 2->0 (spans 1), 3->4. Non-projective:
+    # 0->2 (|2-0| = 2: 1 is not under 0) and 3->0 (|3-0| = 3: 1 is not under 3).
+    heads = [4, 5, 1, 5, 0]
+    assert nonprojective_arcs(heads) == [0, 2]
+    # the shorter arc 0->2 is lifted first (2 -> 3), which leaves 3->0 non-projective (0 -> 4)
+    lifted, lifts = projectivize(heads)
+    assert lifted.tolist() == [5, 5, 4, 5, 0] and lifts == 2
+    # root 4 takes its left dependents nearest first: 3 (with its left dependent 2), 1, 0
+    assert binarize(heads) == (0, (1, ((2, 3), 4)))
+
+
 def test_sexpr_round_trip_and_errors():
     assert from_sexpr("((0 1) ((2 (3 4)) 5))") == ((0, 1), ((2, (3, 4)), 5))
     assert from_sexpr("3") == 3
@@ -67,15 +91,22 @@ def test_sexpr_round_trip_and_errors():
 @pytest.mark.parametrize(
     "heads, what",
     [([0, 0], "exactly one root"), ([2, 1, 0], "cycle"), ([2, 0, 4], "in 0..3"), ([], "at least one token"),
-     ([1, 0], "its own head")],
+     ([1, 0], "its own head"), ([1.0, 0], "integers"), (["1", "0"], "integers"),
+     ([[0]], "1-D"), (np.array([3, 0, 1, 1]), "cycle"), ([-1, 0], "in 0..2")],
 )
 def test_invalid_trees(heads, what):
-    with pytest.raises(ValueError, match=what):
-        binarize(heads)
+    for f in (binarize, projectivize, nonprojective_arcs, is_projective):
+        with pytest.raises(ValueError, match=what):
+            f(heads)
+
+
+def test_docstring_examples():
+    assert doctest.testmod(binarize_module).failed == 0
 
 
 @st.composite
 def trees(draw, max_n: int = 30):
+    """Any tree: each node in a random order takes a random earlier node as its head."""
     n = draw(st.integers(1, max_n))
     order = draw(st.permutations(range(n)))
     heads = [0] * n
@@ -84,29 +115,80 @@ def trees(draw, max_n: int = 30):
     return heads
 
 
-@settings(max_examples=200, deadline=None)
+@st.composite
+def projective_trees(draw, max_n: int = 30):
+    """A projective tree: a span picks its head, and the parts left and right of the head are
+    cut into contiguous chunks, each the subtree of one dependent."""
+    n = draw(st.integers(1, max_n))
+    heads = [0] * n
+    todo = [(0, n, 0)]  # (start, end, 1-based head of the span's head)
+    while todo:
+        lo, hi, parent = todo.pop()
+        h = draw(st.integers(lo, hi - 1))
+        heads[h] = parent
+        for a, b in ((lo, h), (h + 1, hi)):
+            cuts = sorted(draw(st.sets(st.integers(a + 1, b - 1), max_size=3))) if b - a > 1 else []
+            bounds = [a, *cuts, b]
+            todo += [(x, y, h + 1) for x, y in zip(bounds, bounds[1:]) if x < y]
+    return heads
+
+
+def _ancestors(heads, i):
+    """1-based chain of heads above 0-based token i."""
+    out = []
+    while heads[i]:
+        out.append(heads[i])
+        i = heads[i] - 1
+    return out
+
+
+def _internal_nodes_postorder(tree):
+    out, stack = [], [(tree, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, tuple):
+            if done:
+                out.append(node)
+            else:
+                stack += [(node, True), (node[1], False), (node[0], False)]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
 @given(trees())
 def test_properties(heads):
     n = len(heads)
     lifted, lifts = projectivize(heads)
+    lifted = lifted.tolist()
     assert is_projective(lifted)
-    assert lifted.tolist().index(0) == heads.index(0)  # same root
-    if is_projective(heads):
-        assert lifts == 0 and lifted.tolist() == heads
+    assert (lifts == 0) == is_projective(heads) == (nonprojective_arcs(heads) == [])
+    assert lifted.index(0) == heads.index(0)  # same root
+    for i in range(n):  # lifting only moves a token up: its new head is its old head or above it
+        assert lifted[i] == heads[i] or lifted[i] in _ancestors(heads, heads[i] - 1)
+    if lifts == 0:
+        assert lifted == heads
     tree = binarize(heads)
+    assert binarize_counted(heads) == (tree, lifts)
     assert leaves(tree) == list(range(n))
     node_spans = spans(tree)
-    assert len(node_spans) == n - 1  # a full binary tree over n leaves
-    # every node covers a contiguous span of positions
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            under = leaves(node)
-            assert under == list(range(under[0], under[0] + len(under)))
-            stack += list(node)
-    assert all(0 <= s < e <= n for s, e in node_spans)
+    nodes = _internal_nodes_postorder(tree)
+    assert len(node_spans) == len(nodes) == n - 1  # a full binary tree over n leaves
+    for (start, end), node in zip(node_spans, nodes):  # every node covers a contiguous span
+        assert leaves(node) == list(range(start, end))
+    # every head's (lifted) subtree is one node of the binary tree
+    for a in set(lifted) - {0}:
+        under = [i for i in range(n) if a in _ancestors(lifted, i)] + [a - 1]
+        assert (min(under), max(under) + 1) in node_spans
     assert from_sexpr(to_sexpr(tree)) == tree
+
+
+@settings(max_examples=200, deadline=None)
+@given(projective_trees())
+def test_projective_trees_are_left_alone(heads):
+    assert is_projective(heads) and nonprojective_arcs(heads) == []
+    lifted, lifts = projectivize(np.array(heads))
+    assert lifted.tolist() == heads and lifts == 0
+    assert leaves(binarize(heads)) == list(range(len(heads)))
 
 
 def test_long_sentence_has_no_recursion_limit():

@@ -209,6 +209,23 @@ def parser_spec(lang: str, parsers: dict | None = None) -> dict:
     return spec
 
 
+BACKEND_HAS_TREES = {"spacy": True, "stanza": True, "hanta": False, "jieba": False}
+
+
+def require_annotations(lang: str, needs: Sequence[str], parsers: dict | None, who: str) -> None:
+    """Fail at config time if ``lang``'s parser cannot give what ``who`` (a variant) needs."""
+    if not needs:
+        return
+    spec = parser_spec(lang, parsers)
+    if "trees" in needs and not BACKEND_HAS_TREES.get(spec["backend"], False):
+        raise WordorderError(
+            f"{who} needs dependency trees of the source, but the parser of {lang!r} "
+            f"({spec['backend']}) gives POS tags only: this pair lacks a dependency parser",
+            hint=f"set syntax.parsers.{lang} to a stanza model_dir (or an installed spaCy model with a "
+            "parser), or drop this variant for this pair",
+        )
+
+
 @functools.lru_cache(maxsize=None)
 def _load(lang: str, backend: str, model: str | None, model_dir: str | None, batch_size: int) -> Backend:
     if backend == "spacy":

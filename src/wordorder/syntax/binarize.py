@@ -4,10 +4,11 @@ The RvNN decides at every binary node whether to swap its two children, so every
 cover a contiguous span of positions. Dependency trees are turned into such trees in two
 deterministic steps:
 
-1. **Projectivize** (Nivre & Nilsson 2005, lifting): while some arc h→d is non-projective
-   (a token strictly between h and d is not dominated by h), take the non-projective arc with
-   the shortest span |h−d| (ties: smallest d) and reattach d to the head of h. Each lift makes
-   the tree "flatter" and terminates at the root, whose arc is never non-projective.
+1. **Projectivize** (how non-projective arcs are handled; Nivre & Nilsson 2005, lifting):
+   while some arc h→d is non-projective (a token strictly between h and d is not dominated
+   by h), take the non-projective arc with the shortest span |h−d| (ties: smallest d) and
+   reattach d to the head of h. Each lift moves d one level up, so this ends at the latest
+   when d hangs from the root, whose arc is never non-projective.
 2. **Binarize** head-outward: start from the head's own leaf; attach its right dependents one
    by one, nearest first, as ``(node, R)``; then its left dependents, nearest first, as
    ``(L, node)``. In a projective tree this keeps every node contiguous.
@@ -32,10 +33,13 @@ Tree = Union[int, tuple["Tree", "Tree"]]
 
 def _check(heads: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The validated head array and its ancestor matrix (computed once, reused by callers)."""
-    h = np.asarray(heads, dtype=np.int64)
-    n = h.shape[0] if h.ndim == 1 else 0
-    if h.ndim != 1 or n == 0:
+    raw = np.asarray(heads)
+    n = raw.shape[0] if raw.ndim == 1 else 0
+    if raw.ndim != 1 or n == 0:
         raise ValueError("a tree needs a 1-D head array with at least one token")
+    if raw.dtype.kind not in "iu":  # a float or str head would be truncated silently by astype
+        raise ValueError(f"heads must be integers, got dtype {raw.dtype}: {raw.tolist()}")
+    h = raw.astype(np.int64)
     if h.min() < 0 or h.max() > n:
         raise ValueError(f"heads must be in 0..{n}: {h.tolist()}")
     if (h == np.arange(1, n + 1)).any():
@@ -61,11 +65,20 @@ def _nonprojective(h: np.ndarray, anc: np.ndarray) -> np.ndarray:
 
 
 def nonprojective_arcs(heads: Sequence[int] | np.ndarray) -> list[int]:
-    """0-based dependents whose incoming arc is non-projective."""
+    """0-based dependents d whose arc head(d)→d spans a token that head(d) does not dominate.
+
+    >>> nonprojective_arcs([3, 4, 0, 3])   # 0-based arc 3→1 spans 2, the root, not under 3
+    [1]
+    """
     return _nonprojective(*_check(heads)).tolist()
 
 
 def is_projective(heads: Sequence[int] | np.ndarray) -> bool:
+    """Whether every arc is projective, i.e. every subtree covers a contiguous span.
+
+    >>> is_projective([2, 0, 2]), is_projective([3, 4, 0, 3])
+    (True, False)
+    """
     return not nonprojective_arcs(heads)
 
 
@@ -81,7 +94,11 @@ def _projectivize(h: np.ndarray, anc: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def projectivize(heads: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
-    """The lifted projective tree (1-based heads) and the number of lifts (see module doc)."""
+    """The lifted projective tree (1-based heads) and the number of lifts (see module doc).
+
+    >>> h, lifts = projectivize([3, 4, 0, 3]); h.tolist(), lifts   # 1 lifted from 3 to 2
+    ([3, 3, 0, 3], 1)
+    """
     h, _, lifts = _projectivize(*_check(heads))
     return h, lifts
 
@@ -108,12 +125,20 @@ def binarize_counted(heads: Sequence[int] | np.ndarray) -> tuple[Tree, int]:
 
 
 def binarize(heads: Sequence[int] | np.ndarray) -> Tree:
-    """The binary tree of a dependency tree (projectivized first; see module doc)."""
+    """The binary tree of a dependency tree (projectivized first; see module doc).
+
+    >>> binarize([3, 3, 0, 3, 3])   # head 2: right dependents 3, 4 first, then left 1, 0
+    (0, (1, ((2, 3), 4)))
+    """
     return binarize_counted(heads)[0]
 
 
 def flat_tree(n: int) -> Tree:
-    """Right-branching fallback ``(0, (1, (2, ...)))`` for a sentence without a parse."""
+    """Right-branching fallback ``(0, (1, (2, ...)))`` for a sentence without a parse.
+
+    >>> flat_tree(3)
+    (0, (1, 2))
+    """
     if n < 1:
         raise ValueError("a tree needs at least one token")
     node: Tree = n - 1
@@ -140,7 +165,11 @@ def _walk(tree: Tree):
 
 
 def leaves(tree: Tree) -> list[int]:
-    """The tokens of the tree in left-to-right order."""
+    """The tokens of the tree in left-to-right order.
+
+    >>> leaves(((0, 1), (2, 3)))
+    [0, 1, 2, 3]
+    """
     out: list[int] = []
     for node, under in _walk(tree):
         out = under
@@ -148,7 +177,11 @@ def leaves(tree: Tree) -> list[int]:
 
 
 def spans(tree: Tree) -> list[tuple[int, int]]:
-    """Half-open (start, end) of every internal node, bottom-up (post-order)."""
+    """Half-open (start, end) of every internal node, bottom-up (post-order).
+
+    >>> spans(((0, 1), (2, 3)))
+    [(0, 2), (2, 4), (0, 4)]
+    """
     return [(min(under), max(under) + 1) for node, under in _walk(tree) if not isinstance(node, int)]
 
 
@@ -168,7 +201,11 @@ def to_sexpr(tree: Tree) -> str:
 
 
 def from_sexpr(text: str) -> Tree:
-    """Inverse of :func:`to_sexpr`; raises ValueError on malformed text."""
+    """Inverse of :func:`to_sexpr`; raises ValueError on malformed text.
+
+    >>> from_sexpr("((0 1) 2)")
+    ((0, 1), 2)
+    """
     tokens = text.replace("(", " ( ").replace(")", " ) ").split()
     stack: list[list] = [[]]
     for tok in tokens:
