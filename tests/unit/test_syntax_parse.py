@@ -143,3 +143,13 @@ def test_cli_parse_reports_bad_shard(tmp_path, capsys):
     inp.write_text("a b\n", encoding="utf-8")
     assert main(["parse", "--lang", "en", "--input", str(inp), "--output", str(tmp_path / "o"), "--shard", "3-of-2"]) == 2
     assert "bad shard '3-of-2'" in capsys.readouterr().err
+
+
+def test_czech_parse(tmp_path):
+    inp = tmp_path / "in.cs"
+    inp.write_text("Skupina mužů nakládá bavlnu na náklaďák .\n", encoding="utf-8")
+    stats = parse_file(inp, tmp_path / "cs.conllu", "cs", progress_bar=False)
+    (sent,) = read_conllu(tmp_path / "cs.conllu")
+    assert stats.backend == "spacy:cs_core_news_sm" and stats.has_trees
+    assert sent.heads.tolist().index(0) == 2 and sent.upos[2] == "VERB"  # nakládá is the root
+    assert sent.heads[3] == 3 and sent.deprels[3] == "obj"  # bavlnu is its object
