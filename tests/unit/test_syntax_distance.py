@@ -8,6 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tree_strategies import trees
+
 from wordorder.syntax.distance import (
     PAD_DISTANCE,
     ancestor_matrix,
@@ -62,19 +64,8 @@ def test_ancestor_matrix_and_errors():
     assert tree_distances([0]).tolist() == [[0]]
 
 
-@st.composite
-def trees(draw, max_n: int = 25):
-    """Random dependency trees: a random order, each node attached to an earlier one."""
-    n = draw(st.integers(1, max_n))
-    order = draw(st.permutations(range(n)))
-    heads = [0] * n
-    for k in range(1, n):
-        heads[order[k]] = order[draw(st.integers(0, k - 1))] + 1
-    return heads
-
-
 @settings(max_examples=150, deadline=None)
-@given(trees())
+@given(trees(max_n=25))
 def test_mask_properties(heads):
     m = tree_distances(heads)
     n = len(heads)

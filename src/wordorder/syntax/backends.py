@@ -74,11 +74,10 @@ class SpacyBackend:
                 hint=f"pip install -c constraints.txt {model.replace('_', '-')}, or name an "
                 "installed model in syntax.parsers of your config",
             )
-        self.nlp = spacy.load(model, exclude=[c for c in self._SKIP])
+        self.nlp = spacy.load(model, exclude=list(self._SKIP))
         if "parser" not in self.nlp.pipe_names:
             raise WordorderError(f"the spaCy model {model!r} has no dependency parser",
                                  hint="choose a model with a 'parser' component")
-        self.repaired = 0
 
     def _doc(self, tokens: Sequence[str]):
         from spacy.tokens import Doc
