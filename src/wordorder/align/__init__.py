@@ -1,0 +1,1 @@
+"""Word alignment: eflomal in both directions, symmetrization, Pharaoh I/O, AER."""
