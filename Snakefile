@@ -21,6 +21,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
 include: "workflow/rules/syntax.smk"  # parse (scatter/gather) -> POS, BIEO, heads, binary trees
 include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
+include: "workflow/rules/preorder.smk"  # eflomal alignment -> gold / BTG / RvNN preorders -> tau, FRS
 include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 
@@ -30,6 +31,7 @@ rule all:
         tables=expand(f"{R}/tables/bleu.{{ext}}", ext=["csv", "md"]),
         figures=f"{R}/figures/training_curves.png",
         syntax=expand(f"{R}/syntax/{{pair}}.json", pair=config["pairs"]) if config["syntax"]["parse"] else [],
+        preorder=preorder_targets(),
     default_target: True
 
 

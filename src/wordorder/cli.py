@@ -252,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument(name, required=True)
     for name in ("--splits", "--conllu", "--summaries"):
         s.add_argument(name, nargs="+", required=True)
+    from wordorder.preorder.commands import register as register_preorder
+
+    register_preorder(add, _json)
     return p
 
 

@@ -93,6 +93,13 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         src, tgt = pair.split("-")
         if src == tgt:
             raise WordorderError(f"pair '{pair}' has the same source and target language")
+    methods = config.get("preorder", {}).get("methods", [])
+    if "rvnn" in methods:
+        from wordorder.syntax.backends import require_annotations
+
+        parsers = config.get("syntax", {}).get("parsers", {})
+        for pair in config["pairs"]:
+            require_annotations(pair.split("-")[0], ["trees"], parsers, f"preorder method 'rvnn' on {pair}")
     for name in config["variants"]:
         if name not in variants:
             raise WordorderError(

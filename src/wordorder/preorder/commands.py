@@ -1,0 +1,185 @@
+"""The ``wordorder`` subcommands of the alignment and preordering stage (registered by :mod:`wordorder.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from wordorder.errors import WordorderError
+
+
+def cmd_align(a: argparse.Namespace) -> None:
+    """Align the splits together; write one joint Pharaoh file (splits in order) and its stats."""
+    import tempfile
+
+    from wordorder.align.eflomal_run import align_corpus
+    from wordorder.io import atomic_open
+    from wordorder.preorder.pipeline import write_json
+
+    if not (len(a.src) == len(a.tgt) == len(a.splits)):
+        raise WordorderError("--src, --tgt and --splits need one value per split each")
+    out = Path(a.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".align.") as tmp:
+        parts = [Path(tmp) / f"{i}.align" for i in range(len(a.splits))]
+        stats = align_corpus([Path(p) for p in a.src], [Path(p) for p in a.tgt], parts, a.options, seed=a.seed)
+        lines = []
+        with atomic_open(out) as f:
+            for part in parts:
+                text = part.read_text(encoding="utf-8")
+                lines.append(text.count("\n"))
+                f.write(text)
+    stats = {"splits": dict(zip(a.splits, lines)), **stats}
+    write_json(a.stats, stats)
+    print(json.dumps(stats))
+
+
+def cmd_align_split(a: argparse.Namespace) -> None:
+    """Cut one split's lines out of the joint alignment file."""
+    from wordorder.io import iter_lines, write_lines
+
+    stats = json.loads(Path(a.stats).read_text(encoding="utf-8"))
+    names = list(stats["splits"])
+    if a.split not in names:
+        raise WordorderError(f"split {a.split!r} is not in the joint alignment (it has {', '.join(names)})",
+                             path=a.stats, hint="rerun the align step")
+    start = sum(stats["splits"][n] for n in names[: names.index(a.split)])
+    stop = start + stats["splits"][a.split]
+    write_lines(a.output, (line for k, line in enumerate(iter_lines(a.joint)) if start <= k < stop))
+    print(f"{a.output}: {stop - start} lines")
+
+
+def cmd_word_classes(a: argparse.Namespace) -> None:
+    from wordorder.preorder.pipeline import read_tokens
+    from wordorder.preorder.wordclass import train_word_classes, write_word_classes
+
+    classes = train_word_classes(read_tokens(a.input), n_classes=a.classes, iterations=a.iterations, seed=a.seed)
+    write_word_classes(a.output, classes)
+    print(f"{a.output}: {len(classes)} words in {len(set(classes.values()))} classes")
+
+
+def cmd_preorder_gold(a: argparse.Namespace) -> None:
+    from wordorder.preorder.pipeline import gold_step
+
+    print(json.dumps(gold_step(Path(a.align), Path(a.tok), Path(a.output), a.key, a.attach)))
+
+
+def cmd_btg_train(a: argparse.Namespace) -> None:
+    from wordorder.preorder.pipeline import btg_train_step
+
+    info = btg_train_step(Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align), Path(a.model),
+                          Path(a.stats), a.options)
+    print(json.dumps(info))
+
+
+def cmd_btg_apply(a: argparse.Namespace) -> None:
+    from wordorder.preorder.pipeline import btg_apply_step
+
+    print(json.dumps(btg_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes),
+                                    Path(a.output), a.pos)))
+
+
+def cmd_rvnn_train(a: argparse.Namespace) -> None:
+    import torch
+
+    from wordorder.preorder.pipeline import rvnn_train_step
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    info = rvnn_train_step(Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.align), Path(a.model),
+                           Path(a.stats), a.options)
+    print(json.dumps(info))
+
+
+def cmd_rvnn_apply(a: argparse.Namespace) -> None:
+    import torch
+
+    from wordorder.preorder.pipeline import rvnn_apply_step
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    print(json.dumps(rvnn_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.output))))
+
+
+def cmd_preorder_project(a: argparse.Namespace) -> None:
+    from wordorder.preorder.permutation import write_preordered
+
+    print(json.dumps(write_preordered(a.perm, a.tok, a.bpe, a.out_tok, a.out_bpe, a.out_positions)))
+
+
+def cmd_preorder_report(a: argparse.Namespace) -> None:
+    from wordorder.preorder.report import preorder_report
+
+    if not (len(a.splits) == len(a.tok) == len(a.align)):
+        raise WordorderError("--splits, --tok and --align need one value per split each")
+    if len(a.perms) != len(a.splits) * len(a.methods):
+        raise WordorderError("--perms needs one file per (method, split), methods outer")
+    perms = iter(a.perms)
+    by_method = {m: {s: Path(next(perms)) for s in a.splits} for m in a.methods}
+    splits = {s: (Path(t), Path(al), {m: by_method[m][s] for m in a.methods})
+              for s, t, al in zip(a.splits, a.tok, a.align)}
+    table = preorder_report(a.pair, splits, Path(a.json), Path(a.csv), Path(a.md), Path(a.figure))
+    print(table.round(3).to_string())
+
+
+
+def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
+    """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
+    s = add("align", cmd_align, "word-align the splits of a pair together (eflomal, symmetrized)")
+    for name in ("--src", "--tgt", "--splits"):
+        s.add_argument(name, nargs="+", required=True, help="one tokenized file (or name) per split")
+    s.add_argument("--output", required=True, help="the joint Pharaoh file, splits in order")
+    s.add_argument("--options", type=_json, default={}, help="the config's align block as JSON")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--stats", required=True)
+
+    s = add("align-split", cmd_align_split, "one split's lines of the joint alignment")
+    for name in ("--joint", "--stats", "--split", "--output"):
+        s.add_argument(name, required=True)
+
+    s = add("word-classes", cmd_word_classes, "cluster the words of a tokenized file (exchange algorithm)")
+    s.add_argument("--input", required=True)
+    s.add_argument("--output", required=True)
+    s.add_argument("--classes", type=int, default=256)
+    s.add_argument("--iterations", type=int, default=10)
+    s.add_argument("--seed", type=int, default=1)
+
+    s = add("preorder-gold", cmd_preorder_gold, "gold preorders from alignments")
+    for name in ("--align", "--tok", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--key", default="mean", choices=["mean", "min", "median", "max"])
+    s.add_argument("--attach", default="left", choices=["left", "right"])
+
+    s = add("btg-train", cmd_btg_train, "train the top-down BTG preorderer")
+    for name in ("--tok", "--conllu", "--classes", "--align", "--model", "--stats"):
+        s.add_argument(name, required=True)
+    s.add_argument("--options", type=_json, default={}, help="the config's preorder.btg block as JSON")
+
+    s = add("btg-apply", cmd_btg_apply, "preorder a split with a trained BTG model")
+    for name in ("--model", "--tok", "--conllu", "--classes", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--pos", default="xpos", choices=["xpos", "upos"])
+
+    s = add("rvnn-train", cmd_rvnn_train, "train the recursive-NN preorderer")
+    for name in ("--tok", "--conllu", "--tree", "--align", "--model", "--stats"):
+        s.add_argument(name, required=True)
+    s.add_argument("--options", type=_json, default={}, help="the config's preorder.rvnn block as JSON")
+    s.add_argument("--threads", type=int, default=None)
+
+    s = add("rvnn-apply", cmd_rvnn_apply, "preorder a split with a trained RvNN model")
+    for name in ("--model", "--tok", "--conllu", "--tree", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--threads", type=int, default=None)
+
+    s = add("preorder-project", cmd_preorder_project, "preordered tokens, subwords and subword positions")
+    for name in ("--perm", "--tok", "--bpe", "--out-tok", "--out-bpe", "--out-positions"):
+        s.add_argument(name, required=True)
+
+    s = add("preorder-report", cmd_preorder_report, "Kendall tau / FRS of every preorder: the preorder_quality table")
+    for name in ("--pair", "--json", "--csv", "--md", "--figure"):
+        s.add_argument(name, required=True)
+    for name in ("--splits", "--tok", "--align", "--methods"):
+        s.add_argument(name, nargs="+", required=True)
+    s.add_argument("--perms", nargs="*", default=[], help="one .perm per (method, split), methods outer")

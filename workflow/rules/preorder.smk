@@ -1,0 +1,238 @@
+# Alignment and preordering: eflomal alignments of all splits together, then per split and
+# method (gold, btg, rvnn) one permutation per line, its projection onto the model inputs,
+# and the preorder_quality table (Kendall tau, FRS) of every pair.
+
+PREORDER = config["preorder"]
+METHODS = PREORDER["methods"]
+
+
+wildcard_constraints:
+    method="gold|btg|rvnn",
+
+
+def tok_files(w, side):
+    lang = src_lang(w) if side == "src" else tgt_lang(w)
+    return [f"{R}/data/{w.pair}/{s}.tok.{lang}" for s in source_splits(w.pair)]
+
+
+rule align:
+    input:
+        src=lambda w: tok_files(w, "src"),
+        tgt=lambda w: tok_files(w, "tgt"),
+    output:
+        joint=f"{R}/data/{{pair}}/align/joint.align",
+        stats=f"{R}/data/{{pair}}/align/stats.json",
+    log:
+        f"{L}/align/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    benchmark:
+        f"{R}/benchmarks/align/{{pair}}.tsv"
+    params:
+        splits=lambda w: " ".join(source_splits(w.pair)),
+        opts=as_json(config["align"]),
+        seed=config["split_seed"],
+    threads: config["threads"]["align"]
+    shell:
+        "wordorder align --src {input.src} --tgt {input.tgt} --splits {params.splits}"
+        " --options {params.opts:q} --seed {params.seed} --output {output.joint} --stats {output.stats} > {log} 2>&1"
+
+
+rule align_split:
+    input:
+        joint=rules.align.output.joint,
+        stats=rules.align.output.stats,
+    output:
+        f"{R}/data/{{pair}}/{{split}}.align",
+    log:
+        f"{L}/align/{{pair}}.{{split}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder align-split --joint {input.joint} --stats {input.stats} --split {wildcards.split}"
+        " --output {output} > {log} 2>&1"
+
+
+rule preorder_gold:
+    input:
+        align=f"{R}/data/{{pair}}/{{split}}.align",
+        tok=lambda w: data_file(w, w.split, "tok", "src"),
+    output:
+        f"{R}/preorder/{{pair}}/gold/{{split}}.perm",
+    log:
+        f"{L}/preorder_gold/{{pair}}.{{split}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        key=PREORDER["gold"]["key"],
+        attach=PREORDER["gold"]["attach"],
+    shell:
+        "wordorder preorder-gold --align {input.align} --tok {input.tok} --key {params.key}"
+        " --attach {params.attach} --output {output} > {log} 2>&1"
+
+
+rule word_classes:
+    input:
+        lambda w: data_file(w, "train", "tok", "src"),
+    output:
+        f"{R}/preorder/{{pair}}/classes.tsv",
+    log:
+        f"{L}/word_classes/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        classes=PREORDER["word_classes"]["classes"],
+        iterations=PREORDER["word_classes"]["iterations"],
+        seed=config["split_seed"],
+    shell:
+        "wordorder word-classes --input {input} --classes {params.classes} --iterations {params.iterations}"
+        " --seed {params.seed} --output {output} > {log} 2>&1"
+
+
+def btg_inputs(split):
+    return dict(
+        tok=lambda w: data_file(w, split(w), "tok", "src"),
+        conllu=lambda w: f"{R}/data/{w.pair}/{split(w)}.{src_lang(w)}.conllu",
+        classes=f"{R}/preorder/{{pair}}/classes.tsv",
+    )
+
+
+rule btg_train:
+    input:
+        **btg_inputs(lambda w: "train"),
+        align=f"{R}/data/{{pair}}/train.align",
+    output:
+        model=f"{R}/preorder/{{pair}}/btg/model.npz",
+        stats=f"{R}/preorder/{{pair}}/btg/train.json",
+    log:
+        f"{L}/btg_train/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    benchmark:
+        f"{R}/benchmarks/btg_train/{{pair}}.tsv"
+    params:
+        opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
+    shell:
+        "wordorder btg-train --tok {input.tok} --conllu {input.conllu} --classes {input.classes}"
+        " --align {input.align} --options {params.opts:q} --model {output.model} --stats {output.stats} > {log} 2>&1"
+
+
+rule btg_apply:
+    input:
+        **btg_inputs(lambda w: w.split),
+        model=rules.btg_train.output.model,
+    output:
+        f"{R}/preorder/{{pair}}/btg/{{split}}.perm",
+    log:
+        f"{L}/btg_apply/{{pair}}.{{split}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        pos=PREORDER["btg"]["pos"],
+    threads: config["threads"]["preorder"]
+    shell:
+        "NUMBA_NUM_THREADS={threads} wordorder btg-apply --model {input.model} --tok {input.tok}"
+        " --conllu {input.conllu} --classes {input.classes} --pos {params.pos} --output {output} > {log} 2>&1"
+
+
+def rvnn_inputs(split):
+    return dict(
+        tok=lambda w: data_file(w, split(w), "tok", "src"),
+        conllu=lambda w: f"{R}/data/{w.pair}/{split(w)}.{src_lang(w)}.conllu",
+        tree=lambda w: f"{R}/data/{w.pair}/{split(w)}.btree.{src_lang(w)}",
+    )
+
+
+rule rvnn_train:
+    input:
+        **rvnn_inputs(lambda w: "train"),
+        align=f"{R}/data/{{pair}}/train.align",
+    output:
+        model=f"{R}/preorder/{{pair}}/rvnn/model.pt",
+        stats=f"{R}/preorder/{{pair}}/rvnn/train.json",
+    log:
+        f"{L}/rvnn_train/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    benchmark:
+        f"{R}/benchmarks/rvnn_train/{{pair}}.tsv"
+    params:
+        opts=as_json({**PREORDER["rvnn"], "seed": config["split_seed"]}),
+    threads: config["threads"]["preorder"]
+    resources:
+        gpu=lambda w: 1 if str(PREORDER["rvnn"]["device"]).startswith("cuda") else 0,
+    shell:
+        "wordorder rvnn-train --tok {input.tok} --conllu {input.conllu} --tree {input.tree}"
+        " --align {input.align} --options {params.opts:q} --threads {threads}"
+        " --model {output.model} --stats {output.stats} > {log} 2>&1"
+
+
+rule rvnn_apply:
+    input:
+        **rvnn_inputs(lambda w: w.split),
+        model=rules.rvnn_train.output.model,
+    output:
+        f"{R}/preorder/{{pair}}/rvnn/{{split}}.perm",
+    log:
+        f"{L}/rvnn_apply/{{pair}}.{{split}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["preorder"]
+    shell:
+        "wordorder rvnn-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
+        " --tree {input.tree} --threads {threads} --output {output} > {log} 2>&1"
+
+
+rule preorder_project:
+    input:
+        perm=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.perm",
+        tok=lambda w: data_file(w, w.split, "tok", "src"),
+        bpe=lambda w: data_file(w, w.split, "bpe", "src"),
+    output:
+        tok=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.tok.{{lang}}",
+        bpe=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.bpe.{{lang}}",
+        positions=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.positions.{{lang}}",
+    log:
+        f"{L}/preorder_project/{{pair}}.{{method}}.{{split}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe}"
+        " --out-tok {output.tok} --out-bpe {output.bpe} --out-positions {output.positions} > {log} 2>&1"
+
+
+rule preorder_report:
+    input:
+        tok=lambda w: [data_file(w, s, "tok", "src") for s in source_splits(w.pair)],
+        align=lambda w: [f"{R}/data/{w.pair}/{s}.align" for s in source_splits(w.pair)],
+        perms=lambda w: [f"{R}/preorder/{w.pair}/{m}/{s}.perm" for m in METHODS for s in source_splits(w.pair)],
+    output:
+        json=f"{R}/preorder/{{pair}}/quality.json",
+        csv=f"{R}/tables/preorder_quality_{{pair}}.csv",
+        md=f"{R}/tables/preorder_quality_{{pair}}.md",
+        figure=f"{R}/figures/preorder_{{pair}}.png",
+    log:
+        f"{L}/preorder_report/{{pair}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        splits=lambda w: " ".join(source_splits(w.pair)),
+        methods=" ".join(METHODS),
+    shell:
+        "wordorder preorder-report --pair {wildcards.pair} --splits {params.splits} --tok {input.tok}"
+        " --align {input.align} --methods {params.methods} --perms {input.perms}"
+        " --json {output.json} --csv {output.csv} --md {output.md} --figure {output.figure} > {log} 2>&1"
+
+
+def preorder_targets():
+    """The quality table of every pair and the model inputs of every (method, split)."""
+    if not METHODS:
+        return []
+    out = []
+    for pair in config["pairs"]:
+        src = pair_langs(pair)[0]
+        out.append(f"{R}/tables/preorder_quality_{pair}.md")
+        for m in METHODS:
+            for s in source_splits(pair):
+                out += [f"{R}/preorder/{pair}/{m}/{s}.{kind}.{src}" for kind in ("tok", "bpe", "positions")]
+    return out
