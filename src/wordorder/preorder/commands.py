@@ -24,7 +24,8 @@ def cmd_align(a: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".align.") as tmp:
         parts = [Path(tmp) / f"{i}.align" for i in range(len(a.splits))]
-        stats = align_corpus([Path(p) for p in a.src], [Path(p) for p in a.tgt], parts, a.options, seed=a.seed)
+        stats = align_corpus([Path(p) for p in a.src], [Path(p) for p in a.tgt], parts, a.options, seed=a.seed,
+                             work_dir=Path(tmp))
         lines = []
         with atomic_open(out) as f:
             for part in parts:
