@@ -79,6 +79,8 @@ def read_trees(path: str | Path, tokens: list[list[str]]) -> list:
 def read_links(align: str | Path, src_tokens: list[list[str]], tgt_lens: list[int] | None = None) -> list[np.ndarray]:
     """Alignments checked against the source lengths (and target lengths when given)."""
     src_lens = [len(t) for t in src_tokens]
+    if tgt_lens is None:  # the target side is not at hand: check line count and source indices only
+        tgt_lens = [np.iinfo(np.int64).max] * len(src_lens)
     return read_alignments(align, src_lens, tgt_lens)
 
 

@@ -1,0 +1,57 @@
+"""The preorder stage's CLI on small files: outputs, and bad input giving one clear error and no output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wordorder.cli import main
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    (tmp_path / "s.tok").write_text("i bought a book yesterday\nhello\n\nyes no\n", encoding="utf-8")
+    (tmp_path / "s.align").write_text("0-0 1-3 3-2 4-1\n0-0\n\n0-1 1-0\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_gold_and_report(corpus, capsys):
+    assert main(["preorder-gold", "--align", str(corpus / "s.align"), "--tok", str(corpus / "s.tok"),
+                 "--attach", "right", "--output", str(corpus / "gold.perm")]) == 0
+    assert (corpus / "gold.perm").read_text() == "0 4 2 3 1\n0\n\n1 0\n"
+    out = {k: str(corpus / f"q.{k}") for k in ("json", "csv", "md", "png")}
+    assert main(["preorder-report", "--pair", "en-ja", "--splits", "test", "--tok", str(corpus / "s.tok"),
+                 "--align", str(corpus / "s.align"), "--methods", "gold", "--perms", str(corpus / "gold.perm"),
+                 "--json", out["json"], "--csv", out["csv"], "--md", out["md"], "--figure", out["png"]]) == 0
+    quality = json.loads((corpus / "q.json").read_text())["splits"]["test"]
+    # identity: 0.5 (book sentence), 1 (one word), 1 (empty), 0 (swap) -> mean tau 0.625
+    assert quality["identity"]["tau"] == pytest.approx(0.625)
+    assert quality["identity"]["frs"] == pytest.approx((0.2 + 1 + 1 + 0) / 4)
+    assert quality["gold"]["tau"] == 1.0 and quality["gold"]["complete_match"] == 1.0
+    assert "| identity | 0.625 |" in (corpus / "q.md").read_text()
+
+
+@pytest.mark.parametrize("links, message", [
+    ("0-0 1-3 3-2 9-1\n0-0\n\n0-1 1-0\n", "s.align:1"),   # source index out of range
+    ("0-0 1-3 3-2 4-1\n0-0\n\n0-1 1_0\n", "s.align:4"),   # malformed link
+    ("0-0 1-3 3-2 4-1\n0-0\n", "s.align"),               # too few lines
+])
+def test_bad_alignment_is_one_error_and_no_output(corpus, capsys, links, message):
+    (corpus / "s.align").write_text(links, encoding="utf-8")
+    assert main(["preorder-gold", "--align", str(corpus / "s.align"), "--tok", str(corpus / "s.tok"),
+                 "--output", str(corpus / "gold.perm")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+    assert not (corpus / "gold.perm").exists() and not list(corpus.glob(".*"))
+
+
+def test_bad_permutation_file_in_projection(corpus, capsys):
+    (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
+    (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 1\n", encoding="utf-8")
+    outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
+    assert main(["preorder-project", "--perm", str(corpus / "p.perm"), "--tok", str(corpus / "s.tok"),
+                 "--bpe", str(corpus / "s.bpe"), "--out-tok", outs[0], "--out-bpe", outs[1],
+                 "--out-positions", outs[2]]) == 2
+    assert "p.perm:4" in capsys.readouterr().err
+    assert not list(corpus.glob("o.*"))
