@@ -1,0 +1,255 @@
+"""Recursive-NN preordering (Kawara, Chu, Arase 2018; Kawara et al. 2021): training, applying, files.
+
+The model labels every node of a binary source tree (``wordorder.syntax.binarize``) as STRAIGHT
+or INVERTED. It is trained on the τ oracle labels of :mod:`wordorder.preorder.rvnn_oracle`.
+Reading the labels bottom-up gives a permutation with ``reordered[k] = src[perm[k]]``. Settings
+follow the paper (§V.B): 5 epochs, 500 trees per batch, vocabulary 50k, word and POS embeddings
+of 200. The optimiser follows the reference code: Adam, with L2 weight decay 1e-4 added to the
+gradient before its norm is clipped at 5 (the order of its chainer hooks). The loss is the sum
+of node cross-entropies per tree, averaged over the trees.
+
+Words are lowercased. The vocabulary keeps the ``vocab_size`` most frequent words; ties are broken
+by first occurrence, and id 0 is ``<unk>``. The reference code fills its vocabulary in first-seen
+order. That is a quirk we do not reproduce. POS tags are UPOS, with an ``<unk>`` as well.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from wordorder.device import resolve_device
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open
+from wordorder.preorder.rvnn_net import RvNNNet, collate, ranges
+from wordorder.preorder.rvnn_oracle import (
+    TreeArrays,
+    apply_labels_corpus,
+    flatten_trees,
+    oracle_labels_corpus,
+    pack_links,
+)
+from wordorder.progress import progress
+from wordorder.syntax.binarize import Tree
+
+UNK = "<unk>"
+FORMAT = "wordorder-rvnn"
+
+
+@dataclass
+class RvNNOptions:
+    """Training settings (paper §V.B and the reference code's optimiser)."""
+
+    epochs: int = 5
+    batch_size: int = 500  # trees per update
+    vocab_size: int = 50000  # words kept, <unk> included
+    embed: int = 200  # word and POS embedding size, each
+    hidden: int = 200  # node vector size λ
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    clip: float = 5.0  # gradient-norm clipping; 0 turns it off
+    seed: int = 1
+    device: str = "auto"
+
+
+def build_vocab(sentences: Sequence[Sequence[str]], size: int, lower: bool) -> list[str]:
+    """``[<unk>, most frequent ...]``, at most ``size`` entries; ties keep first-seen order."""
+    counts = Counter(w.lower() if lower else w for sent in sentences for w in sent)
+    counts.pop(UNK, None)
+    ranked = sorted(counts, key=counts.__getitem__, reverse=True)  # stable: first seen wins ties
+    return [UNK, *ranked[: max(size - 1, 0)]]
+
+
+def _encode(sentences: Sequence[Sequence[str]], index: dict[str, int], lower: bool) -> np.ndarray:
+    """[sum n] int64 ids of all tokens; unknown tokens get 0 (``<unk>``)."""
+    get = index.get
+    return np.fromiter((get(w.lower() if lower else w, 0) for sent in sentences for w in sent), dtype=np.int64)
+
+
+def _check_lengths(words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence,
+                   tree_path: str | Path | None) -> list[int]:
+    if len(pos) != len(words) or len(trees) != len(words):
+        raise WordorderError(f"{len(words)} sentences, {len(pos)} POS lines and {len(trees)} trees",
+                             hint="the tokens, parses and trees must be line-aligned")
+    lengths = [len(w) for w in words]
+    for t, (w, p) in enumerate(zip(words, pos)):
+        if len(p) != len(w):
+            raise WordorderError(f"{len(p)} POS tags for {len(w)} words", line=t + 1,
+                                 hint="the parse must use the pipeline's own tokens")
+    return lengths
+
+
+class RvNNPreorderer:
+    """A trained RvNN preorderer: the network, its vocabularies and the options it was trained with."""
+
+    def __init__(self, net: RvNNNet, words: list[str], pos: list[str], options: RvNNOptions,
+                 device: str | None = None) -> None:
+        self.device = resolve_device(device or options.device)
+        self.net = net.to(self.device)
+        self.words, self.pos, self.options = words, pos, options
+        self._word_index = {w: i for i, w in enumerate(words)}
+        self._pos_index = {p: i for i, p in enumerate(pos)}
+
+    def encode(self, words: Sequence[Sequence[str]],
+               pos: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Flat word ids, POS ids and [T+1] token offsets of a corpus."""
+        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=offsets[1:])
+        return _encode(words, self._word_index, True), _encode(pos, self._pos_index, False), offsets
+
+    @torch.inference_mode()
+    def predict_labels(self, words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]],
+                       trees: Sequence[Tree | None], batch_size: int = 500, progress_bar: bool = True,
+                       tree_path: str | Path | None = None) -> tuple[TreeArrays, np.ndarray]:
+        """The flat trees and the predicted label of every internal node ([N] int8, their rows)."""
+        lengths = _check_lengths(words, pos, trees, tree_path)
+        flat = flatten_trees(trees, lengths, tree_path)
+        word_ids, pos_ids, offsets = self.encode(words, pos)
+        labels = np.zeros(len(flat.spans), dtype=np.int8)
+        todo = np.flatnonzero(flat.n >= 2)
+        # Batches of trees of similar height waste no levels: sort by the root's height.
+        todo = todo[np.argsort(flat.height[flat.node_offsets[todo + 1] - 1], kind="stable")]
+        self.net.eval()
+        bar = progress(desc="rvnn preorder", unit=" sent", total=len(todo), enabled=progress_bar)
+        bs = max(batch_size, 1)
+        for start in range(0, len(todo), bs):
+            select = todo[start:start + bs]
+            batch = collate(flat, word_ids, pos_ids, offsets, select, self.device)
+            labels[batch.rows] = self.net(batch).argmax(-1).to(torch.int8).cpu().numpy()
+            bar.update(len(select))
+        bar.close()
+        return flat, labels
+
+    def preorder(self, words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence[Tree | None],
+                 batch_size: int = 500, progress_bar: bool = True,
+                 tree_path: str | Path | None = None) -> list[np.ndarray]:
+        """One permutation per sentence (``None`` tree = empty sentence; a one-word one gives [0])."""
+        flat, labels = self.predict_labels(words, pos, trees, batch_size, progress_bar, tree_path)
+        return apply_labels_corpus(flat, labels)
+
+    def save(self, path: str | Path) -> None:
+        """Write the model atomically (a torch file readable with ``weights_only=True``)."""
+        state = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
+        data = {"format": FORMAT, "version": 1, "options": asdict(self.options),
+                "words": list(self.words), "pos": list(self.pos), "state": state}
+        with atomic_open(path, "wb") as f:
+            torch.save(data, f)
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | None = None) -> RvNNPreorderer:
+        """Read a model written by :meth:`save`; ``device`` overrides the saved option.
+
+        Raises:
+            WordorderError: the file is missing, unreadable or not an RvNN model.
+        """
+        hint = "retrain it with `wordorder` (the rvnn_train step)"
+        if not Path(path).is_file():
+            raise WordorderError("RvNN model file not found", path=path, hint=hint)
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # torch raises many types for a corrupt or foreign file
+            raise WordorderError(f"cannot read the RvNN model ({type(e).__name__}: {e})".splitlines()[0],
+                                 path=path, hint=hint) from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != 1:
+            raise WordorderError("not an RvNN preordering model (format wordorder-rvnn, version 1)",
+                                 path=path, hint=hint)
+        try:
+            known = {f.name for f in fields(RvNNOptions)}
+            options = RvNNOptions(**{k: v for k, v in data["options"].items() if k in known})
+            words, pos, state = list(data["words"]), list(data["pos"]), data["state"]
+            net = RvNNNet(len(words), len(pos), options.embed, options.hidden)
+            net.load_state_dict(state)
+        except (KeyError, TypeError, RuntimeError, AttributeError) as e:
+            raise WordorderError(f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0],
+                                 path=path, hint=hint) from None
+        return cls(net, words, pos, options, device)
+
+
+def train_rvnn(words: list[list[str]], pos: list[list[str]], trees: list[Tree | None], links: list[np.ndarray],
+               options: RvNNOptions, progress_bar: bool = True, *, tree_path: str | Path | None = None,
+               align_path: str | Path | None = None) -> tuple[RvNNPreorderer, dict]:
+    """Train an RvNN preorderer on oracle labels.
+
+    Args:
+        words, pos: tokens and their UPOS tags, one list per sentence.
+        trees: binary trees over the tokens (``None`` for an empty sentence).
+        links: [L, 2] (source i, target j) alignment links per sentence.
+        tree_path, align_path: files named in input errors.
+
+    Returns:
+        The preorderer and statistics: sentences, used, skipped {reason: count}, nodes, the share
+        of INVERTED oracle labels, vocabulary sizes, and per epoch the mean tree loss, the label
+        accuracy on the training batches as they were seen, and seconds.
+
+    Raises:
+        WordorderError: misaligned inputs, a tree that does not fit its sentence, a link outside
+            it, or no usable sentence. Empty, one-word and unaligned sentences are skipped and counted.
+    """
+    lengths = _check_lengths(words, pos, trees, tree_path)
+    flat = flatten_trees(trees, lengths, tree_path)
+    packed = pack_links(links, lengths, align_path)
+    n, n_links = flat.n, packed.counts()
+    skipped = {"empty": int((n == 0).sum()), "one_word": int((n == 1).sum()),
+               "no_links": int(((n >= 2) & (n_links == 0)).sum())}
+    used = np.flatnonzero((n >= 2) & (n_links > 0))
+    if not len(used):
+        raise WordorderError(f"no sentence to train the RvNN preorderer on (skipped: {skipped})",
+                             path=align_path, hint="check the alignments and trees of the training corpus")
+    labels = oracle_labels_corpus(flat, packed)
+    # Vocabularies from the sentences trained on only: other words would keep random embeddings.
+    word_vocab = build_vocab([words[i] for i in used], options.vocab_size, lower=True)
+    pos_vocab = build_vocab([pos[i] for i in used], 10**9, lower=False)
+    torch.manual_seed(options.seed)
+    model = RvNNPreorderer(RvNNNet(len(word_vocab), len(pos_vocab), options.embed, options.hidden),
+                           word_vocab, pos_vocab, options)
+    net = model.net
+    word_ids, pos_ids, offsets = model.encode(words, pos)
+    params = list(net.parameters())
+    opt = torch.optim.Adam(params, lr=options.lr)  # L2 decay is added to the gradients by hand
+    rng = np.random.default_rng(options.seed)
+    bs = max(options.batch_size, 1)
+    steps = -(-len(used) // bs)
+    bar = progress(desc="rvnn train", unit=" batch", total=steps * options.epochs, enabled=progress_bar)
+    epochs = []
+    for epoch in range(1, options.epochs + 1):
+        start, total_loss, correct, nodes = time.perf_counter(), 0.0, 0, 0
+        net.train()
+        order = rng.permutation(used)
+        for k in range(steps):
+            batch = collate(flat, word_ids, pos_ids, offsets, order[k * bs:(k + 1) * bs], model.device)
+            gold = torch.from_numpy(labels[batch.rows].astype(np.int64)).to(model.device)
+            logits = net(batch)
+            loss = F.cross_entropy(logits, gold, reduction="sum") / batch.n_trees
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            with torch.no_grad():  # the reference's chainer hooks: L2 decay first, then clip the norm
+                for p in params:
+                    if p.grad is not None:
+                        p.grad.add_(p, alpha=options.weight_decay)
+            if options.clip > 0:
+                torch.nn.utils.clip_grad_norm_(params, options.clip)
+            opt.step()
+            total_loss += loss.item() * batch.n_trees
+            correct += int((logits.argmax(-1) == gold).sum())
+            nodes += len(gold)
+            bar.update(1)
+            bar.set_postfix(epoch=epoch, loss=f"{loss.item():.3f}", refresh=False)
+        epochs.append({"epoch": epoch, "loss": total_loss / len(used), "label_accuracy": correct / max(nodes, 1),
+                       "seconds": round(time.perf_counter() - start, 3)})
+    bar.close()
+    used_nodes = ranges(flat.node_offsets[used], n[used] - 1)
+    unk = float(np.mean(word_ids[ranges(offsets[used], n[used])] == 0))
+    stats = {
+        "sentences": len(words), "used": len(used), "skipped": skipped, "nodes": len(used_nodes),
+        "label_share_inverted": float(labels[used_nodes].mean()),
+        "vocab_words": len(model.words), "vocab_pos": len(model.pos), "unk_token_share": unk,
+        "device": str(model.device), "epochs": epochs,
+    }
+    return model, stats
