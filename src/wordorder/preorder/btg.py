@@ -1,0 +1,237 @@
+"""The top-down BTG preorderer (Nakagawa, ACL 2015; spec §1): training, preordering, model files.
+
+A sentence is parsed top-down into a binary bracketing whose nodes are straight (STR) or
+inverted (INV); reading the leaves with the inverted nodes' children swapped gives the preorder.
+The parser is a beam search over split actions scored by a linear model of 78 hashed feature
+templates (:mod:`wordorder.preorder.btg_features`), trained online against word-order
+constraints from alignments (:mod:`wordorder.preorder.constraint`) as a latent-variable model:
+any derivation that keeps the aligned words in target order is correct. The kernels are in
+:mod:`wordorder.preorder.btg_search`.
+
+Decisions the spec leaves open:
+- Sentence order: each iteration visits the usable sentences in a fresh random order drawn
+  from ``seed`` (the reference code keeps corpus order); results are reproducible per seed.
+- Averaging follows the reference code for both update rules: the averaged table gathers
+  ``tau * Δ * (N - u) / N`` with N = iterations × usable sentences, so stopping early after an
+  error-free iteration gives the same average as running on.
+- Sentences with fewer than two aligned words are not used for training (as in the reference
+  code: every derivation is valid for them).
+- A model with no usable training sentence is an error rather than an all-zero model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zipfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open
+from wordorder.preorder.btg_features import hash_tokens
+from wordorder.preorder.btg_search import decode_all
+from wordorder.preorder.btg_update import train_chunk
+from wordorder.preorder.constraint import REASONS, btg_constraint
+from wordorder.progress import progress
+
+FORMAT = "wordorder-btg-1"
+_CHUNK = 500  # sentences per kernel call: the progress bar's granularity
+
+Sentence = tuple[Sequence[str], Sequence[str], Sequence[str]]
+
+
+@dataclass
+class BTGOptions:
+    """Training and decoding options.
+
+    beam: beam width K; iterations: training passes (stops early after one without errors);
+    update: "pa" (PA-I, the reference code) or "perceptron" (the paper); hash_bits: log2 of the
+    weight-table rows; min_updates: drop averaged weights updated fewer times; seed: sentence order.
+    """
+
+    beam: int = 20
+    iterations: int = 20
+    update: str = "pa"
+    hash_bits: int = 22
+    min_updates: int = 0
+    seed: int = 1
+
+    def check(self) -> BTGOptions:
+        """Raise WordorderError for an invalid value; return self."""
+        problems = []
+        if not (isinstance(self.beam, int) and self.beam >= 1):
+            problems.append(f"beam must be an integer >= 1, got {self.beam!r}")
+        if not (isinstance(self.iterations, int) and self.iterations >= 1):
+            problems.append(f"iterations must be an integer >= 1, got {self.iterations!r}")
+        if self.update not in ("pa", "perceptron"):
+            problems.append(f"update must be 'pa' or 'perceptron', got {self.update!r}")
+        if not (isinstance(self.hash_bits, int) and 8 <= self.hash_bits <= 30):
+            problems.append(f"hash_bits must be an integer in [8, 30], got {self.hash_bits!r}")
+        if not (isinstance(self.min_updates, int) and self.min_updates >= 0):
+            problems.append(f"min_updates must be an integer >= 0, got {self.min_updates!r}")
+        if problems:
+            raise WordorderError("invalid BTG options: " + "; ".join(problems),
+                                 hint="fix the preorder.btg block of the config")
+        return self
+
+
+def _check_sentences(sentences: Sequence[Sentence]) -> None:
+    for k, sent in enumerate(sentences):
+        if len(sent) != 3 or not (len(sent[0]) == len(sent[1]) == len(sent[2])):
+            lens = "/".join(str(len(x)) for x in sent)
+            raise WordorderError(f"sentence {k + 1}: words, POS tags and classes differ in length ({lens})",
+                                 line=k + 1, hint="the annotations must have one entry per token")
+
+
+def _usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+class BTGPreorderer:
+    """A trained model: a [2**hash_bits, 2] float32 weight table (columns STR, INV) and its options."""
+
+    def __init__(self, weights: np.ndarray, options: BTGOptions) -> None:
+        self.options = options
+        self.weights = np.ascontiguousarray(weights, dtype=np.float32)
+        if self.weights.shape != (1 << options.hash_bits, 2):
+            raise ValueError(f"weights of shape {self.weights.shape} do not match hash_bits={options.hash_bits}")
+
+    @classmethod
+    def train(cls, sentences: list[Sentence], links: list[np.ndarray], options: BTGOptions | None = None,
+              progress_bar: bool = True) -> tuple[BTGPreorderer, dict]:
+        """Train on (words, POS, classes) sentences and their [L, 2] (source, target) links.
+
+        Returns:
+            The model and statistics: sentences, used, skipped {reason: count}, per-iteration
+            errors / early updates / seconds, total seconds, nonzero weights.
+        """
+        options = (options or BTGOptions()).check()
+        start = time.perf_counter()
+        if len(links) != len(sentences):
+            raise WordorderError(f"{len(links)} alignments for {len(sentences)} sentences",
+                                 hint="the alignment file must have one line per sentence")
+        _check_sentences(sentences)
+        skipped = dict.fromkeys(REASONS, 0)
+        used, ranks = [], []
+        for k, (sent, lk) in enumerate(zip(sentences, links)):
+            try:
+                r, reason = btg_constraint(lk, len(sent[0]))
+            except WordorderError as err:
+                raise WordorderError(f"sentence {k + 1}: {err.message}", line=k + 1, hint=err.hint) from None
+            if r is None:
+                skipped[reason] += 1
+            else:
+                used.append(k)
+                ranks.append(r)
+        if not used:
+            raise WordorderError(f"none of the {len(sentences)} training sentences has a usable alignment constraint",
+                                 hint="check that the alignments belong to these sentences")
+        hashes, offsets = hash_tokens([sentences[k] for k in used])
+        flat_ranks = np.concatenate(ranks).astype(np.int64)
+        size = 1 << options.hash_bits
+        W = np.zeros((size, 2), np.float32)
+        avg = np.zeros((size, 2), np.float64)
+        cnt = np.zeros((size, 2), np.int32)
+        shift, pa = 64 - options.hash_bits, options.update == "pa"
+        N = options.iterations * len(used)
+        rng = np.random.default_rng(options.seed)
+        history = []
+        for it in range(options.iterations):
+            t_it = time.perf_counter()
+            order = rng.permutation(len(used)).astype(np.int64)
+            stats = np.zeros(2, np.int64)
+            with progress(total=len(used), desc=f"btg iteration {it + 1}/{options.iterations}", unit=" sent",
+                          enabled=progress_bar) as bar:
+                for c in range(0, len(used), _CHUNK):
+                    ids = order[c:c + _CHUNK]
+                    train_chunk(ids, hashes, offsets, flat_ranks, W, avg, cnt, shift, options.beam, pa,
+                                it * len(used) + c, N, stats)
+                    bar.update(len(ids))
+                    bar.set_postfix(errors=int(stats[0]), refresh=False)
+            history.append({"iteration": it + 1, "errors": int(stats[0]), "early_updates": int(stats[1]),
+                            "seconds": round(time.perf_counter() - t_it, 2)})
+            if stats[0] == 0:
+                break
+        final = avg.astype(np.float32)
+        if options.min_updates > 0:
+            final[cnt < options.min_updates] = 0.0
+        model = cls(final, options)
+        info = {"sentences": len(sentences), "used": len(used), "skipped": skipped, "iterations": history,
+                "converged": history[-1]["errors"] == 0, "nonzero_weights": int(np.count_nonzero(final)),
+                "total_seconds": round(time.perf_counter() - start, 2)}
+        return model, info
+
+    def preorder(self, sentences: list[Sentence], progress_bar: bool = True,
+                 threads: int | None = None) -> list[np.ndarray]:
+        """One int64 permutation per sentence: ``order[k]`` = source index at output position k.
+
+        Chunks of sentences are decoded on ``threads`` threads (default: the usable cores); the
+        kernel releases the GIL and each sentence is independent, so the result does not depend
+        on the thread count.
+        """
+        _check_sentences(sentences)
+        hashes, offsets = hash_tokens(sentences)
+        out = np.empty(int(offsets[-1]), np.int64)
+        shift, S = 64 - self.options.hash_bits, len(sentences)
+        threads = threads or _usable_cores()
+        step = max(1, min(_CHUNK, -(-S // threads)))
+
+        def run(c: int) -> int:
+            a, b = int(offsets[c]), int(offsets[min(c + step, S)])
+            decode_all(hashes[a:b], offsets[c:c + step + 1] - a, self.weights, shift, self.options.beam, out[a:b])
+            return min(step, S - c)
+
+        with progress(total=S, desc="btg preorder", unit=" sent", enabled=progress_bar) as bar, \
+                ThreadPoolExecutor(max_workers=threads) as pool:
+            for done in pool.map(run, range(0, S, step)):
+                bar.update(done)
+        return [out[offsets[s]:offsets[s + 1]].copy() for s in range(S)]
+
+    def save(self, path: str | Path) -> None:
+        """Write the nonzero weights and the options to ``path`` (compressed npz), atomically."""
+        flat = self.weights.reshape(-1)
+        index = np.flatnonzero(flat)
+        gaps = np.diff(index, prepend=0).astype(np.uint32)  # sorted flat indices < 2**31: gaps compress well
+        with atomic_open(path, "wb") as f:
+            np.savez_compressed(f, format=np.array(FORMAT), options=np.array(json.dumps(asdict(self.options))),
+                                index_gaps=gaps, values=flat[index])
+
+    @classmethod
+    def load(cls, path: str | Path) -> BTGPreorderer:
+        """Read a model written by :meth:`save`.
+
+        Raises:
+            WordorderError: the file is missing, not a BTG model, or corrupt.
+        """
+        hint = "give the model file written by btg-train (retrain if it was damaged)"
+        if not Path(path).is_file():
+            raise WordorderError("BTG model file not found", path=path, hint=hint)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "format" not in z.files or str(z["format"]) != FORMAT:
+                    raise WordorderError("not a BTG preorderer model", path=path, hint=hint)
+                raw = json.loads(str(z["options"]))
+                known = {f.name for f in fields(BTGOptions)}
+                options = BTGOptions(**{k: v for k, v in raw.items() if k in known}).check()
+                gaps, values = z["index_gaps"], z["values"]
+        except WordorderError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
+            raise WordorderError(f"not a readable BTG preorderer model ({type(err).__name__}: {err})",
+                                 path=path, hint=hint) from None
+        size = 2 << options.hash_bits
+        index = np.cumsum(gaps, dtype=np.int64)
+        if (gaps.dtype != np.uint32 or index.ndim != 1 or index.shape != values.shape
+                or (len(index) and (index[-1] >= size or (gaps[1:] == 0).any()))):
+            raise WordorderError("corrupt BTG model: weight indices out of range", path=path, hint=hint)
+        flat = np.zeros(size, np.float32)
+        flat[index] = values
+        return cls(flat.reshape(-1, 2), options)
