@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from wordorder.syntax.conllu import read_conllu
@@ -72,6 +73,40 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert report["splits"]["train"]["distances"]["syntax"][0] > 0  # pairs at distance 1 exist
     assert (out / "figures" / "syntax_en-de.png").stat().st_size > 1000
     assert not list((data / "parse").glob("*.conllu"))  # shards are temporary
+
+    # Alignment and preordering: every split aligned (joint run, cut per split), one permutation
+    # per line and method, preordered tokens/subwords/positions, and the quality table.
+    from wordorder.preorder.permutation import subword_positions
+    from wordorder.text.subword import word_index
+
+    align_stats = json.loads((data / "align" / "stats.json").read_text(encoding="utf-8"))
+    assert list(align_stats["splits"]) == ["train", "dev", "flickr2016", "held"]
+    for split in ("train", "dev", "held", "flickr2016"):
+        src = [line.split() for line in (data / f"{split}.tok.en").read_text(encoding="utf-8").splitlines()]
+        tgt = [line.split() for line in (data / f"{split}.tok.de").read_text(encoding="utf-8").splitlines()]
+        links = (data / f"{split}.align").read_text(encoding="utf-8").splitlines()
+        assert len(links) == len(src) == align_stats["splits"][split]
+        pairs = [tuple(map(int, x.split("-"))) for line in links for x in line.split()]
+        assert len(pairs) > len(src)  # most words are aligned
+        assert all(0 <= i < len(s) and 0 <= j < len(t) for line, s, t in zip(links, src, tgt)
+                   for i, j in (map(int, x.split("-")) for x in line.split()))
+        bpe = [line.split() for line in (data / f"{split}.bpe.en").read_text(encoding="utf-8").splitlines()]
+        for method in ("gold", "btg", "rvnn"):
+            pdir = out / "preorder" / "en-de" / method
+            perms = [[int(x) for x in line.split()] for line in (pdir / f"{split}.perm").read_text().splitlines()]
+            assert [sorted(p) for p in perms] == [list(range(len(s))) for s in src], (method, split)
+            pre = (pdir / f"{split}.tok.en").read_text(encoding="utf-8").splitlines()
+            assert pre == [" ".join(s[i] for i in p) for s, p in zip(src, perms)]
+            positions = (pdir / f"{split}.positions.en").read_text().splitlines()
+            assert [[int(x) for x in line.split()] for line in positions] == [
+                subword_positions(word_index(b), np.array(p, dtype=np.int64)).tolist() for b, p in zip(bpe, perms)]
+    quality = json.loads((out / "preorder" / "en-de" / "quality.json").read_text(encoding="utf-8"))
+    for split, by_method in quality["splits"].items():
+        assert list(by_method) == ["identity", "btg", "rvnn", "gold"]
+        assert by_method["gold"]["tau"] >= by_method["identity"]["tau"] and by_method["gold"]["tau"] > 0.9, split
+    assert "| gold |" in (out / "tables" / "preorder_quality_en-de.md").read_text(encoding="utf-8")
+    assert (out / "figures" / "preorder_en-de.png").stat().st_size > 1000
+    assert json.loads((out / "preorder" / "en-de" / "btg" / "train.json").read_text())["used"] > 0
 
     # Scores: one JSON per test set, with sacreBLEU signatures, and the table lists both test sets.
     for testset in ("flickr2016", "held"):
