@@ -55,3 +55,22 @@ def test_bad_permutation_file_in_projection(corpus, capsys):
                  "--out-positions", outs[2]]) == 2
     assert "p.perm:4" in capsys.readouterr().err
     assert not list(corpus.glob("o.*"))
+
+
+def test_align_scores_aer_on_a_gold_set(shared_data, tmp_path):
+    """The en-fr gold set (447 pairs) aligned as an extra split: AER in the stats, not in the joint file."""
+    from wordorder.align.aer import read_src_tgt
+
+    gold = shared_data / "word-alignment-gold_awesome-align"
+    en, fr = read_src_tgt(gold / "enfr.src-tgt.gz")
+    (tmp_path / "t.en").write_text("".join(" ".join(s) + "\n" for s in en[:100]), encoding="utf-8")
+    (tmp_path / "t.fr").write_text("".join(" ".join(s) + "\n" for s in fr[:100]), encoding="utf-8")
+    assert main(["align", "--src", str(tmp_path / "t.en"), "--tgt", str(tmp_path / "t.fr"), "--splits", "train",
+                 "--options", '{"length": 0.5}', "--gold-pairs", str(gold / "enfr.src-tgt.gz"),
+                 "--gold-links", str(gold / "enfr.gold.gz"),
+                 "--output", str(tmp_path / "joint.align"), "--stats", str(tmp_path / "stats.json")]) == 0
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["splits"] == {"train": 100}
+    assert len((tmp_path / "joint.align").read_text().splitlines()) == 100
+    assert stats["aer"]["sentences"] == 447 and stats["aer"]["sure"] == 4038
+    assert stats["aer"]["aer"] < 0.3  # eflomal + grow-diag-final-and gives ~0.18 on this set

@@ -15,10 +15,23 @@ def tok_files(w, side):
     return [f"{R}/data/{w.pair}/{s}.tok.{lang}" for s in source_splits(w.pair)]
 
 
+def align_gold(pair):
+    return config["data"][pair].get("align_gold")
+
+
+def align_gold_args(w, input):
+    gold = align_gold(w.pair)
+    if not gold:
+        return ""
+    swap = " --gold-swap" if gold.get("swap") else ""
+    return f"--gold-pairs {input.gold[0]} --gold-links {input.gold[1]}{swap}"
+
+
 rule align:
     input:
         src=lambda w: tok_files(w, "src"),
         tgt=lambda w: tok_files(w, "tgt"),
+        gold=lambda w: [align_gold(w.pair)[k] for k in ("pairs", "links")] if align_gold(w.pair) else [],
     output:
         joint=f"{R}/data/{{pair}}/align/joint.align",
         stats=f"{R}/data/{{pair}}/align/stats.json",
@@ -32,9 +45,10 @@ rule align:
         splits=lambda w: " ".join(source_splits(w.pair)),
         opts=as_json(config["align"]),
         seed=config["split_seed"],
+        gold=align_gold_args,
     threads: config["threads"]["align"]
     shell:
-        "wordorder align --src {input.src} --tgt {input.tgt} --splits {params.splits}"
+        "wordorder align --src {input.src} --tgt {input.tgt} --splits {params.splits} {params.gold}"
         " --options {params.opts:q} --seed {params.seed} --output {output.joint} --stats {output.stats} > {log} 2>&1"
 
 
