@@ -145,8 +145,8 @@ rule btg_apply:
         pos=PREORDER["btg"]["pos"],
     threads: config["threads"]["preorder"]
     shell:
-        "NUMBA_NUM_THREADS={threads} wordorder btg-apply --model {input.model} --tok {input.tok}"
-        " --conllu {input.conllu} --classes {input.classes} --pos {params.pos} --output {output} > {log} 2>&1"
+        "wordorder btg-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
+        " --classes {input.classes} --pos {params.pos} --threads {threads} --output {output} > {log} 2>&1"
 
 
 def rvnn_inputs(split):

@@ -122,7 +122,7 @@ def cmd_btg_apply(a: argparse.Namespace) -> None:
     from wordorder.preorder.pipeline import btg_apply_step
 
     print(json.dumps(btg_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes),
-                                    Path(a.output), a.pos)))
+                                    Path(a.output), a.pos, a.threads)))
 
 
 def cmd_rvnn_train(a: argparse.Namespace) -> None:
@@ -208,6 +208,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--model", "--tok", "--conllu", "--classes", "--output"):
         s.add_argument(name, required=True)
     s.add_argument("--pos", default="xpos", choices=["xpos", "upos"])
+    s.add_argument("--threads", type=int, default=None, help="decoding threads (default: the usable cores)")
 
     s = add("rvnn-train", cmd_rvnn_train, "train the recursive-NN preorderer")
     for name in ("--tok", "--conllu", "--tree", "--align", "--model", "--stats"):

@@ -134,13 +134,14 @@ def btg_train_step(tok: Path, conllu: Path, classes: Path, align: Path, model: P
     return info
 
 
-def btg_apply_step(model: Path, tok: Path, conllu: Path, classes: Path, output: Path, pos_tagset: str) -> dict:
+def btg_apply_step(model: Path, tok: Path, conllu: Path, classes: Path, output: Path, pos_tagset: str,
+                   threads: int | None = None) -> dict:
     from wordorder.preorder.btg import BTGPreorderer
 
     preorderer = BTGPreorderer.load(model)
     sentences = _btg_inputs(tok, conllu, classes, pos_tagset)
     start = time.perf_counter()
-    perms = preorderer.preorder(sentences)
+    perms = preorderer.preorder(sentences, threads=threads)
     seconds = time.perf_counter() - start
     write_permutations(output, perms)
     return {"sentences": len(perms), "seconds": round(seconds, 2),
