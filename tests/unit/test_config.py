@@ -109,7 +109,12 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
     config["data"]["de-en"] = config["data"]["en-ja"]
     config["pairs"] = ["en-ja", "de-en"]
     config["variants"] = ["lingfeat"]
+    config["preorder"] = {"methods": ["gold", "btg"]}  # BTG needs POS only
     load_config(write(tmp_path, config))  # POS is enough: HanTa gives it for German
+    config["preorder"] = {"methods": ["rvnn"]}
+    with pytest.raises(WordorderError, match="preorder method 'rvnn' on de-en needs dependency trees"):
+        load_config(write(tmp_path, config))
+    config["preorder"] = {"methods": []}
     config["variants"] = ["sdatt"]
     with pytest.raises(WordorderError, match=r"variant 'sdatt' on de-en needs dependency trees.*'de' \(hanta\)") as e:
         load_config(write(tmp_path, config))
