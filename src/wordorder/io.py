@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -130,3 +131,10 @@ def write_parallel(paths: Sequence[str | Path], columns: Sequence[Iterable[str]]
                 for line in lines:
                     f.write(line)
                     f.write("\n")
+
+
+def write_json(path: str | Path, data: dict) -> None:
+    """Atomically write ``data`` as indented UTF-8 JSON."""
+    with atomic_open(path) as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")

@@ -7,7 +7,6 @@ import doctest
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tree_strategies import projective_trees, trees
 

@@ -51,7 +51,7 @@ def cmd_align(a: argparse.Namespace) -> None:
 
     from wordorder.align.eflomal_run import align_corpus
     from wordorder.io import atomic_open
-    from wordorder.preorder.pipeline import write_json
+    from wordorder.io import write_json
 
     if not (len(a.src) == len(a.tgt) == len(a.splits)):
         raise WordorderError("--src, --tgt and --splits need one value per split each")

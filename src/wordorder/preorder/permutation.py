@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_paths, iter_lines
+from wordorder.io import atomic_paths, iter_lines, write_lines
 from wordorder.text.subword import word_index
 
 
@@ -110,6 +110,4 @@ def write_preordered(
 
 
 def write_permutations(path: str | Path, perms: Iterable[np.ndarray]) -> None:
-    from wordorder.io import write_lines
-
     write_lines(path, (format_permutation(p) for p in perms))

@@ -8,8 +8,6 @@ of the parse is token *i* of the line.
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from pathlib import Path
 
@@ -17,15 +15,12 @@ import numpy as np
 
 from wordorder.align.pharaoh import read_alignments
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open, iter_lines
+from wordorder.io import iter_lines, write_json
 from wordorder.preorder.gold import gold_permutation
 from wordorder.preorder.permutation import write_permutations
 from wordorder.progress import progress
 from wordorder.syntax.binarize import from_sexpr, leaves
 from wordorder.syntax.conllu import read_conllu
-
-log = logging.getLogger(__name__)
-
 
 def read_tokens(path: str | Path) -> list[list[str]]:
     return [line.split() for line in iter_lines(path)]
@@ -90,12 +85,6 @@ def sample_indices(n: int, max_sentences: int | None, seed: int) -> np.ndarray:
         return np.arange(n)
     rng = np.random.default_rng(seed)
     return np.sort(rng.choice(n, size=max_sentences, replace=False))
-
-
-def write_json(path: str | Path, data: dict) -> None:
-    with atomic_open(path) as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
 
 
 def gold_step(align: Path, tok: Path, output: Path, key: str, attach: str) -> dict:

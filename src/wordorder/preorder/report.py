@@ -18,7 +18,8 @@ import pandas as pd
 from wordorder.io import atomic_open, atomic_paths
 from wordorder.preorder.metrics import OrderScores, score_orders
 from wordorder.preorder.permutation import read_permutations
-from wordorder.preorder.pipeline import read_links, read_tokens, write_json
+from wordorder.io import write_json
+from wordorder.preorder.pipeline import read_links, read_tokens
 
 #: Display order: the floor first, the ceiling last.
 METHOD_ORDER = ("identity", "btg", "rvnn", "gold")

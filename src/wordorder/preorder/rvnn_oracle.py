@@ -130,7 +130,7 @@ def _walk(tree: Tree, rows: list, t: int, path: str | Path | None) -> int:
         node, expanded = stack.pop()
         if isinstance(node, tuple) and len(node) == 2:
             if expanded:
-                (lid, ls, le, lh), (rid, rs, re, rh) = results[-2], results[-1]
+                (lid, ls, le, lh), (rid, _rs, re, rh) = results[-2], results[-1]
                 del results[-2:]
                 k = len(rows) - first
                 rows.append((lid, rid, ls, le, re, max(lh, rh) + 1))
