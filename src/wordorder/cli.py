@@ -92,6 +92,7 @@ def cmd_train(a: argparse.Namespace) -> None:
         train_src=Path(a.train_src), train_tgt=Path(a.train_tgt), dev_src=Path(a.dev_src),
         dev_ref=Path(a.dev_ref), spm=Path(a.spm), model_options=a.model_options,
         train_options=a.train_options, seed=a.seed, threads=a.threads, output=Path(a.output),
+        features=a.features,
     )
     print(json.dumps(summary, indent=1))
 
@@ -102,6 +103,7 @@ def cmd_translate(a: argparse.Namespace) -> None:
     summary = run_translation(
         checkpoint=Path(a.checkpoint), spm=Path(a.spm), source=Path(a.input), lang=a.lang,
         options=a.options, threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
+        features=a.features,
     )
     print(json.dumps(summary, indent=1))
 
@@ -210,12 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--train-options", type=_json, default={})
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--features", type=_json, default={},
+                   help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}')
 
     s = add("translate", cmd_translate, "translate a subword-encoded source file")
     for name in ("--checkpoint", "--spm", "--input", "--lang", "--output", "--output-tok"):
         s.add_argument(name, required=True)
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}')
 
     s = add("score", cmd_score, "score translations (BLEU, chrF) into a JSON")
     for name in ("--hyp", "--ref", "--lang", "--output", "--pair", "--variant", "--testset"):

@@ -107,6 +107,13 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
                 path=config.get("variants_file"),
                 hint=f"registered variants: {', '.join(sorted(variants))}",
             )
+        method = variants[name].get("preorder")
+        if variants[name].get("source") == "preordered" and not method:
+            raise WordorderError(f"variant '{name}' reads a preordered source but names no preorder method",
+                                 path=config.get("variants_file"), hint="add preorder: gold|btg|rvnn to the entry")
+        if method and method not in methods:
+            raise WordorderError(f"variant '{name}' reads {method} preorders, but preorder.methods is "
+                                 f"{methods or '[]'}", hint=f"add {method} to preorder.methods in the config")
         needs = variants[name].get("needs", [])
         if needs:
             from wordorder.syntax.backends import require_annotations

@@ -80,3 +80,38 @@ def runs():
         for v in config["variants"]
         for s in config["seeds"]
     ]
+
+
+def variant_entry(w):
+    return VARIANTS[w.variant]
+
+
+def variant_features(w, split):
+    """The extra source inputs of a variant for one split: {name: file} (POS/BIEO tags of the
+    syntax stage, preordered positions of the variant's preordering method)."""
+    from wordorder.models.options import ModelOptions
+
+    entry = variant_entry(w)
+    model = {k: v for k, v in entry["model"].items() if k != "preset"}
+    src = src_lang(w)
+    files = {}
+    for name in sorted(ModelOptions(**model).required_features()):
+        if name == "order":
+            files[name] = f"{R}/preorder/{w.pair}/{entry['preorder']}/{split}.positions.{src}"
+        else:
+            files[name] = f"{R}/data/{w.pair}/{split}.{name}.{src}"
+    return files
+
+
+def variant_source(w, split):
+    """The subword source a variant reads: the pair's, or its preordered version."""
+    entry = variant_entry(w)
+    if entry.get("source", "original") == "preordered":
+        return f"{R}/preorder/{w.pair}/{entry['preorder']}/{split}.bpe.{src_lang(w)}"
+    return data_file(w, split, "bpe", "src")
+
+
+def train_features(w):
+    train = variant_features(w, "train")
+    dev = variant_features(w, "dev")
+    return {name: {"train": train[name], "dev": dev[name]} for name in train}

@@ -5,7 +5,8 @@ rule translate:
     input:
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
         spm=f"{R}/data/{{pair}}/spm.model",
-        src=lambda w: f"{R}/data/{w.pair}/{w.testset}.bpe.{src_lang(w)}",
+        src=lambda w: variant_source(w, w.testset),
+        features=lambda w: list(variant_features(w, w.testset).values()),
     output:
         hyp=f"{R}/translations/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.hyp",
         tok=f"{R}/translations/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.hyp.tok",
@@ -18,10 +19,11 @@ rule translate:
     params:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
+        features=lambda w: as_json(variant_features(w, w.testset)),
     threads: config["threads"]["translate"]
     shell:
         "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
-        " --lang {params.lang} --options {params.opts:q} --threads {threads}"
+        " --lang {params.lang} --options {params.opts:q} --threads {threads} --features {params.features:q}"
         " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
 
 

@@ -3,11 +3,12 @@
 
 rule train:
     input:
-        train_src=lambda w: data_file(w, "train", "bpe", "src"),
+        train_src=lambda w: variant_source(w, "train"),
         train_tgt=lambda w: data_file(w, "train", "bpe", "tgt"),
-        dev_src=lambda w: data_file(w, "dev", "bpe", "src"),
+        dev_src=lambda w: variant_source(w, "dev"),
         dev_ref=lambda w: data_file(w, "dev", "tok", "tgt"),
         spm=f"{R}/data/{{pair}}/spm.model",
+        features=lambda w: list(variant_features(w, "train").values()) + list(variant_features(w, "dev").values()),
     output:
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
         metrics=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/metrics.jsonl",
@@ -20,6 +21,7 @@ rule train:
     params:
         model=lambda w: as_json(VARIANTS[w.variant]["model"]),
         train=as_json(config["train"]),
+        features=lambda w: as_json(train_features(w)),
     threads: config["threads"]["train"]
     resources:
         gpu=lambda w: 1 if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
@@ -27,4 +29,5 @@ rule train:
         "wordorder train --train-src {input.train_src} --train-tgt {input.train_tgt}"
         " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm}"
         " --model-options {params.model:q} --train-options {params.train:q}"
-        " --seed {wildcards.seed} --threads {threads} --output {output.model} > {log} 2>&1"
+        " --seed {wildcards.seed} --threads {threads} --features {params.features:q}"
+        " --output {output.model} > {log} 2>&1"

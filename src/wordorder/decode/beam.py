@@ -17,7 +17,7 @@ PAD and BOS are never generated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -27,6 +27,7 @@ from tqdm import tqdm
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
+from wordorder.train.features import pad_feature
 
 NEG_INF = float("-inf")
 
@@ -37,6 +38,14 @@ class Hypothesis:
 
     tokens: list[int]
     score: float
+
+
+Feats = Mapping[str, Tensor]
+
+
+def _encode(model: Seq2SeqModel, src: Tensor, feats: Feats | None):
+    """Families without source features keep the one-argument ``encode``."""
+    return model.encode(src, feats) if feats else model.encode(src)
 
 
 def max_lengths(src: Tensor, max_len_a: float, max_len_b: int) -> Tensor:
@@ -61,13 +70,14 @@ def _constrain(lp: Tensor, at_max: Tensor) -> Tensor:
 @torch.inference_mode()
 def beam_search_hypotheses(
     model: Seq2SeqModel, src: Tensor, beam_size: int = 5, max_len_a: float = 1.5,
-    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1,
+    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1, feats: Feats | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search; for each sentence its ``n_best`` hypotheses, best first.
 
     Args:
         model: a model in eval mode.
         src: (B, S) LongTensor of padded sources (ids + EOS), on the model's device.
+        feats: extra source inputs of the model, each (B, S), on the same device.
 
     A sentence's search ends when it has ``beam_size`` finished hypotheses, when no live
     hypothesis can beat its ``n_best``-th finished one any more (the bound uses that
@@ -85,7 +95,7 @@ def beam_search_hypotheses(
     width = max(int(limit.max()), 1) if B else 1
     alpha = float(length_penalty)
 
-    state = model.init_state(model.encode(src))
+    state = model.init_state(_encode(model, src, feats))
     state = model.reorder_state(state, torch.arange(B, device=dev).repeat_interleave(K))
     active = torch.arange(B, device=dev)  # original sentence number of each active row group
     live = torch.full((B, K), NEG_INF, device=dev)
@@ -155,23 +165,24 @@ def beam_search_hypotheses(
 
 def beam_search(
     model: Seq2SeqModel, src: Tensor, beam_size: int = 5, max_len_a: float = 1.5,
-    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1,
+    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1, feats: Feats | None = None,
 ) -> list[list[list[int]]]:
     """Beam search (see :func:`beam_search_hypotheses`); for each sentence the ``n_best``
     hypotheses as id lists without BOS/EOS, best first."""
-    hyps = beam_search_hypotheses(model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best)
+    hyps = beam_search_hypotheses(model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best, feats)
     return [[h.tokens for h in sent] for sent in hyps]
 
 
 @torch.inference_mode()
-def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10) -> list[list[int]]:
+def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
+                  feats: Feats | None = None) -> list[list[int]]:
     """Greedy (arg-max) decoding of (B, S) padded sources; id lists without BOS/EOS."""
     B, dev = src.size(0), src.device
     limit = max_lengths(src, max_len_a, max_len_b)
     width = max(int(limit.max()), 1) if B else 1
     out = torch.full((B, width), PAD_ID, dtype=torch.long, device=dev)
     length = limit.clone()
-    state = model.init_state(model.encode(src))
+    state = model.init_state(_encode(model, src, feats))
     active = torch.arange(B, device=dev)
     prev = torch.full((B,), BOS_ID, dtype=torch.long, device=dev)
     for t in range(width + 1):
@@ -213,8 +224,12 @@ def translate_batches(
     model: Seq2SeqModel, sources: Sequence[list[int]], batch_tokens: int = 4000,
     batch_size: int | None = None, beam_size: int = 5, max_len_a: float = 1.5, max_len_b: int = 10,
     length_penalty: float = 1.0, device: torch.device | str | None = None, progress: bool = True,
+    feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> list[list[int]]:
     """Translate id lists (without EOS) to the best hypothesis each, in input order.
+
+    ``feats``: extra source inputs of models that need them (name → per-sentence id lists,
+    one item per source subword; see :mod:`wordorder.train.features`).
 
     Sentences are sorted by length so that batches hold little padding; ``batch_tokens``
     counts padded source tokens (including EOS) per batch, before beam expansion.
@@ -235,11 +250,13 @@ def translate_batches(
             for row, i in enumerate(batch):
                 src[row, : lengths[i]] = torch.tensor(list(sources[i]) + [EOS_ID], dtype=torch.long)
             src = src.to(device)
+            batch_feats = ({name: pad_feature(name, [values[i] for i in batch], width).to(device)
+                            for name, values in feats.items()} if feats else None)
             if beam_size == 1:
-                hyps = greedy_decode(model, src, max_len_a, max_len_b)
+                hyps = greedy_decode(model, src, max_len_a, max_len_b, feats=batch_feats)
             else:
                 hyps = [h[0] if h else [] for h in beam_search(
-                    model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best=1)]
+                    model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best=1, feats=batch_feats)]
             for i, h in zip(batch, hyps):
                 results[i] = h
             bar.update(len(batch))

@@ -18,7 +18,10 @@ DECODE_KEYS = {"beam_size", "max_len_a", "max_len_b", "length_penalty", "batch_t
 
 
 def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: Mapping[str, Any],
-                    threads: int | None, output: Path, output_tok: Path) -> dict:
+                    threads: int | None, output: Path, output_tok: Path,
+                    features: Mapping[str, str] | None = None) -> dict:
+    """Translate ``source``; ``features`` (name → path) are the extra source inputs the
+    checkpoint's model needs (tags are mapped with the checkpoint's vocabularies)."""
     import time
 
     import torch
@@ -39,11 +42,13 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     model, meta = load_model(checkpoint, device)
     sp = SubwordModel(spm)
     sources = read_ids(read_lines(source), sp, source)
+    feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
     start = time.perf_counter()
     hyps = translate_batches(
         model, sources, batch_tokens=int(options.get("batch_tokens", 4000)), device=device,
         beam_size=int(options.get("beam_size", 5)), max_len_a=float(options.get("max_len_a", 1.5)),
         max_len_b=int(options.get("max_len_b", 10)), length_penalty=float(options.get("length_penalty", 1.0)),
+        feats=feats,
     )
     seconds = time.perf_counter() - start
     tokenizer = get_tokenizer(lang)
@@ -51,3 +56,24 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     write_parallel([output, output_tok], [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)])
     return {"sentences": len(sources), "seconds": round(seconds, 2),
             "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}
+
+
+def read_decode_features(model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str],
+                         sources: list[list[int]], checkpoint: Path) -> dict | None:
+    """The source features a checkpoint's model needs, read with its tag vocabularies."""
+    from wordorder.train.features import FeatureVocab, load_features
+
+    needed = model_options.required_features() if hasattr(model_options, "required_features") else set()
+    if set(files) != needed:
+        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
+                             f"{sorted(files) or 'none'}", path=checkpoint,
+                             hint="translate with the feature files of the variant the checkpoint was trained as")
+    if not needed:
+        return None
+    vocabs = {}
+    for name, itos in (meta.get("feature_vocabs") or {}).items():
+        vocab = FeatureVocab([])
+        vocab.itos, vocab.stoi = list(itos), {t: i for i, t in enumerate(itos)}
+        vocabs[name] = vocab
+    feats, _ = load_features(dict(files), sources, vocabs)
+    return feats

@@ -10,6 +10,7 @@ the model, and re-indexed along the batch dimension with ``reorder_state``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,19 +65,20 @@ class Seq2SeqModel(nn.Module):
     options: Any
     vocab_size: int
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+    def forward(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
         """Teacher-forced logits.
 
         Args:
             src: (B, S) LongTensor of source ids (padded with PAD).
             tgt_in: (B, T) LongTensor of decoder input ids ([BOS] + ids, padded).
+            feats: extra source inputs (name → (B, S) LongTensor) for models that need them.
         Returns:
             (B, T, V) logits (not normalised).
         """
-        return self.decode(self.encode(src), tgt_in)
+        return self.decode(self.encode(src, feats), tgt_in)
 
-    def encode(self, src: Tensor) -> EncoderOut:
-        """Encode (B, S) source ids."""
+    def encode(self, src: Tensor, feats: Mapping[str, Tensor] | None = None) -> EncoderOut:
+        """Encode (B, S) source ids (and the model's source features, each (B, S))."""
         raise NotImplementedError
 
     def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:

@@ -7,9 +7,13 @@ query may attend to that key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from wordorder.models.relative import RelativeTerm, relative_attention
 
 KV = tuple[Tensor, Tensor]
 
@@ -42,6 +46,10 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"d_model={d_model} is not divisible by heads={heads}")
         self.d_model, self.heads, self.head_dim = d_model, heads, d_model // heads
         self.dropout = dropout
+        # When set (disagreement regularisation, analyses), forward keeps the per-head outputs
+        # (B, H, T, d/H), values (B, H, S, d/H) and, on the explicit path, attention weights.
+        self.record = False
+        self.recorded: dict[str, Tensor] = {}
         self.q_proj = nn.Linear(d_model, d_model)
         # Keys and values in one matrix multiplication: they always come from the same input.
         self.kv_proj = nn.Linear(d_model, 2 * d_model)
@@ -69,6 +77,8 @@ class MultiHeadAttention(nn.Module):
         causal: bool = False,
         past_kv: KV | None = None,
         static_kv: KV | None = None,
+        relative: Sequence[RelativeTerm] = (),
+        need_weights: bool = False,
     ) -> tuple[Tensor, KV]:
         """Attend from ``query`` to ``memory`` (or to itself).
 
@@ -81,6 +91,9 @@ class MultiHeadAttention(nn.Module):
             past_kv: self-attention cache, each (B, H, t0, d/H): keys/values of the
                 previous positions, prepended to those of ``query``.
             static_kv: precomputed (B, H, S, d/H) keys/values (cross-attention cache).
+            relative: relative position terms (see :mod:`wordorder.models.relative`); they
+                need the explicit attention path instead of the fused kernel.
+            need_weights: record the attention weights too (explicit path).
         Returns:
             (B, T, d) output, and the keys/values attended to (the extended cache for
             self-attention).
@@ -93,10 +106,16 @@ class MultiHeadAttention(nn.Module):
             if past_kv is not None:
                 k = torch.cat([past_kv[0], k], dim=2)
                 v = torch.cat([past_kv[1], v], dim=2)
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=causal,
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # (B, H, T, d/H)
+        dropout = self.dropout if self.training else 0.0
+        if relative or need_weights:
+            out, weights = relative_attention(q, k, v, relative, mask, causal, dropout)
+            if self.record:
+                self.recorded["weights"] = weights
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
+        # out: (B, H, T, d/H)
+        if self.record:
+            self.recorded.update(heads=out, values=v)
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.d_model)
         return self.out_proj(out), (k, v)

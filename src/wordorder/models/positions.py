@@ -54,3 +54,11 @@ class SinusoidalPositions(nn.Module):
             size = max(end, 2 * self.table.size(0))
             self.table = sinusoidal_table(size, self.dim).to(self.table.device)
         return self.table[offset:end]
+
+    def lookup(self, positions: Tensor) -> Tensor:
+        """Encodings of arbitrary positions: (...) LongTensor → (..., dim) (e.g. the preordered
+        position of every source token)."""
+        needed = int(positions.max()) + 1 if positions.numel() else 0
+        if needed > self.table.size(0):
+            self.forward(needed)  # grows the table
+        return self.table[positions]

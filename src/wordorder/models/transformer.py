@@ -1,16 +1,25 @@
-"""The Transformer (Vaswani et al. 2017): encoder/decoder layers and the model.
+"""The Transformer (Vaswani et al. 2017) and the word-order options of the papers built on it.
 
 Layer normalisation is "post" (``x = LN(x + Dropout(sublayer(x)))``, as in the paper and the
 word-order papers built on it) or "pre" (``x = x + Dropout(sublayer(LN(x)))``, with a final
 LN after each stack). Embeddings are scaled by sqrt(d_model), added to sinusoidal positions
 and dropped out; with ``tie_embeddings`` the source, target and output embeddings are one
 matrix (the vocabulary is a joint BPE).
+
+The source input is one of: the plain embedding + PE; Chen 2020's grouped input
+(:class:`~wordorder.models.inputs.GroupedInput`); Sennrich & Haddow's factors
+(:class:`~wordorder.models.inputs.FactoredInput`); plus, optionally, Kawara 2021's absolute
+preordering encoding (PE of the preordered position) and a DiSAN layer (residual). The layers
+(:mod:`wordorder.models.transformer_layers`) carry relative positions, relative preordering
+encodings and reordering embeddings. Extra source inputs arrive as ``feats``: (B, S)
+LongTensors named ``pos``/``bieo``/``dep`` (tag ids) and ``order`` (preordered positions).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,82 +28,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from wordorder.models.base import DecoderState, EncoderOut, Seq2SeqModel
-from wordorder.models.layers import KV, FeedForward, MultiHeadAttention, key_padding_mask
+from wordorder.models.layers import KV, key_padding_mask
 from wordorder.models.positions import SinusoidalPositions
+from wordorder.models.relative import relative_buckets, sequence_buckets
+from wordorder.models.transformer_layers import DecoderLayer, EncoderLayer, SourceContext
+from wordorder.errors import WordorderError
 from wordorder.specials import PAD_ID
 
 if TYPE_CHECKING:  # registry imports this module to fill its family table
-    from wordorder.models.registry import ModelOptions
+    from wordorder.models.options import ModelOptions
 
-
-class Sublayer(nn.Module):
-    """Residual connection + dropout + layer norm around one sublayer (post or pre norm)."""
-
-    def __init__(self, d_model: int, dropout: float, pre_norm: bool) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-        self.pre_norm = pre_norm
-
-    def input(self, x: Tensor) -> Tensor:
-        """What the sublayer sees: LN(x) with pre-norm, x itself with post-norm."""
-        return self.norm(x) if self.pre_norm else x
-
-    def output(self, x: Tensor, y: Tensor) -> Tensor:
-        """Combine the residual input ``x`` with the sublayer output ``y``."""
-        out = x + self.dropout(y)
-        return out if self.pre_norm else self.norm(out)
-
-
-class EncoderLayer(nn.Module):
-    """Self-attention then FFN, each wrapped in a :class:`Sublayer`."""
-
-    def __init__(self, o: ModelOptions) -> None:
-        super().__init__()
-        pre = o.norm == "pre"
-        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
-        self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
-        self.sub_attn = Sublayer(o.d_model, o.dropout, pre)
-        self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
-
-    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
-        """x: (B, S, d); mask: (B, 1, 1, S) bool (True = real token). Returns (B, S, d)."""
-        h = self.sub_attn.input(x)
-        x = self.sub_attn.output(x, self.self_attn(h, mask=mask)[0])
-        return self.sub_ffn.output(x, self.ffn(self.sub_ffn.input(x)))
-
-
-class DecoderLayer(nn.Module):
-    """Causal self-attention, cross-attention to the encoder memory, FFN."""
-
-    def __init__(self, o: ModelOptions) -> None:
-        super().__init__()
-        pre = o.norm == "pre"
-        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
-        self.cross_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
-        self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
-        self.sub_self = Sublayer(o.d_model, o.dropout, pre)
-        self.sub_cross = Sublayer(o.d_model, o.dropout, pre)
-        self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
-
-    def forward(
-        self, x: Tensor, src_mask: Tensor, cross_kv: KV, past_kv: KV | None = None
-    ) -> tuple[Tensor, KV]:
-        """Full (``past_kv=None``: x is (B, T, d), causal mask) or incremental (x is (B, 1, d),
-        ``past_kv`` each (B, H, t, d/H)) decoding.
-
-        ``cross_kv``: the memory's keys/values for this layer, each (B, H, S, d/H);
-        ``src_mask``: (B, 1, 1, S) bool. Returns (B, T, d) and the self-attention keys/values
-        including the new positions (the cache for the next step).
-        """
-        h = self.sub_self.input(x)
-        # With a cache the single new query may see every cached position: no mask needed.
-        y, self_kv = self.self_attn(h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv)
-        x = self.sub_self.output(x, y)
-        y, _ = self.cross_attn(self.sub_cross.input(x), mask=src_mask, static_kv=cross_kv)
-        x = self.sub_cross.output(x, y)
-        x = self.sub_ffn.output(x, self.ffn(self.sub_ffn.input(x)))
-        return x, self_kv
+Feats = Mapping[str, Tensor]
 
 
 @dataclass
@@ -131,12 +75,23 @@ class TransformerModel(Seq2SeqModel):
         self.tgt_embed = self.src_embed if o.tie_embeddings else self._embedding(vocab_size, o.d_model)
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
         self.embed_dropout = nn.Dropout(o.dropout)
+        self.source_input = build_source_input(o)
+        self.directional = None
+        if o.directional:
+            from wordorder.models.disan import DirectionalSelfAttention
+
+            self.directional = DirectionalSelfAttention(o.d_model)
         self.encoder = nn.ModuleList(EncoderLayer(o) for _ in range(o.encoder_layers))
         self.decoder = nn.ModuleList(DecoderLayer(o) for _ in range(o.decoder_layers))
         # Pre-norm stacks end un-normalised; post-norm outputs are already normalised.
         pre = o.norm == "pre"
         self.encoder_norm = nn.LayerNorm(o.d_model) if pre else nn.Identity()
         self.decoder_norm = nn.LayerNorm(o.d_model) if pre else nn.Identity()
+        self.auxiliary_loss: Tensor | None = None  # λ·(−D) of the last training encode
+        if o.disagreement != "none":
+            for layer in self.encoder:
+                layer.self_attn.record = True
+                layer.need_weights = o.disagreement == "position"
 
     @staticmethod
     def _embedding(vocab_size: int, d_model: int) -> nn.Embedding:
@@ -148,33 +103,104 @@ class TransformerModel(Seq2SeqModel):
             emb.weight[PAD_ID].zero_()
         return emb
 
-    def _embed(self, emb: nn.Embedding, ids: Tensor, offset: int = 0) -> Tensor:
+    def _pe(self, length: int, dtype: torch.dtype, offset: int = 0) -> Tensor:
+        return self.positions(length, offset).to(dtype)
+
+    def _embed_target(self, ids: Tensor, offset: int = 0) -> Tensor:
         """(B, T) ids → (B, T, d): scaled embeddings + positions offset..offset+T-1, dropout."""
-        x = emb(ids) * self.embed_scale + self.positions(ids.size(1), offset).to(emb.weight.dtype)
+        x = self.tgt_embed(ids) * self.embed_scale
+        if self.options.positions == "absolute":
+            x = x + self._pe(ids.size(1), x.dtype, offset)
         return self.embed_dropout(x)
+
+    def _embed_source(self, src: Tensor, pad: Tensor, feats: Feats) -> Tensor:
+        """(B, S) ids (+ feats) → (B, S, d) encoder input."""
+        o = self.options
+        missing = o.required_features() - set(feats)
+        if missing:
+            raise ValueError(f"this model needs the source features {sorted(missing)}")
+        if o.factors:
+            x = self.source_input(self.src_embed(src), feats)  # adds the PEs itself
+        else:
+            x = self.src_embed(src) * self.embed_scale
+            if self.source_input is not None:
+                x = self.source_input(x, pad, feats)  # groups add their own PEs
+            elif o.positions == "absolute":
+                x = x + self._pe(src.size(1), x.dtype)
+        if o.preorder_encoding == "absolute":
+            x = x + self.positions.lookup(feats["order"]).to(x.dtype)
+        x = self.embed_dropout(x)
+        if self.directional is not None:
+            # Residual, so the word and position information reaches the first layer as in the
+            # baseline; DiSAN adds direction-aware context on top of it.
+            x = x + self.directional(x, pad)
+        return x
 
     def _logits(self, h: Tensor) -> Tensor:
         """(..., d) decoder outputs → (..., V) logits through the (tied) output matrix."""
         return F.linear(self.decoder_norm(h), self.tgt_embed.weight)
 
-    def encode(self, src: Tensor) -> EncoderOut:
-        """src: (B, S) ids → memory (B, S, d) and the (B, S) source padding flags."""
+    def forward(self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None) -> Tensor:
+        """(B, S) source ids, (B, T) decoder input ids, optional source features → (B, T, V)."""
+        return self.decode(self.encode(src, feats), tgt_in)
+
+    def encode(self, src: Tensor, feats: Feats | None = None) -> EncoderOut:
+        """src: (B, S) ids (+ feats, each (B, S)) → memory (B, S, d) and the (B, S) padding flags."""
+        o = self.options
+        feats = feats or {}
         pad = src.eq(PAD_ID)
-        mask = key_padding_mask(pad)
-        x = self._embed(self.src_embed, src)
+        s = src.size(1)
+        x = self._embed_source(src, pad, feats)
+        ctx = SourceContext(mask=key_padding_mask(pad))
+        if o.position_slot("encoder") != "none":
+            ctx.pe = self._pe(s, x.dtype)
+        if o.relative_on("encoder"):
+            ctx.buckets = sequence_buckets(s, o.relative_k, src.device)
+        if o.preorder_encoding == "relative":
+            order = feats["order"]
+            ctx.order_buckets = relative_buckets(order, order, o.preorder_k)
         for layer in self.encoder:
-            x = layer(x, mask)
+            x = layer(x, ctx)
+        if o.disagreement != "none" and self.training:
+            self.auxiliary_loss = -o.disagreement_weight * self._disagreement(~pad)
         return EncoderOut(memory=self.encoder_norm(x), src_pad=pad)
+
+    def _disagreement(self, valid: Tensor) -> Tensor:
+        """Li et al. 2018's D, averaged over the encoder layers (a scalar ≤ 0)."""
+        from wordorder.models.disagreement import output_disagreement, position_disagreement, subspace_disagreement
+
+        kind = self.options.disagreement
+        total = 0.0
+        for layer in self.encoder:
+            rec = layer.self_attn.recorded
+            if kind == "output":
+                total = total + output_disagreement(rec["heads"], valid)
+            elif kind == "subspace":
+                total = total + subspace_disagreement(rec["values"], valid)
+            else:
+                total = total + position_disagreement(rec["weights"], valid)
+            rec.clear()
+        return total / max(len(self.encoder), 1)
 
     def _cross_kv(self, memory: Tensor) -> list[KV]:
         return [layer.cross_attn.project_kv(memory) for layer in self.decoder]
 
+    def _decoder_extras(self, length: int, dtype: torch.dtype, device: torch.device, offset: int = 0
+                        ) -> tuple[Tensor | None, Tensor | None]:
+        """Position-slot encodings (T, d) and Shaw buckets (T, offset+T) of new target positions."""
+        o = self.options
+        pe = self._pe(length, dtype, offset) if o.position_slot("decoder") != "none" else None
+        buckets = (sequence_buckets(offset + length, o.relative_k, device, offset=offset, queries=length)
+                   if o.relative_on("decoder") else None)
+        return pe, buckets
+
     def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
         """tgt_in: (B, T) ids → (B, T, V) logits, every position at once (causal)."""
         mask = key_padding_mask(enc.src_pad)
-        x = self._embed(self.tgt_embed, tgt_in)
+        x = self._embed_target(tgt_in)
+        pe, buckets = self._decoder_extras(tgt_in.size(1), x.dtype, x.device)
         for layer, kv in zip(self.decoder, self._cross_kv(enc.memory)):
-            x, _ = layer(x, mask, kv)
+            x, _ = layer(x, mask, kv, pe=pe, buckets=buckets)
         return self._logits(x)
 
     def init_state(self, enc: EncoderOut) -> TransformerState:
@@ -187,10 +213,11 @@ class TransformerModel(Seq2SeqModel):
 
     def step(self, prev: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState]:
         """prev: (N,) ids → (N, V) float32 log-probs of the next token, updated state."""
-        x = self._embed(self.tgt_embed, prev[:, None], offset=state.offset)  # (N, 1, d)
+        x = self._embed_target(prev[:, None], offset=state.offset)  # (N, 1, d)
+        pe, buckets = self._decoder_extras(1, x.dtype, x.device, offset=state.offset)
         new_kv = []
         for layer, cross, past in zip(self.decoder, state.cross_kv, state.self_kv):
-            x, kv = layer(x, state.src_mask, cross, past_kv=past)
+            x, kv = layer(x, state.src_mask, cross, past_kv=past, pe=pe, buckets=buckets)
             new_kv.append(kv)
         log_probs = F.log_softmax(self._logits(x[:, 0]).float(), dim=-1)
         return log_probs, dataclasses.replace(state, self_kv=new_kv, offset=state.offset + 1)
@@ -212,6 +239,26 @@ class TransformerModel(Seq2SeqModel):
             src_id=src_id,
             offset=state.offset,
         )
+
+
+def build_source_input(o: ModelOptions) -> nn.Module | None:
+    """Chen 2020's grouped input or Sennrich & Haddow's factors; None = plain embedding + PE."""
+    if not o.input_groups and not o.factors:
+        return None
+    from wordorder.models.inputs import FactoredInput, GroupedInput
+
+    sizes = o.feature_sizes
+    for name in o.required_features() & {"pos", "bieo", "dep"}:
+        if int(sizes.get(name, 0)) < 4:
+            raise WordorderError(f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
+                                 hint="the trainer sets it from the data; set feature_sizes when building a model by hand")
+    if o.input_groups:
+        groups = [(name, heads * o.head_dim) for name, heads in o.input_groups]
+        return GroupedInput(o.d_model, groups, pos_vocab=int(sizes.get("pos", 0)), rec_cell=o.rec_cell,
+                            loc_kernel=o.loc_kernel)
+    if o.factors:
+        return FactoredInput(o.d_model, dict(o.factors), {name: int(sizes.get(name, 0)) for name in o.factors})
+    return None
 
 
 def build_transformer(options: ModelOptions, vocab_size: int) -> TransformerModel:

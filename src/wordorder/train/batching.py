@@ -8,13 +8,14 @@ visited in a seeded random order (a different order per epoch when the seed chan
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
+from wordorder.train.features import pad_feature
 
 Pair = tuple[Sequence[int], Sequence[int]]
 
@@ -70,14 +71,20 @@ class Batch(NamedTuple):
         src: (B, S) source ids + EOS.
         tgt_in: (B, T) BOS + target ids (decoder input).
         tgt_out: (B, T) target ids + EOS (what the decoder must predict).
+        feats: extra source inputs, each (B, S) (see :mod:`wordorder.train.features`).
     """
 
     src: Tensor
     tgt_in: Tensor
     tgt_out: Tensor
+    feats: dict[str, Tensor] | None = None
 
     def to(self, device: torch.device | str) -> Batch:
-        return Batch(*(t.to(device, non_blocking=True) for t in self))
+        def move(t: Tensor) -> Tensor:
+            return t.to(device, non_blocking=True)
+
+        feats = {k: move(v) for k, v in self.feats.items()} if self.feats else None
+        return Batch(move(self.src), move(self.tgt_in), move(self.tgt_out), feats)
 
     @property
     def target_tokens(self) -> int:
@@ -94,11 +101,20 @@ def pad(seqs: Sequence[Sequence[int]]) -> Tensor:
     return out
 
 
-def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None) -> Batch:
-    """Pad the examples ``pairs[i] for i in indices`` (all of them by default) into a Batch."""
-    chosen = pairs if indices is None else [pairs[i] for i in indices]
+def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None,
+            feats: Mapping[str, Sequence[Sequence[int]]] | None = None) -> Batch:
+    """Pad the examples ``pairs[i] for i in indices`` (all of them by default) into a Batch.
+
+    ``feats``: per-feature id lists aligned with ``pairs`` (one item per source subword).
+    """
+    idx = range(len(pairs)) if indices is None else indices
+    chosen = [pairs[i] for i in idx]
+    src = pad([list(s) + [EOS_ID] for s, _ in chosen])
+    batch_feats = ({name: pad_feature(name, [values[i] for i in idx], src.size(1)) for name, values in feats.items()}
+                   if feats else None)
     return Batch(
-        src=pad([list(s) + [EOS_ID] for s, _ in chosen]),
+        src=src,
         tgt_in=pad([[BOS_ID] + list(t) for _, t in chosen]),
         tgt_out=pad([list(t) + [EOS_ID] for _, t in chosen]),
+        feats=batch_feats,
     )

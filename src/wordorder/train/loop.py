@@ -27,6 +27,8 @@ from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
+
+Feats = Mapping[str, Sequence[Sequence[int]]]
 from wordorder.train.checkpoint import save_checkpoint
 from wordorder.train.schedule import inverse_sqrt_scheduler
 
@@ -86,10 +88,15 @@ class TrainOptions:
 def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32)."""
     with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
-        logits = model(batch.src, batch.tgt_in)
+        logits = model(batch.src, batch.tgt_in, batch.feats) if batch.feats else model(batch.src, batch.tgt_in)
     logits = logits.float().view(-1, logits.size(-1))
     target = batch.tgt_out.reshape(-1)
     loss = F.cross_entropy(logits, target, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+    aux = getattr(model, "auxiliary_loss", None)
+    if aux is not None and model.training:
+        # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
+        loss = loss + aux.float() * target.ne(PAD_ID).sum()
+        model.auxiliary_loss = None
     with torch.no_grad():
         nll = F.cross_entropy(logits, target, ignore_index=PAD_ID, reduction="sum")
     return loss, nll
@@ -97,13 +104,13 @@ def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: t
 
 @torch.inference_mode()
 def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, device: torch.device,
-             amp_dtype: torch.dtype | None) -> float:
+             amp_dtype: torch.dtype | None, feats: Feats | None = None) -> float:
     """Mean NLL per target token of ``pairs`` (model left in the mode it was in)."""
     was_training = model.training
     model.eval()
     total, tokens = 0.0, 0
     for idx in make_batches(pairs, batch_tokens, seed=0, shuffle=False):
-        batch = collate(pairs, idx).to(device)
+        batch = collate(pairs, idx, feats).to(device)
         total += float(batch_loss(model, batch, 0.0, amp_dtype)[1])
         tokens += batch.target_tokens
     model.train(was_training)
@@ -113,7 +120,8 @@ def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, devi
 def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[int]],
           dev_score: Callable[[list[list[int]]], float], opts: TrainOptions, out_dir: Path,
           extra_checkpoint_meta: Mapping[str, Any] | None = None, *,
-          dev_tgt: Sequence[list[int]] | None = None) -> dict[str, Any]:
+          dev_tgt: Sequence[list[int]] | None = None, train_feats: Feats | None = None,
+          dev_feats: Feats | None = None) -> dict[str, Any]:
     """Train ``model`` in place; returns a summary dict.
 
     Args:
@@ -124,6 +132,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         extra_checkpoint_meta: plain values stored in every checkpoint's meta.
         dev_tgt: dev target ids aligned with ``dev_src``; when given, evaluations also log
             ``dev_loss`` (NLL per target token).
+        train_feats, dev_feats: extra source inputs (name → id lists aligned with the
+            sources, see :mod:`wordorder.train.features`) for models that need them.
     Returns:
         best_step, best_dev_bleu, steps, epochs, train_tokens, wall_s, tokens_per_s (target
         tokens per second of training, evaluation time excluded), stop_reason.
@@ -178,11 +188,11 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         _sync(device)
         t0 = time.perf_counter()
         hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
-                                 device=device, progress=False)
+                                 device=device, progress=False, feats=dev_feats)
         bleu = float(dev_score(hyps))
         record: dict[str, Any] = {"step": step, "epoch": epoch, "dev_bleu": round(bleu, 4)}
         if dev_pairs is not None:
-            record["dev_loss"] = round(dev_loss(model, dev_pairs, opts.batch_tokens, device, amp_dtype), 5)
+            record["dev_loss"] = round(dev_loss(model, dev_pairs, opts.batch_tokens, device, amp_dtype, dev_feats), 5)
         improved = bleu > best_bleu
         record["best"] = improved
         log(record)
@@ -207,7 +217,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             epoch += 1
             batches = make_batches(train_pairs, opts.batch_tokens, seed=opts.seed * 100_003 + epoch)
             for g in range(0, len(batches), opts.accum_steps):
-                group = [collate(train_pairs, idx) for idx in batches[g: g + opts.accum_steps]]
+                group = [collate(train_pairs, idx, train_feats) for idx in batches[g: g + opts.accum_steps]]
                 n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
                 optimizer.zero_grad(set_to_none=True)
                 for batch in group:

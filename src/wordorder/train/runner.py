@@ -15,6 +15,7 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, read_parallel
 from wordorder.text.subword import SubwordModel
+from wordorder.train.features import load_features
 
 
 def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
@@ -32,6 +33,20 @@ def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]
     return out
 
 
+def read_source_features(options: Any, files: Mapping[str, Mapping[str, str]], train_src: list[list[int]],
+                         dev_src: list[list[int]]) -> tuple[dict, dict, dict]:
+    """Train and dev features of the model's ``required_features`` (a missing or an unneeded
+    file is an error: the DAG and the variant disagree)."""
+    needed = options.required_features()
+    if set(files) != needed:
+        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
+                             f"{sorted(files) or 'none'}", hint="the variant's model options and its data "
+                             "inputs disagree: check configs/variants.yaml")
+    train_feats, vocabs = load_features({k: v["train"] for k, v in files.items()}, train_src)
+    dev_feats, _ = load_features({k: v["dev"] for k, v in files.items()}, dev_src, vocabs)
+    return train_feats, dev_feats, vocabs
+
+
 def seed_everything(seed: int) -> None:
     import numpy as np
     import torch
@@ -43,12 +58,18 @@ def seed_everything(seed: int) -> None:
 
 def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
                  model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
-                 threads: int | None, output: Path) -> dict:
-    """Train one model; ``output`` is the best checkpoint (its folder receives the other files)."""
+                 threads: int | None, output: Path,
+                 features: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+    """Train one model; ``output`` is the best checkpoint (its folder receives the other files).
+
+    ``features``: extra source inputs the variant needs, ``{name: {"train": path, "dev": path}}``
+    (see :mod:`wordorder.train.features`); their tag vocabularies go into the checkpoint.
+    """
     import sacrebleu
     import torch
 
-    from wordorder.models.registry import build_model
+    from wordorder.models.registry import build_model, resolve_options
+    from wordorder.train.features import vocab_sizes
     from wordorder.train.loop import TrainOptions, train
 
     opts = TrainOptions.from_dict({**train_options, "seed": seed,
@@ -74,10 +95,16 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
 
     dev_tgt = [sp.encode_ids(line.split()) for line in refs]  # for the dev loss
 
-    model = build_model(dict(model_options), vocab_size=sp.vocab_size)
-    meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed}
-    summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent,
-                    extra_checkpoint_meta=meta, dev_tgt=dev_tgt)
+    options = resolve_options(dict(model_options))
+    train_feats, dev_feats, vocabs = read_source_features(options, features or {}, [p[0] for p in pairs], dev_ids)
+    if dev_feats and opts.eval_sentences:
+        dev_feats = {k: v[: opts.eval_sentences] for k, v in dev_feats.items()}
+    options.feature_sizes = vocab_sizes(vocabs)
+    model = build_model(options, vocab_size=sp.vocab_size)
+    meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed,
+            "feature_vocabs": {name: v.itos for name, v in vocabs.items()}}
+    summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent, extra_checkpoint_meta=meta,
+                    dev_tgt=dev_tgt, train_feats=train_feats or None, dev_feats=dev_feats or None)
     if not output.is_file():
         raise WordorderError("training ended without a best checkpoint", path=output)
     return summary

@@ -1,0 +1,218 @@
+"""Model options: one dataclass whose fields select and compose the word-order mechanisms
+of the papers on one Transformer (and, for ``family``, other architectures).
+
+Every option defaults to the baseline (Vaswani et al. 2017), so a paper's system is a short
+list of non-default options in configs/variants.yaml. Options compose unless
+:meth:`ModelOptions.validate` names a conflict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wordorder.errors import WordorderError
+
+SIDES = ("none", "encoder", "decoder", "both")
+GROUP_FEATURES = ("global", "rec", "loc", "syn")
+FACTORS = ("bieo", "pos", "dep")
+DISAGREEMENT = ("none", "output", "subspace", "position")
+CATEGORICAL_FEATURES = ("pos", "bieo", "dep")  # tag files of the syntax stage, ids from a vocabulary
+
+
+@dataclass
+class ModelOptions:
+    """Architecture options; the defaults are Transformer-base (Vaswani et al. 2017).
+
+    Sizes and training regularisation:
+        family: key of ``registry.FAMILIES``.
+        d_model, d_ff, heads: model width, FFN inner width, attention heads.
+        encoder_layers, decoder_layers: stack depths.
+        dropout: on embeddings and every residual branch.
+        attention_dropout: on attention weights.
+        activation_dropout: after the FFN's ReLU.
+        tie_embeddings: one matrix for source, target and output embeddings (joint vocabulary).
+        norm: "post" (the paper) or "pre" layer normalisation.
+        max_positions: initial size of the position table (it grows when needed).
+
+    Positions (Chen et al. 2019; Shaw et al. 2018; Kawara et al. 2021):
+        positions: "absolute" (sinusoidal encodings added to the embeddings) or "none".
+        additional_pe: Chen 2019's "+Additional PEs" control in "none", "encoder", "decoder"
+            or "both": the reordering-embedding slot of every layer re-adds the plain absolute
+            encodings (Cⁿ = LN(H̄ⁿ + PE), no learned penalty).
+        relative_k: clipping distance of Shaw's relative positions in self-attention; 0 = off.
+        relative_sides: "encoder", "decoder" or "both" self-attentions get them.
+        reordering_embeddings: Chen 2019's reordering embeddings (Eq. 6-9) in "none",
+            "encoder", "decoder" or "both".
+        preorder_encoding: Kawara 2021's encoding of preordered positions in the encoder:
+            "none", "absolute" (sinusoidal encoding of the preordered position added to the
+            embeddings) or "relative" (tables r^K, r^V over clip(p_j − p_i, preorder_k)).
+        preorder_k: clipping distance of the relative preordering encoding.
+
+    Source input representation (Chen et al. 2020):
+        input_groups: [[feature, heads], ...] with feature in global/rec/loc/syn and sizes in
+            heads (d_g = heads · d_model/heads_total); None = the plain embedding.
+        rec_cell: "gru" or "lstm" for the recurrence group; loc_kernel: width of the local group's
+            convolution.
+        factors: Sennrich & Haddow's linguistic input features {bieo|pos|dep: dimension},
+            concatenated to the word embedding (total size d_model); None = off.
+        directional: a DiSAN layer (Shen et al. 2018) between the input and the encoder.
+        disagreement: Li et al. 2018's disagreement regularisation of the encoder
+            self-attention heads: "none", "output", "subspace" or "position".
+        disagreement_weight: λ of the regulariser (objective = log-likelihood + λ·D).
+        feature_sizes: vocabulary sizes of categorical source features (set by the trainer
+            from the data, stored in checkpoints).
+    """
+
+    family: str = "transformer"
+    d_model: int = 512
+    d_ff: int = 2048
+    heads: int = 8
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
+    tie_embeddings: bool = True
+    norm: str = "post"
+    max_positions: int = 1024
+    positions: str = "absolute"
+    additional_pe: str = "none"
+    relative_k: int = 0
+    relative_sides: str = "both"
+    reordering_embeddings: str = "none"
+    preorder_encoding: str = "none"
+    preorder_k: int = 4
+    input_groups: list[list[Any]] | None = None
+    rec_cell: str = "gru"
+    loc_kernel: int = 5
+    factors: dict[str, int] | None = None
+    directional: bool = False
+    disagreement: str = "none"
+    disagreement_weight: float = 1.0
+    feature_sizes: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ModelOptions:
+        """Options from a plain dict; an unknown key is a :class:`WordorderError`."""
+        valid = [f.name for f in dataclasses.fields(cls)]
+        for key in d:
+            if key not in valid:
+                raise WordorderError(
+                    f"unknown model option '{key}'",
+                    hint=f"valid model options: preset, {', '.join(valid)}",
+                )
+        opts = cls(**dict(d))
+        opts.validate()
+        return opts
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.heads
+
+    def position_slot(self, side: str) -> str:
+        """What fills the slot after self-attention on ``side`` (encoder|decoder): "none",
+        "reordering" (learned REs) or "additional" (plain PEs)."""
+        if self.reordering_embeddings in (side, "both"):
+            return "reordering"
+        if self.additional_pe in (side, "both"):
+            return "additional"
+        return "none"
+
+    def relative_on(self, side: str) -> bool:
+        return self.relative_k > 0 and self.relative_sides in (side, "both")
+
+    def required_features(self) -> set[str]:
+        """Source-side inputs besides the subword ids: pos/bieo/dep tags, order (preordered
+        positions)."""
+        need: set[str] = set()
+        if self.input_groups and any(g[0] == "syn" for g in self.input_groups):
+            need.add("pos")
+        if self.factors:
+            need.update(self.factors)
+        if self.preorder_encoding != "none":
+            need.add("order")
+        return need
+
+    def _choice(self, name: str, allowed: tuple[str, ...]) -> None:
+        if getattr(self, name) not in allowed:
+            raise WordorderError(f"model option {name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+
+    def validate(self) -> None:
+        """Check values and conflicts that would otherwise fail deep inside torch."""
+        from wordorder.models.registry import FAMILIES
+
+        for name in ("d_model", "d_ff", "heads", "encoder_layers", "decoder_layers", "max_positions",
+                     "relative_k", "preorder_k", "loc_kernel"):
+            value = getattr(self, name)
+            lowest = 0 if "layers" in name or name == "relative_k" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
+                raise WordorderError(f"model option {name} must be a {'non-negative' if lowest == 0 else 'positive'}"
+                                     f" integer, got {value!r}")
+        if self.d_model % self.heads or self.d_model % 2:
+            raise WordorderError(f"d_model={self.d_model} must be even and divisible by heads={self.heads}")
+        for name in ("dropout", "attention_dropout", "activation_dropout"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+                raise WordorderError(f"model option {name} must be in [0, 1), got {value!r}")
+        self._choice("norm", ("post", "pre"))
+        self._choice("positions", ("absolute", "none"))
+        self._choice("relative_sides", SIDES[1:])
+        self._choice("reordering_embeddings", SIDES)
+        self._choice("additional_pe", SIDES)
+        self._choice("preorder_encoding", ("none", "absolute", "relative"))
+        self._choice("rec_cell", ("gru", "lstm"))
+        self._choice("disagreement", DISAGREEMENT)
+        if self.family not in FAMILIES:
+            raise WordorderError(f"unknown model family '{self.family}'",
+                                 hint=f"known families: {', '.join(sorted(FAMILIES))}")
+        if self.loc_kernel % 2 == 0:
+            raise WordorderError(f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}")
+        self._validate_groups()
+        self._validate_conflicts()
+
+    def _validate_groups(self) -> None:
+        if self.input_groups is not None:
+            total = 0
+            for group in self.input_groups:
+                if (not isinstance(group, (list, tuple)) or len(group) != 2 or group[0] not in GROUP_FEATURES
+                        or not isinstance(group[1], int) or group[1] < 1):
+                    raise WordorderError(f"model option input_groups: {group!r} is not [feature, heads] with feature in "
+                                         f"{', '.join(GROUP_FEATURES)} and heads ≥ 1")
+                total += group[1]
+            if total != self.heads:
+                raise WordorderError(f"model option input_groups: the groups take {total} heads but the model has "
+                                     f"{self.heads}", hint="group sizes are multiples of the head size (Chen et al. "
+                                     "2020, Table I) and must add up to d_model")
+        if self.factors is not None:
+            if not isinstance(self.factors, Mapping) or not self.factors or any(
+                    f not in FACTORS or not isinstance(n, int) or n < 1 for f, n in self.factors.items()):
+                raise WordorderError(f"model option factors must map some of {', '.join(FACTORS)} to positive "
+                                     f"dimensions, got {self.factors!r}")
+            if sum(self.factors.values()) >= self.d_model:
+                raise WordorderError(f"model option factors: the factor dimensions ({sum(self.factors.values())}) "
+                                     f"leave nothing of d_model={self.d_model} for the word")
+
+    def _validate_conflicts(self) -> None:
+        """Combinations that are not defined by the papers."""
+        if self.input_groups and self.factors:
+            raise WordorderError("model options input_groups and factors conflict: both replace the source input "
+                                 "representation", hint="choose one of them")
+        if "none" not in (self.reordering_embeddings, self.additional_pe):
+            raise WordorderError("reordering_embeddings and additional_pe both fill the same slot of a layer",
+                                 hint="additional_pe is the control experiment of reordering embeddings: pick one")
+        if (self.reordering_embeddings, self.additional_pe) != ("none", "none") and self.norm != "post":
+            raise WordorderError("reordering embeddings are defined for post-norm layers (Chen et al. 2019, Eq. 9)",
+                                 hint="set norm: post")
+        if self.positions == "none" and (self.reordering_embeddings, self.additional_pe) != ("none", "none"):
+            raise WordorderError("additional PEs and reordering embeddings re-use the absolute position encodings",
+                                 hint="set positions: absolute")
+        if self.input_groups and (self.positions == "none" or self.preorder_encoding == "absolute"):
+            raise WordorderError("input_groups add the absolute encodings inside their groups (Chen et al. 2020, "
+                                 "Eq. 1-3, 12); they cannot be combined with positions: none or an absolute "
+                                 "preordering encoding")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

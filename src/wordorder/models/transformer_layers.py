@@ -1,0 +1,138 @@
+"""Encoder and decoder layers of the Transformer, with the per-layer word-order options.
+
+A layer is self-attention → [position slot] → (cross-attention →) FFN. Options switch on:
+Shaw's relative positions (a :class:`RelativeTable` per layer, in self-attention), Kawara's
+relative preordering encoding (a second table, encoder only), and the position slot after
+self-attention, filled by Chen 2019's reordering embeddings or the additional-PE control
+(:class:`ReorderingEmbedding`): the next sublayer then reads Cⁿ while its residual stays H̄ⁿ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from torch import Tensor, nn
+
+from wordorder.models.layers import KV, FeedForward, MultiHeadAttention
+from wordorder.models.relative import RelativeTable, RelativeTerm
+from wordorder.models.reordering import ReorderingEmbedding
+
+if TYPE_CHECKING:
+    from wordorder.models.options import ModelOptions
+
+
+class Sublayer(nn.Module):
+    """Residual connection + dropout + layer norm around one sublayer (post or pre norm)."""
+
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.pre_norm = pre_norm
+
+    def input(self, x: Tensor) -> Tensor:
+        """What the sublayer sees: LN(x) with pre-norm, x itself with post-norm."""
+        return self.norm(x) if self.pre_norm else x
+
+    def output(self, x: Tensor, y: Tensor) -> Tensor:
+        """Combine the residual input ``x`` with the sublayer output ``y``."""
+        out = x + self.dropout(y)
+        return out if self.pre_norm else self.norm(out)
+
+
+@dataclass
+class SourceContext:
+    """Per-batch inputs of every encoder layer.
+
+    Attributes:
+        mask: (B, 1, 1, S) bool, True = real token (may be attended to).
+        pe: (S, d) absolute encodings for the position slot; None when no layer needs them.
+        buckets: (S, S) Shaw buckets clip(j − i, k) + k; None without relative positions.
+        order_buckets: (B, S, S) buckets clip(p_j − p_i, k') + k' of the preordered
+            positions p; None without the relative preordering encoding.
+    """
+
+    mask: Tensor
+    pe: Tensor | None = None
+    buckets: Tensor | None = None
+    order_buckets: Tensor | None = None
+
+
+def _position_slot(o: ModelOptions, side: str) -> ReorderingEmbedding | None:
+    kind = o.position_slot(side)
+    return None if kind == "none" else ReorderingEmbedding(o.d_model, learned=kind == "reordering")
+
+
+def _relative_table(o: ModelOptions, side: str) -> RelativeTable | None:
+    return RelativeTable(o.relative_k, o.head_dim) if o.relative_on(side) else None
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, [position slot], FFN; each sublayer wrapped in a :class:`Sublayer`."""
+
+    def __init__(self, o: ModelOptions) -> None:
+        super().__init__()
+        pre = o.norm == "pre"
+        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
+        self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
+        self.sub_attn = Sublayer(o.d_model, o.dropout, pre)
+        self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
+        self.relative = _relative_table(o, "encoder")
+        self.preorder_relative = (RelativeTable(o.preorder_k, o.head_dim)
+                                  if o.preorder_encoding == "relative" else None)
+        self.slot = _position_slot(o, "encoder")
+        self.need_weights = False  # set by the model for position disagreement
+
+    def forward(self, x: Tensor, ctx: SourceContext) -> Tensor:
+        """x: (B, S, d) → (B, S, d)."""
+        terms: list[RelativeTerm] = []
+        if self.relative is not None:
+            terms.append((ctx.buckets, self.relative))
+        if self.preorder_relative is not None:
+            terms.append((ctx.order_buckets, self.preorder_relative))
+        y, _ = self.self_attn(self.sub_attn.input(x), mask=ctx.mask, relative=terms,
+                              need_weights=self.need_weights)
+        h_bar = self.sub_attn.output(x, y)
+        c = h_bar if self.slot is None else self.slot(x, h_bar, ctx.pe)
+        return self.sub_ffn.output(h_bar, self.ffn(self.sub_ffn.input(c)))
+
+
+class DecoderLayer(nn.Module):
+    """Causal self-attention, [position slot], cross-attention to the encoder memory, FFN."""
+
+    def __init__(self, o: ModelOptions) -> None:
+        super().__init__()
+        pre = o.norm == "pre"
+        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
+        self.cross_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
+        self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
+        self.sub_self = Sublayer(o.d_model, o.dropout, pre)
+        self.sub_cross = Sublayer(o.d_model, o.dropout, pre)
+        self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
+        self.relative = _relative_table(o, "decoder")
+        self.slot = _position_slot(o, "decoder")
+
+    def forward(
+        self, x: Tensor, src_mask: Tensor, cross_kv: KV, past_kv: KV | None = None,
+        pe: Tensor | None = None, buckets: Tensor | None = None,
+    ) -> tuple[Tensor, KV]:
+        """Full (``past_kv=None``: x is (B, T, d), causal mask) or incremental (x is (B, 1, d),
+        ``past_kv`` each (B, H, t, d/H)) decoding.
+
+        ``cross_kv``: the memory's keys/values for this layer, each (B, H, S, d/H);
+        ``src_mask``: (B, 1, 1, S) bool; ``pe``: (T, d) encodings of the new positions (for
+        the position slot); ``buckets``: (T, t+T) Shaw buckets of the new queries against all
+        target positions so far. Returns (B, T, d) and the self-attention keys/values
+        including the new positions (the cache for the next step).
+        """
+        h = self.sub_self.input(x)
+        terms = [(buckets, self.relative)] if self.relative is not None else []
+        # With a cache the single new query may see every cached position: no mask needed.
+        y, self_kv = self.self_attn(h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv, relative=terms)
+        h_bar = self.sub_self.output(x, y)
+        c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
+        y, _ = self.cross_attn(self.sub_cross.input(c), mask=src_mask, static_kv=cross_kv)
+        x = self.sub_cross.output(h_bar, y)
+        x = self.sub_ffn.output(x, self.ffn(self.sub_ffn.input(x)))
+        return x, self_kv
