@@ -82,7 +82,7 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     sp = SubwordModel(spm)
     src_lines, tgt_lines = read_parallel(train_src, train_tgt)
     pairs = list(zip(read_ids(src_lines, sp, train_src), read_ids(tgt_lines, sp, train_tgt)))
-    dev_ids = read_ids(read_lines(dev_src), sp, dev_src)
+    dev_ids = dev_all = read_ids(read_lines(dev_src), sp, dev_src)
     refs = read_lines(dev_ref)
     if len(refs) != len(dev_ids):
         raise WordorderError(f"{len(dev_ids)} dev sources but {len(refs)} references in {dev_ref}", path=dev_src)
@@ -96,7 +96,7 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     dev_tgt = [sp.encode_ids(line.split()) for line in refs]  # for the dev loss
 
     options = resolve_options(dict(model_options))
-    train_feats, dev_feats, vocabs = read_source_features(options, features or {}, [p[0] for p in pairs], dev_ids)
+    train_feats, dev_feats, vocabs = read_source_features(options, features or {}, [p[0] for p in pairs], dev_all)
     if dev_feats and opts.eval_sentences:
         dev_feats = {k: v[: opts.eval_sentences] for k, v in dev_feats.items()}
     options.feature_sizes = vocab_sizes(vocabs)
