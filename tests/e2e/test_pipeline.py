@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from wordorder.syntax.conllu import read_conllu
 
@@ -109,12 +110,17 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert json.loads((out / "preorder" / "en-de" / "btg" / "train.json").read_text())["used"] > 0
 
     # Scores: one JSON per test set, with sacreBLEU signatures, and the table lists both test sets.
-    for testset in ("flickr2016", "held"):
-        scores = json.loads((out / "scores" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.json").read_text())
-        assert 0.0 <= scores["bleu"] <= 100.0 and "nrefs:1" in scores["bleu_signature"]
-        assert scores["n_sentences"] == 30
-        hyp = out / "translations" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.hyp"
-        assert len(hyp.read_text(encoding="utf-8").splitlines()) == 30
+    # transformer_tiny_composed reads POS tags and RvNN preordered positions; _preordered reads
+    # the BTG-preordered source: the DAG feeds each its inputs for training and decoding.
+    for variant in ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered"):
+        for testset in ("flickr2016", "held"):
+            scores = json.loads((out / "scores" / "en-de" / variant / "seed1" / f"{testset}.json").read_text())
+            assert 0.0 <= scores["bleu"] <= 100.0 and "nrefs:1" in scores["bleu_signature"]
+            assert scores["n_sentences"] == 30
+            hyp = out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp"
+            assert len(hyp.read_text(encoding="utf-8").splitlines()) == 30
+    ckpt = torch.load(out / "models" / "en-de" / "transformer_tiny_composed" / "seed1" / "best.pt", weights_only=True)
+    assert "NOUN" in ckpt["meta"]["feature_vocabs"]["pos"] and ckpt["options"]["feature_sizes"]["pos"] > 4
     table = (out / "tables" / "bleu.md").read_text(encoding="utf-8")
     assert "transformer_tiny" in table and "flickr2016" in table and "held" in table
     assert (out / "tables" / "bleu.csv").is_file()
