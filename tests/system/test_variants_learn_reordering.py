@@ -9,7 +9,6 @@ position of each source word in the target (the gold preorder).
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -63,9 +62,6 @@ def features(srcs, tgts):
             "order": [gold_order(s, t) for s, t in zip(srcs, tgts)]}
 
 
-# Ten trainings of up to a minute each: opt-in until their time on the CI machine is measured.
-@pytest.mark.skipif(os.environ.get("WORDORDER_VARIANT_SYSTEM") != "1",
-                    reason="set WORDORDER_VARIANT_SYSTEM=1 to train every mechanism on the synthetic task")
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_learns_svo_to_sov(name, tmp_path):
