@@ -20,8 +20,7 @@ from test_learns_reordering import (
 from wordorder.decode.beam import beam_search
 from wordorder.models import build_model
 from wordorder.specials import EOS_ID
-from wordorder.train.batching import pad
-from wordorder.train.features import pad_feature
+from wordorder.train.batching import pad, pad_feature
 from wordorder.train.loop import TrainOptions, train
 
 SIZES = {"pos": 7, "bieo": 4}

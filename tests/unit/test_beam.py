@@ -48,7 +48,7 @@ class ToyModel(Seq2SeqModel):
         super().__init__()
         self.vocab_size = 6
 
-    def encode(self, src):
+    def encode(self, src, feats=None):
         return EncoderOut(memory=torch.zeros(*src.shape, 1), src_pad=src.eq(PAD_ID))
 
     def init_state(self, enc):

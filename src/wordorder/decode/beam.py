@@ -27,7 +27,7 @@ from tqdm import tqdm
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.train.features import pad_feature
+from wordorder.train.batching import pad_feature
 
 NEG_INF = float("-inf")
 
@@ -41,11 +41,6 @@ class Hypothesis:
 
 
 Feats = Mapping[str, Tensor]
-
-
-def _encode(model: Seq2SeqModel, src: Tensor, feats: Feats | None):
-    """Families without source features keep the one-argument ``encode``."""
-    return model.encode(src, feats) if feats else model.encode(src)
 
 
 def max_lengths(src: Tensor, max_len_a: float, max_len_b: int) -> Tensor:
@@ -95,7 +90,7 @@ def beam_search_hypotheses(
     width = max(int(limit.max()), 1) if B else 1
     alpha = float(length_penalty)
 
-    state = model.init_state(_encode(model, src, feats))
+    state = model.init_state(model.encode(src, feats))
     state = model.reorder_state(state, torch.arange(B, device=dev).repeat_interleave(K))
     active = torch.arange(B, device=dev)  # original sentence number of each active row group
     live = torch.full((B, K), NEG_INF, device=dev)
@@ -182,7 +177,7 @@ def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = 1.5, max_
     width = max(int(limit.max()), 1) if B else 1
     out = torch.full((B, width), PAD_ID, dtype=torch.long, device=dev)
     length = limit.clone()
-    state = model.init_state(_encode(model, src, feats))
+    state = model.init_state(model.encode(src, feats))
     active = torch.arange(B, device=dev)
     prev = torch.full((B,), BOS_ID, dtype=torch.long, device=dev)
     for t in range(width + 1):

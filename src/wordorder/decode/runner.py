@@ -61,19 +61,12 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
 def read_decode_features(model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str],
                          sources: list[list[int]], checkpoint: Path) -> dict | None:
     """The source features a checkpoint's model needs, read with its tag vocabularies."""
-    from wordorder.train.features import FeatureVocab, load_features
+    from wordorder.train.features import FeatureVocab, check_feature_files, load_features
 
-    needed = model_options.required_features() if hasattr(model_options, "required_features") else set()
-    if set(files) != needed:
-        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
-                             f"{sorted(files) or 'none'}", path=checkpoint,
-                             hint="translate with the feature files of the variant the checkpoint was trained as")
+    needed = model_options.required_features()
+    check_feature_files(needed, files, checkpoint)
     if not needed:
         return None
-    vocabs = {}
-    for name, itos in (meta.get("feature_vocabs") or {}).items():
-        vocab = FeatureVocab([])
-        vocab.itos, vocab.stoi = list(itos), {t: i for i, t in enumerate(itos)}
-        vocabs[name] = vocab
+    vocabs = {name: FeatureVocab.from_itos(itos) for name, itos in (meta.get("feature_vocabs") or {}).items()}
     feats, _ = load_features(dict(files), sources, vocabs)
     return feats

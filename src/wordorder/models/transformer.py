@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 from wordorder.models.base import DecoderState, EncoderOut, Seq2SeqModel
 from wordorder.models.layers import KV, key_padding_mask
+from wordorder.models.options import CATEGORICAL_FEATURES
 from wordorder.models.positions import SinusoidalPositions
 from wordorder.models.relative import relative_buckets, sequence_buckets
 from wordorder.models.transformer_layers import DecoderLayer, EncoderLayer, SourceContext
@@ -248,7 +249,7 @@ def build_source_input(o: ModelOptions) -> nn.Module | None:
     from wordorder.models.inputs import FactoredInput, GroupedInput
 
     sizes = o.feature_sizes
-    for name in o.required_features() & {"pos", "bieo", "dep"}:
+    for name in o.required_features() & set(CATEGORICAL_FEATURES):
         if int(sizes.get(name, 0)) < 4:
             raise WordorderError(f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
                                  hint="the trainer sets it from the data; set feature_sizes when building a model by hand")

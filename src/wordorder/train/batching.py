@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.train.features import pad_feature
+from wordorder.train.features import EOS as FEATURE_EOS
 
 Pair = tuple[Sequence[int], Sequence[int]]
 
@@ -92,13 +92,22 @@ class Batch(NamedTuple):
         return int(self.tgt_out.ne(PAD_ID).sum())
 
 
-def pad(seqs: Sequence[Sequence[int]]) -> Tensor:
-    """Right-pad id lists with PAD into a (len(seqs), max length) LongTensor."""
-    out = torch.full((len(seqs), max((len(s) for s in seqs), default=0)), PAD_ID, dtype=torch.long)
+def pad(seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
+    """Right-pad id lists with PAD into a (len(seqs), width) LongTensor (width: the longest)."""
+    width = max((len(s) for s in seqs), default=0) if width is None else width
+    out = torch.full((len(seqs), width), PAD_ID, dtype=torch.long)
     for row, s in enumerate(seqs):
         if len(s):
             out[row, : len(s)] = torch.as_tensor(s, dtype=torch.long)
     return out
+
+
+def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
+    """Pad one source feature of a batch like the source (ids + EOS): (B, width) LongTensor.
+
+    The EOS position gets the feature EOS tag, or n for ``order``; padding is 0.
+    """
+    return pad([list(s) + [len(s) if name == "order" else FEATURE_EOS] for s in seqs], width)
 
 
 def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None,

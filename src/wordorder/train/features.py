@@ -18,16 +18,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import torch
-from torch import Tensor
-
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines
 
+from wordorder.models.options import CATEGORICAL_FEATURES
+
 PAD, UNK, EOS = 0, 1, 2
 SPECIALS = ["<pad>", "<unk>", "</s>"]
-CATEGORICAL = ("pos", "bieo", "dep")
-KNOWN = (*CATEGORICAL, "order")
+KNOWN = (*CATEGORICAL_FEATURES, "order")
 
 
 class FeatureVocab:
@@ -36,6 +34,11 @@ class FeatureVocab:
     def __init__(self, tags: Sequence[str]) -> None:
         self.itos = list(SPECIALS) + [t for t in tags if t not in SPECIALS]
         self.stoi = {t: i for i, t in enumerate(self.itos)}
+
+    @classmethod
+    def from_itos(cls, itos: Sequence[str]) -> FeatureVocab:
+        """The vocabulary stored in a checkpoint (``itos`` includes the specials)."""
+        return cls(list(itos)[len(SPECIALS):])
 
     @classmethod
     def build(cls, lines: Sequence[Sequence[str]]) -> FeatureVocab:
@@ -47,6 +50,14 @@ class FeatureVocab:
 
     def encode(self, tags: Sequence[str]) -> list[int]:
         return [self.stoi.get(t, UNK) for t in tags]
+
+
+def check_feature_files(needed: set[str], given: Mapping[str, object], path: str | Path | None = None) -> None:
+    """The feature files a step got must be exactly those its model needs."""
+    if set(given) != needed:
+        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
+                             f"{sorted(given) or 'none'}", path=path, hint="the variant's model options and its "
+                             "data inputs disagree: check configs/variants.yaml and the checkpoint used")
 
 
 def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[list[str]] | list[list[int]]:
@@ -101,20 +112,6 @@ def load_features(files: Mapping[str, str | Path], sources: Sequence[Sequence[in
             vocabs[name] = FeatureVocab.build(raw)  # type: ignore[arg-type]
         feats[name] = [vocabs[name].encode(tags) for tags in raw]  # type: ignore[arg-type]
     return feats, vocabs
-
-
-def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
-    """Pad one feature of a batch like the source (ids + EOS): (B, width) LongTensor.
-
-    The EOS position gets ``EOS`` (tags) or n (``order``); padding is 0.
-    """
-    rows = [list(s) + [len(s) if name == "order" else EOS] for s in seqs]
-    width = max((len(r) for r in rows), default=0) if width is None else width
-    out = torch.full((len(rows), width), PAD, dtype=torch.long)
-    for i, r in enumerate(rows):
-        if r:
-            out[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
-    return out
 
 
 def vocab_sizes(vocabs: Mapping[str, FeatureVocab]) -> dict[str, int]:

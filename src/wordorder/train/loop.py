@@ -27,10 +27,10 @@ from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
-
-Feats = Mapping[str, Sequence[Sequence[int]]]
 from wordorder.train.checkpoint import save_checkpoint
 from wordorder.train.schedule import inverse_sqrt_scheduler
+
+Feats = Mapping[str, Sequence[Sequence[int]]]
 
 
 @dataclass
@@ -88,7 +88,7 @@ class TrainOptions:
 def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32)."""
     with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
-        logits = model(batch.src, batch.tgt_in, batch.feats) if batch.feats else model(batch.src, batch.tgt_in)
+        logits = model(batch.src, batch.tgt_in, batch.feats)
     logits = logits.float().view(-1, logits.size(-1))
     target = batch.tgt_out.reshape(-1)
     loss = F.cross_entropy(logits, target, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")

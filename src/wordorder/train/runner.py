@@ -15,7 +15,7 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, read_parallel
 from wordorder.text.subword import SubwordModel
-from wordorder.train.features import load_features
+from wordorder.train.features import check_feature_files, load_features
 
 
 def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
@@ -37,11 +37,7 @@ def read_source_features(options: Any, files: Mapping[str, Mapping[str, str]], t
                          dev_src: list[list[int]]) -> tuple[dict, dict, dict]:
     """Train and dev features of the model's ``required_features`` (a missing or an unneeded
     file is an error: the DAG and the variant disagree)."""
-    needed = options.required_features()
-    if set(files) != needed:
-        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
-                             f"{sorted(files) or 'none'}", hint="the variant's model options and its data "
-                             "inputs disagree: check configs/variants.yaml")
+    check_feature_files(options.required_features(), files)
     train_feats, vocabs = load_features({k: v["train"] for k, v in files.items()}, train_src)
     dev_feats, _ = load_features({k: v["dev"] for k, v in files.items()}, dev_src, vocabs)
     return train_feats, dev_feats, vocabs
