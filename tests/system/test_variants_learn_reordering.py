@@ -36,6 +36,9 @@ VARIANTS = {
     "disan": {"directional": True},
     "disreg": {"disagreement": "output"},
 }
+# The disagreement term (λ = 1) pulls against the task early on: at 600 updates seeds 1/2/3 gave
+# BLEU 82.8 / 82.3 / 99.8, at 1000 updates 99.5 / 97.2 (seeds 1/2). Every other mechanism: 600.
+STEPS = {"disreg": 1000}
 
 
 def word_class(w: int) -> int:
@@ -76,7 +79,7 @@ def test_variant_learns_svo_to_sov(name, tmp_path):
     train_feats = pick(features([s for s, _ in train_pairs], [t for _, t in train_pairs]))
     test_feats = pick(features(test_src, test_ref))
     dev_feats = {k: v[:50] for k, v in test_feats.items()} if test_feats else None
-    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=600, max_minutes=0.9,
+    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=STEPS.get(name, 600), max_minutes=0.9,
                         eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
     try:
         summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path,

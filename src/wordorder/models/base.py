@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 
@@ -81,8 +82,22 @@ class Seq2SeqModel(nn.Module):
         """Encode (B, S) source ids (and the model's source features, each (B, S))."""
         raise NotImplementedError
 
+    def forward_hidden(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
+        """Teacher-forced (B, T, d) states before the output matrix (what the fused loss of
+        :mod:`wordorder.train.loss` projects itself)."""
+        return self.decode_hidden(self.encode(src, feats), tgt_in)
+
     def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
         """(B, T) decoder input ids → (B, T, V) logits, all positions at once."""
+        return F.linear(self.decode_hidden(enc, tgt_in), self.output_weight)
+
+    def decode_hidden(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
+        """(B, T) decoder input ids → (B, T, d) states; logits = states · ``output_weight``ᵀ."""
+        raise NotImplementedError
+
+    @property
+    def output_weight(self) -> Tensor:
+        """(V, d) output matrix (no bias)."""
         raise NotImplementedError
 
     def init_state(self, enc: EncoderOut) -> DecoderState:

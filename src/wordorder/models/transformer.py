@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from wordorder.models.base import DecoderState, EncoderOut, Seq2SeqModel
+from wordorder.models.dropout import Dropout
 from wordorder.models.layers import KV, key_padding_mask
 from wordorder.models.options import CATEGORICAL_FEATURES
 from wordorder.models.positions import SinusoidalPositions
@@ -75,7 +76,7 @@ class TransformerModel(Seq2SeqModel):
         self.src_embed = self._embedding(vocab_size, o.d_model)
         self.tgt_embed = self.src_embed if o.tie_embeddings else self._embedding(vocab_size, o.d_model)
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
-        self.embed_dropout = nn.Dropout(o.dropout)
+        self.embed_dropout = Dropout(o.dropout)
         self.source_input = build_source_input(o)
         self.directional = None
         if o.directional:
@@ -195,14 +196,18 @@ class TransformerModel(Seq2SeqModel):
                    if o.relative_on("decoder") else None)
         return pe, buckets
 
-    def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
-        """tgt_in: (B, T) ids → (B, T, V) logits, every position at once (causal)."""
+    @property
+    def output_weight(self) -> Tensor:
+        return self.tgt_embed.weight
+
+    def decode_hidden(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
+        """tgt_in: (B, T) ids → (B, T, d) final decoder states, every position at once (causal)."""
         mask = key_padding_mask(enc.src_pad)
         x = self._embed_target(tgt_in)
         pe, buckets = self._decoder_extras(tgt_in.size(1), x.dtype, x.device)
         for layer, kv in zip(self.decoder, self._cross_kv(enc.memory)):
             x, _ = layer(x, mask, kv, pe=pe, buckets=buckets)
-        return self._logits(x)
+        return self.decoder_norm(x)
 
     def init_state(self, enc: EncoderOut) -> TransformerState:
         return TransformerState(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from torch import Tensor, nn
 
+from wordorder.models.dropout import Dropout
 from wordorder.models.layers import KV, FeedForward, MultiHeadAttention
 from wordorder.models.relative import RelativeTable, RelativeTerm
 from wordorder.models.reordering import ReorderingEmbedding
@@ -28,7 +29,7 @@ class Sublayer(nn.Module):
     def __init__(self, d_model: int, dropout: float, pre_norm: bool) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
 
     def input(self, x: Tensor) -> Tensor:
@@ -37,7 +38,7 @@ class Sublayer(nn.Module):
 
     def output(self, x: Tensor, y: Tensor) -> Tensor:
         """Combine the residual input ``x`` with the sublayer output ``y``."""
-        out = x + self.dropout(y)
+        out = self.dropout.residual(x, y)
         return out if self.pre_norm else self.norm(out)
 
 

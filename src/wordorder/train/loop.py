@@ -28,6 +28,7 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
 from wordorder.train.checkpoint import save_checkpoint
+from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.schedule import inverse_sqrt_scheduler
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
@@ -86,20 +87,59 @@ class TrainOptions:
 
 
 def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32)."""
-    with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
-        logits = model(batch.src, batch.tgt_in, batch.feats)
-    logits = logits.float().view(-1, logits.size(-1))
-    target = batch.tgt_out.reshape(-1)
-    loss = F.cross_entropy(logits, target, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+    """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
+
+    In float32 the output projection and the loss run fused (:mod:`wordorder.train.loss`);
+    under autocast the logits are formed in the autocast dtype and normalised in float32.
+    """
+    target = batch.tgt_out
+    if amp_dtype is None:
+        hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
+        loss, nll = linear_cross_entropy(hidden, model.output_weight, target, smoothing)
+    else:
+        with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype):
+            logits = model(batch.src, batch.tgt_in, batch.feats)
+        logits = logits.float().view(-1, logits.size(-1))
+        flat = target.reshape(-1)
+        loss = F.cross_entropy(logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+        with torch.no_grad():
+            nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
     aux = getattr(model, "auxiliary_loss", None)
     if aux is not None and model.training:
         # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
         loss = loss + aux.float() * target.ne(PAD_ID).sum()
         model.auxiliary_loss = None
-    with torch.no_grad():
-        nll = F.cross_entropy(logits, target, ignore_index=PAD_ID, reduction="sum")
     return loss, nll
+
+
+def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optimizer:
+    """Adam with the options' betas, eps and weight decay (the fused kernel: one pass over
+    all parameters instead of a dozen small ones per tensor)."""
+    return torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
+                            weight_decay=opts.weight_decay, fused=True)
+
+
+def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None
+           ) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """One optimizer update over the micro-batches ``group`` (gradient accumulation).
+
+    Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
+    target tokens; the loss is averaged per target token over the whole update.
+    """
+    n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
+    optimizer.zero_grad(set_to_none=True)
+    loss_sum = nll_sum = torch.zeros((), device=device)
+    for batch in group:
+        loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
+        scaler.scale(loss / n_tokens).backward()
+        loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
+    if opts.clip_norm > 0:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss_sum, nll_sum, n_tokens
 
 
 @torch.inference_mode()
@@ -154,8 +194,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     use_amp = opts.amp and device.type == "cuda"
     amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if use_amp else None
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-    optimizer = torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
-                                 weight_decay=opts.weight_decay)
+    optimizer = make_optimizer(model, opts)
     scheduler = inverse_sqrt_scheduler(optimizer, opts.warmup)
     dev_pairs = list(zip(dev_src, dev_tgt)) if dev_tgt is not None else None
     options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
@@ -218,20 +257,10 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             batches = make_batches(train_pairs, opts.batch_tokens, seed=opts.seed * 100_003 + epoch)
             for g in range(0, len(batches), opts.accum_steps):
                 group = [collate(train_pairs, idx, train_feats) for idx in batches[g: g + opts.accum_steps]]
-                n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
-                optimizer.zero_grad(set_to_none=True)
-                for batch in group:
-                    loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
-                    # Mean per target token over the whole update, not per micro-batch.
-                    scaler.scale(loss / n_tokens).backward()
-                    # Kept as tensors until logged, so CUDA runs asynchronously between logs.
-                    window["loss"] = window["loss"] + loss.detach()
-                    window["nll"] = window["nll"] + nll
-                if opts.clip_norm > 0:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
-                scaler.step(optimizer)
-                scaler.update()
+                loss, nll, n_tokens = update(model, optimizer, scaler, group, opts, device, amp_dtype)
+                # Kept as tensors until logged, so CUDA runs asynchronously between logs.
+                window["loss"] = window["loss"] + loss
+                window["nll"] = window["nll"] + nll
                 lr = optimizer.param_groups[0]["lr"]
                 scheduler.step()
                 step += 1

@@ -1,0 +1,114 @@
+"""The CPU dropout and the fused output-projection loss behave exactly like the stock ones."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
+from wordorder.train.loss import linear_cross_entropy
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.5])
+def test_keep_mask_rate_is_p_within_five_sigma(p):
+    torch.manual_seed(0)
+    n = 400_003  # not a multiple of the four lanes per random integer
+    kept = keep_mask((n,), p, torch.device("cpu")).double().mean().item()
+    assert abs(kept - (1 - p)) < 5 * math.sqrt(p * (1 - p) / n)
+
+
+def test_keep_mask_lanes_are_independent():
+    # Neighbouring elements come from the same 64-bit draw: their joint keep rate must still be (1-p)².
+    torch.manual_seed(1)
+    keep = keep_mask((200_000, 4), 0.5, torch.device("cpu")).double()
+    for a in range(4):
+        for b in range(a + 1, 4):
+            assert abs((keep[:, a] * keep[:, b]).mean().item() - 0.25) < 0.006
+
+
+def test_dropout_scales_kept_values_and_gradients():
+    torch.manual_seed(2)
+    x = torch.randn(64, 33, requires_grad=True)
+    y = dropout(x, 0.2, training=True)
+    kept = y != 0
+    assert torch.allclose(y[kept], x[kept] / 0.8)
+    y.sum().backward()
+    assert torch.allclose(x.grad, kept.float() / 0.8)
+
+
+def test_dropout_is_reproducible_and_identity_in_eval():
+    x = torch.randn(10, 20)
+    torch.manual_seed(3)
+    a = dropout(x, 0.1, training=True)
+    torch.manual_seed(3)
+    assert torch.equal(a, dropout(x, 0.1, training=True))
+    module = Dropout(0.1).eval()
+    assert module(x) is x
+    assert dropout(x, 0.0, training=True) is x
+
+
+def test_dropout_add_is_the_residual_of_dropout():
+    x, y = torch.randn(7, 9), torch.randn(7, 9)
+    torch.manual_seed(4)
+    fused = dropout_add(x, y, 0.3, training=True)
+    torch.manual_seed(4)
+    assert torch.allclose(fused, x + dropout(y, 0.3, training=True))
+    assert torch.equal(dropout_add(x, y, 0.3, training=False), x + y)
+
+
+def _reference(hidden, weight, target, eps):
+    logits = F.linear(hidden, weight).view(-1, weight.size(0))
+    loss = F.cross_entropy(logits, target.view(-1), ignore_index=0, label_smoothing=eps, reduction="sum")
+    nll = F.cross_entropy(logits, target.view(-1), ignore_index=0, reduction="sum")
+    return loss, nll
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_linear_cross_entropy_equals_projection_then_cross_entropy(eps):
+    torch.manual_seed(5)
+    hidden = (3 * torch.randn(4, 6, 16)).requires_grad_()
+    weight = torch.randn(50, 16).requires_grad_()
+    target = torch.randint(1, 50, (4, 6))
+    target[0, 2:] = 0  # PAD rows take no part
+    target[3, :] = 0
+    loss, nll = linear_cross_entropy(hidden, weight, target, eps)
+    loss.backward()
+    got = hidden.grad.clone(), weight.grad.clone()
+    hidden.grad = weight.grad = None
+    ref_loss, ref_nll = _reference(hidden, weight, target, eps)
+    ref_loss.backward()
+    assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
+    assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-5)
+    assert not nll.requires_grad
+    torch.testing.assert_close(got[0], hidden.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got[1], weight.grad, rtol=1e-4, atol=1e-5)
+    assert torch.all(got[0][3] == 0)  # a PAD row gets no gradient
+
+
+def test_linear_cross_entropy_workspace_survives_interleaved_graphs():
+    # The (N, V) buffer is reused between updates; two graphs alive at once must not share it.
+    torch.manual_seed(6)
+    weight = torch.randn(30, 8, requires_grad=True)
+    h1, h2 = torch.randn(5, 8, requires_grad=True), torch.randn(9, 8, requires_grad=True)
+    t1, t2 = torch.randint(1, 30, (5,)), torch.randint(1, 30, (9,))
+    l1, _ = linear_cross_entropy(h1, weight, t1, 0.1)
+    l2, _ = linear_cross_entropy(h2, weight, t2, 0.1)
+    (l1 + l2).backward()
+    got = h1.grad.clone(), h2.grad.clone(), weight.grad.clone()
+    h1.grad = h2.grad = weight.grad = None
+    (_reference(h1, weight, t1, 0.1)[0] + _reference(h2, weight, t2, 0.1)[0]).backward()
+    for a, b in zip(got, (h1.grad, h2.grad, weight.grad)):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_linear_cross_entropy_without_gradients():
+    torch.manual_seed(7)
+    hidden, weight, target = torch.randn(3, 8), torch.randn(20, 8), torch.randint(1, 20, (3,))
+    with torch.no_grad():
+        loss, nll = linear_cross_entropy(hidden, weight, target, 0.1)
+    ref_loss, ref_nll = _reference(hidden, weight, target, 0.1)
+    assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
+    assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-5)
