@@ -42,6 +42,7 @@ import torch
 from wordorder.config import load_variants
 from wordorder.decode.beam import translate_batches
 from wordorder.models import build_model
+from wordorder.models.registry import resolve_options
 from wordorder.specials import PAD_ID
 from wordorder.text.subword import SubwordModel, train_sentencepiece
 from wordorder.train.batching import collate, make_batches
@@ -169,9 +170,7 @@ def decode_speed(model, dev, feats, args) -> dict[str, float]:
 
 
 def run_variant(names: list[str], model_options: dict, vocab: int, pairs, dev, batch_tokens: int, args) -> dict:
-    torch.manual_seed(args.seed)
-    probe = build_model(dict(model_options), vocab)
-    needs = probe.options.required_features()
+    needs = resolve_options(dict(model_options)).required_features()
     options = {**model_options, "feature_sizes": feature_sizes(needs)} if needs else dict(model_options)
     torch.manual_seed(args.seed)
     model = build_model(options, vocab)

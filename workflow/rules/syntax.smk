@@ -48,6 +48,7 @@ rule syntax_project:
     output:
         pos=f"{R}/data/{{pair}}/{{split}}.pos.{{lang}}",
         bieo=f"{R}/data/{{pair}}/{{split}}.bieo.{{lang}}",
+        dep=f"{R}/data/{{pair}}/{{split}}.dep.{{lang}}",
         heads=f"{R}/data/{{pair}}/{{split}}.heads.{{lang}}",
         tree=f"{R}/data/{{pair}}/{{split}}.btree.{{lang}}",
     log:
@@ -56,7 +57,8 @@ rule syntax_project:
         "../../envs/wordorder.yaml"
     shell:
         "wordorder syntax-project --conllu {input.conllu} --bpe {input.bpe} --out-pos {output.pos}"
-        " --out-bieo {output.bieo} --out-heads {output.heads} --out-tree {output.tree} > {log} 2>&1"
+        " --out-bieo {output.bieo} --out-dep {output.dep} --out-heads {output.heads} --out-tree {output.tree}"
+        " > {log} 2>&1"
 
 
 rule syntax_report:

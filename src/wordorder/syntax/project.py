@@ -49,20 +49,26 @@ def project_file(
     out_bieo: str | Path,
     out_heads: str | Path,
     out_tree: str | Path,
+    out_dep: str | Path | None = None,
     progress_bar: bool = True,
 ) -> dict:
-    """Write the four syntax files for one split (atomically); return counts.
+    """Write the syntax files for one split (atomically); return counts.
+
+    ``out_pos``/``out_dep``: the word's UPOS / dependency label on each of its subwords
+    (``_`` for a sentence the parser gave no tree); ``out_bieo``: the subword's place in its
+    word; ``out_heads``: the word-level heads; ``out_tree``: the binarised tree.
 
     Raises:
         WordorderError: a ``.bpe`` line has a different number of words than its parse.
     """
     conllu, bpe = Path(conllu), Path(bpe)
     counts: Counter[str] = Counter()
-    outs = (out_pos, out_bieo, out_heads, out_tree)
+    outs = (out_pos, out_bieo, out_heads, out_tree) + ((out_dep,) if out_dep is not None else ())
     with atomic_paths(*outs) as tmps:
         files = [open(t, "w", encoding="utf-8") for t in tmps]
         try:
-            f_pos, f_bieo, f_heads, f_tree = files
+            f_pos, f_bieo, f_heads, f_tree = files[:4]
+            f_dep = files[4] if out_dep is not None else None
             pairs = zip(read_conllu(conllu), iter_lines(bpe), strict=True)
             bar = progress(pairs, desc=f"syntax {bpe.name}", unit=" sent", enabled=progress_bar)
             try:
@@ -76,6 +82,9 @@ def project_file(
                         )
                     f_pos.write(" ".join(project_tags(sent.upos, wi)) + "\n")
                     f_bieo.write(" ".join(bieo_tags(wi)) + "\n")
+                    if f_dep is not None:
+                        labels = sent.deprels if sent.heads is not None else ["_"] * len(sent)
+                        f_dep.write(" ".join(project_tags(labels, wi)) + "\n")
                     counts["sentences"] += 1
                     if sent.heads is None or not len(sent):
                         # no tree: an empty heads line, and the flat fallback tree for the RvNN
