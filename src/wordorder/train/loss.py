@@ -8,7 +8,7 @@ gather, smoothing sum, NLL for logging, two backward kernels and a zero-filled g
 one pass computes the logits, the loss, the NLL and the gradient with respect to the logits,
 ``softmax(z) − q``, in place of the logits; the backward pass is then two matrix products.
 Measured on 2 CPU threads for 2,048 tokens, d = 256, V = 8,000: 112 ms against 183 ms for
-projection + ``F.cross_entropy`` forward and backward (benchmarks/bench_variants.py).
+projection + ``F.cross_entropy`` forward and backward (a micro-benchmark of this function alone).
 
 Only rows whose target is not PAD are projected at all.
 """
