@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import platform
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
+from wordorder.device import keep_freed_cpu_memory
 from wordorder.train.loss import linear_cross_entropy
 
 
@@ -88,6 +90,23 @@ def test_linear_cross_entropy_equals_projection_then_cross_entropy(eps):
     assert torch.all(got[0][3] == 0)  # a PAD row gets no gradient
 
 
+def test_linear_cross_entropy_is_exact_when_the_reference_probability_underflows():
+    # p(y) = exp(-300) is 0 in float32: the NLL must still be the exact 300-ish, not inf.
+    hidden = torch.tensor([[30.0, 0.0], [0.0, 1.0]], requires_grad=True)
+    weight = torch.tensor([[10.0, 0.0], [0.0, 0.0], [-10.0, 0.0]], requires_grad=True)
+    target = torch.tensor([2, 0])
+    loss, nll = linear_cross_entropy(hidden, weight, target, 0.1)
+    ref_loss, ref_nll = _reference(hidden, weight, target, 0.1)
+    assert math.isfinite(nll.item()) and nll.item() > 599
+    assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-6)
+    assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-6)
+    loss.backward()
+    got = hidden.grad.clone()
+    hidden.grad = None
+    ref_loss.backward()
+    torch.testing.assert_close(got, hidden.grad)
+
+
 def test_linear_cross_entropy_workspace_survives_interleaved_graphs():
     # The (N, V) buffer is reused between updates; two graphs alive at once must not share it.
     torch.manual_seed(6)
@@ -112,3 +131,8 @@ def test_linear_cross_entropy_without_gradients():
     ref_loss, ref_nll = _reference(hidden, weight, target, 0.1)
     assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
     assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-5)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="a glibc setting")
+def test_keep_freed_cpu_memory_takes_effect_on_glibc():
+    assert keep_freed_cpu_memory() is True

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from wordorder.decode.beam import translate_batches
-from wordorder.device import resolve_device
+from wordorder.device import keep_freed_cpu_memory, resolve_device
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
@@ -190,6 +190,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         torch.set_num_threads(opts.threads)
     torch.manual_seed(opts.seed)
     device = resolve_device(opts.device)
+    if device.type == "cpu":
+        keep_freed_cpu_memory()
     model.to(device).train()
     use_amp = opts.amp and device.type == "cuda"
     amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if use_amp else None
