@@ -28,8 +28,11 @@ include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 
 rule all:
     input:
-        tables=expand(f"{R}/tables/bleu.{{ext}}", ext=["csv", "md"]),
+        tables=expand(f"{R}/tables/{{name}}.{{ext}}", name=["bleu", "generation", "ngram_precision"], ext=["csv", "md"]),
         figures=f"{R}/figures/training_curves.png",
+        length=[
+            f"{R}/figures/bleu_by_length_{p}_{t}.png" for p in config["pairs"] for t in testsets(p)
+        ],
         syntax=expand(f"{R}/syntax/{{pair}}.json", pair=config["pairs"]) if config["syntax"]["parse"] else [],
         preorder=preorder_targets(),
     default_target: True

@@ -121,12 +121,69 @@ def cmd_score(a: argparse.Namespace) -> None:
     print(f"{a.output}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}")
 
 
+def cmd_significance(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.scores import bleu_tokenizer, write_scores
+    from wordorder.evaluate.significance import bleu_paired_bootstrap, bleu_sign_test
+    from wordorder.io import read_lines, read_parallel
+
+    hyps, refs = read_parallel(a.hyp, a.ref)
+    base = read_lines(a.baseline_hyp)
+    tok = bleu_tokenizer(a.lang)
+    result = {"bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples),
+              "sign": bleu_sign_test(hyps, base, refs, tok)}
+    meta = {"pair": a.pair, "variant": a.variant, "baseline": a.baseline, "seed": a.seed, "testset": a.testset}
+    write_scores(Path(a.output), result, meta)
+    print(f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
+          f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)")
+
+
+def cmd_length_analysis(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.length_bins import bleu_by_length, write_length_analysis
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.io import read_lines
+
+    systems = {}
+    for item in a.hyps:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise WordorderError(f"--hyps takes NAME=PATH items, got {item!r}")
+        systems[name] = read_lines(path)
+    table = bleu_by_length(read_lines(a.src_tok), systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
+    write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
 def cmd_report(a: argparse.Namespace) -> None:
     from wordorder.evaluate.plots import plot_training_curves
-    from wordorder.evaluate.tables import collect_scores, results_table, write_table
+    from wordorder.evaluate.tables import (
+        collect_scores,
+        collect_significance,
+        results_table,
+        significance_markers,
+        write_table,
+    )
 
     df = collect_scores([Path(p) for p in a.scores])
-    write_table(results_table(df, variants=a.variants), Path(a.csv), Path(a.md), title=a.title)
+    word_order = "ribes" in df.columns and df["ribes"].notna().all()
+    metrics = ("bleu", "ribes", "chrf") if word_order else ("bleu", "chrf")
+    markers, note = {}, ""
+    if a.significance:
+        markers = significance_markers(collect_significance([Path(p) for p in a.significance]), a.test)
+        test = "paired bootstrap (sacreBLEU)" if a.test == "bootstrap" else "sign test (Collins et al. 2005)"
+        note = (f"BLEU +/++: better or worse than {a.baseline} at p < 0.05 / 0.01, {test}; "
+                "with several seeds the largest p of the seeds.")
+    write_table(results_table(df, metrics=metrics, variants=a.variants), Path(a.csv), Path(a.md),
+                title=a.title, markers=markers, marker_note=note)
+    experiment = a.title.split(":")[0]
+    if word_order and a.generation_md:
+        gen = results_table(df, metrics=("under_generation", "over_generation", "ter_tok"), variants=a.variants)
+        write_table(gen, Path(a.generation_csv), Path(a.generation_md),
+                    title=f"{experiment}: under- and over-generation (TER insertions / deletions per sentence)")
+    if a.ngram_md:  # Kawara 2021 Table VI, Chen 2020 Fig 5: BLEU's modified n-gram precisions
+        for n in range(4):
+            df[f"p{n + 1}"] = [float(p[n]) for p in df["bleu_detail.precisions"]]
+        write_table(results_table(df, metrics=("p1", "p2", "p3", "p4"), variants=a.variants),
+                    Path(a.ngram_csv), Path(a.ngram_md), title=f"{experiment}: n-gram precisions of BLEU (%)")
     logs = {" ".join(Path(m).parts[-4:-1]): Path(m) for m in a.metrics}
     plot_training_curves(logs, Path(a.curves))
     print(Path(a.md).read_text(encoding="utf-8"))
@@ -229,6 +286,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ref-tok")
     s.add_argument("--seed", type=int, required=True)
 
+    s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
+    for name in ("--hyp", "--baseline-hyp", "--ref", "--lang", "--output", "--pair", "--variant",
+                 "--baseline", "--testset"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--samples", type=int, default=1000)
+
+    s = add("length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure")
+    for name in ("--src-tok", "--ref", "--lang", "--csv", "--md", "--png", "--title"):
+        s.add_argument(name, required=True)
+    s.add_argument("--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output")
+    s.add_argument("--edges", type=int, nargs="+", default=[10, 20, 30, 40, 50])
+
     s = add("report", cmd_report, "gather score JSONs into tables and figures")
     s.add_argument("--scores", nargs="+", required=True)
     s.add_argument("--metrics", nargs="+", required=True)
@@ -236,6 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--title", required=True)
     for name in ("--csv", "--md", "--curves"):
         s.add_argument(name, required=True)
+    s.add_argument("--significance", nargs="*", default=[])
+    s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
+    s.add_argument("--baseline", default="the baseline")
+    s.add_argument("--generation-csv")
+    s.add_argument("--generation-md")
+    s.add_argument("--ngram-csv")
+    s.add_argument("--ngram-md")
     s = add("parse", cmd_parse, "parse one shard of a tokenized file into CoNLL-U")
     for name in ("--lang", "--input", "--output"):
         s.add_argument(name, required=True)

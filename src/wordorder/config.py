@@ -100,6 +100,10 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         parsers = config.get("syntax", {}).get("parsers", {})
         for pair in config["pairs"]:
             require_annotations(pair.split("-")[0], ["trees"], parsers, f"preorder method 'rvnn' on {pair}")
+    baseline = config.get("evaluation", {}).get("baseline")
+    if baseline is not None and baseline not in config["variants"]:
+        raise WordorderError(f"evaluation.baseline '{baseline}' is not one of the variants of this config",
+                             hint=f"pick one of: {', '.join(config['variants'])}, or null for the first")
     for name in config["variants"]:
         if name not in variants:
             raise WordorderError(

@@ -119,6 +119,11 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
             scores = json.loads((out / "scores" / "en-de" / variant / "seed1" / f"{testset}.json").read_text())
             assert 0.0 <= scores["bleu"] <= 100.0 and "nrefs:1" in scores["bleu_signature"]
             assert scores["n_sentences"] == 30
+            assert 0.0 <= scores["ribes"] <= 100.0 and scores["under_generation"] >= 0 <= scores["over_generation"]
+            if variant != "transformer_tiny":  # each system against the baseline (the first variant)
+                sig = json.loads((out / "significance" / "en-de" / variant / "seed1" / f"{testset}.json").read_text())
+                assert sig["meta"]["baseline"] == "transformer_tiny" and 0 < sig["bootstrap"]["p"] <= 1
+                assert sig["sign"]["n_plus"] + sig["sign"]["n_minus"] + sig["sign"]["ties"] == 30
             hyp = out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp"
             assert len(hyp.read_text(encoding="utf-8").splitlines()) == 30
     ckpt = torch.load(out / "models" / "en-de" / "transformer_tiny_composed" / "seed1" / "best.pt", weights_only=True)
@@ -126,6 +131,13 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     table = (out / "tables" / "bleu.md").read_text(encoding="utf-8")
     assert "transformer_tiny" in table and "flickr2016" in table and "held" in table
     assert (out / "tables" / "bleu.csv").is_file()
+    assert "held RIBES" in table and "paired bootstrap" in table
+    generation = (out / "tables" / "generation.md").read_text(encoding="utf-8")
+    assert "under-gen./sent." in generation and "transformer_tiny_preordered" in generation
+    assert "4-gram prec." in (out / "tables" / "ngram_precision.md").read_text(encoding="utf-8")
+    for testset in ("flickr2016", "held"):
+        assert "transformer_tiny_composed" in (out / "tables" / f"length_en-de_{testset}.md").read_text(encoding="utf-8")
+        assert (out / "figures" / f"bleu_by_length_en-de_{testset}.png").stat().st_size > 1000
     assert (out / "figures" / "training_curves.png").stat().st_size > 1000
     metrics = [json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()]
     assert any("dev_bleu" in m for m in metrics) and max(m["step"] for m in metrics) == 30

@@ -157,3 +157,24 @@ def test_plot_bad_log(tmp_path):
     with pytest.raises(WordorderError):
         plot_training_curves({"x": tmp_path / "missing.jsonl"}, tmp_path / "o.png")
     assert not (tmp_path / "o.png").exists()
+
+
+def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign):
+    path = tmp_path / f"sig_{name}.json"
+    write_scores(path, {"bootstrap": {"p": p_boot}, "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1}},
+                 {"pair": "en-ja", "variant": variant, "baseline": "baseline", "seed": seed, "testset": "test"})
+    return path
+
+
+def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score_files, tmp_path):
+    from wordorder.evaluate.tables import collect_significance, significance_markers
+
+    sig = collect_significance([_write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03),
+                                _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2)])
+    assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
+    assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}  # seed 2: p = 0.2
+    markers = significance_markers(sig, "bootstrap")
+    md, csv = tmp_path / "t.md", tmp_path / "t.csv"
+    write_table(results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE")
+    text = md.read_text(encoding="utf-8")
+    assert "| reordered | 20.5 ± 0.7++ (n=2) |" in text and "| baseline | 12.0 ± 2.8 (n=2) |" in text and "NOTE" in text

@@ -82,6 +82,11 @@ def runs():
     ]
 
 
+def baseline_variant():
+    """The variant the others are tested against (evaluation.baseline, else the first)."""
+    return config["evaluation"]["baseline"] or config["variants"][0]
+
+
 def variant_entry(w):
     return VARIANTS[w.variant]
 

@@ -48,6 +48,28 @@ rule score:
         " --output {output} > {log} 2>&1"
 
 
+rule significance:
+    input:
+        hyp=rules.translate.output.hyp,
+        baseline=lambda w: f"{R}/translations/{w.pair}/{baseline_variant()}/seed{w.seed}/{w.testset}.hyp",
+        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
+    output:
+        f"{R}/significance/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
+    log:
+        f"{L}/significance/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        lang=tgt_lang,
+        baseline=baseline_variant(),
+        samples=config["evaluation"]["significance"]["samples"],
+    shell:
+        "wordorder significance --hyp {input.hyp} --baseline-hyp {input.baseline} --ref {input.ref}"
+        " --lang {params.lang} --pair {wildcards.pair} --variant {wildcards.variant}"
+        " --baseline {params.baseline} --seed {wildcards.seed} --testset {wildcards.testset}"
+        " --samples {params.samples} --output {output} > {log} 2>&1"
+
+
 rule report:
     input:
         scores=[
@@ -55,10 +77,20 @@ rule report:
             for r in runs()
             for t in testsets(r["pair"])
         ],
+        significance=[
+            f"{R}/significance/{r['pair']}/{r['variant']}/seed{r['seed']}/{t}.json"
+            for r in runs()
+            if r["variant"] != baseline_variant()
+            for t in testsets(r["pair"])
+        ],
         metrics=[f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/metrics.jsonl" for r in runs()],
     output:
         csv=f"{R}/tables/bleu.csv",
         md=f"{R}/tables/bleu.md",
+        generation_csv=f"{R}/tables/generation.csv",
+        generation_md=f"{R}/tables/generation.md",
+        ngram_csv=f"{R}/tables/ngram_precision.csv",
+        ngram_md=f"{R}/tables/ngram_precision.md",
         curves=f"{R}/figures/training_curves.png",
     log:
         f"{L}/report.log",
@@ -66,8 +98,39 @@ rule report:
         "../../envs/wordorder.yaml"
     params:
         variants=" ".join(config["variants"]),
-        title=f"{config['experiment']}: BLEU and chrF",
+        title=f"{config['experiment']}: BLEU, RIBES and chrF",
+        baseline=baseline_variant(),
+        test=config["evaluation"]["significance"]["test"],
     shell:
         "wordorder report --scores {input.scores} --metrics {input.metrics}"
+        " --significance {input.significance} --test {params.test} --baseline {params.baseline}"
         " --variants {params.variants} --title {params.title:q}"
-        " --csv {output.csv} --md {output.md} --curves {output.curves} > {log} 2>&1"
+        " --csv {output.csv} --md {output.md} --generation-csv {output.generation_csv}"
+        " --generation-md {output.generation_md} --ngram-csv {output.ngram_csv} --ngram-md {output.ngram_md}"
+        " --curves {output.curves} > {log} 2>&1"
+
+
+rule length_analysis:
+    input:
+        src=lambda w: f"{R}/data/{w.pair}/{w.testset}.tok.{src_lang(w)}",
+        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
+        hyps=lambda w: [
+            f"{R}/translations/{w.pair}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp" for v in config["variants"]
+        ],
+    output:
+        csv=f"{R}/tables/length_{{pair}}_{{testset}}.csv",
+        md=f"{R}/tables/length_{{pair}}_{{testset}}.md",
+        png=f"{R}/figures/bleu_by_length_{{pair}}_{{testset}}.png",
+    log:
+        f"{L}/length_analysis/{{pair}}.{{testset}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        lang=tgt_lang,
+        hyps=lambda w, input: " ".join(f"{v}={h}" for v, h in zip(config["variants"], input.hyps)),
+        edges=" ".join(map(str, config["evaluation"]["length_bins"])),
+        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})",
+    shell:
+        "wordorder length-analysis --src-tok {input.src} --ref {input.ref} --lang {params.lang}"
+        " --hyps {params.hyps} --edges {params.edges} --title {params.title:q}"
+        " --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"

@@ -10,6 +10,9 @@ traced to exactly how it was computed:
 * ``bleu_tok`` (optional): BLEU on the pipeline's own tokenization (``tokenize='none'``,
   no smoothing, optionally lowercased), the way ``multi-bleu.perl`` scores tokenized
   files; comparable to older papers, not across tokenizers.
+
+With the tokenized files also the word-order scores of :func:`word_order_scores`: RIBES,
+the NKT of the translations, and TER under/over-generation (insertions/deletions per sentence).
 """
 
 from __future__ import annotations
@@ -171,7 +174,26 @@ def score_translations(
         result["bleu_tok"] = _finite(tok.score)
         result["bleu_tok_signature"] = tok_metric.get_signature().format()
         result["bleu_tok_detail"] = _detail(tok, "none")
+        result.update(word_order_scores(hyps_tok, refs_tok))
     return result
+
+
+def word_order_scores(hyps_tok: Sequence[str], refs_tok: Sequence[str]) -> dict[str, Any]:
+    """RIBES and NKT (official RIBES.py, ×100) and TER under/over-generation per sentence,
+    all on the pipeline's tokenization (as WAT scores RIBES on tokenized Japanese)."""
+    from wordorder.evaluate.generation import generation_errors
+    from wordorder.evaluate.ribes import corpus_ribes
+
+    ribes = corpus_ribes(hyps_tok, [refs_tok])
+    gen = generation_errors(hyps_tok, refs_tok)
+    return {
+        "ribes": 100.0 * ribes["ribes"],
+        "ribes_signature": "RIBES.py-1.03.1|alpha:0.25|beta:0.10|lowercase|tok:pipeline",
+        "nkt": 100.0 * ribes["nkt"],
+        "under_generation": gen["under_per_sentence"],
+        "over_generation": gen["over_per_sentence"],
+        "ter_tok": gen["ter"],
+    }
 
 
 def _detail(score: Any, tokenizer: str) -> dict[str, Any]:

@@ -20,13 +20,16 @@ from wordorder.errors import WordorderError
 from wordorder.evaluate.scores import read_scores
 from wordorder.io import atomic_open
 
-__all__ = ["collect_scores", "results_table", "write_table", "KEY_COLUMNS", "METRIC_NAMES"]
+__all__ = ["collect_scores", "collect_significance", "significance_markers", "results_table", "write_table",
+           "KEY_COLUMNS", "METRIC_NAMES"]
 
 #: Meta fields that identify one result; (variant, pair, testset, seed) must be unique.
 KEY_COLUMNS = ("variant", "pair", "testset", "seed")
 
 #: Display names for metrics in Markdown tables.
-METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "bleu_tok": "BLEU (tok)"}
+METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "bleu_tok": "BLEU (tok)", "ribes": "RIBES", "nkt": "NKT",
+                "under_generation": "under-gen./sent.", "over_generation": "over-gen./sent.", "ter_tok": "TER (tok)",
+                "p1": "1-gram prec.", "p2": "2-gram prec.", "p3": "3-gram prec.", "p4": "4-gram prec."}
 
 
 def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
@@ -54,6 +57,32 @@ def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
         row["path"] = str(p)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def collect_significance(paths: Sequence[Path]) -> pd.DataFrame:
+    """One row per significance JSON (``wordorder significance``): meta fields, ``p_bootstrap``,
+    ``p_sign``, ``n_plus``, ``n_minus``, ``baseline``."""
+    rows = []
+    for p in paths:
+        doc = read_scores(Path(p))
+        meta = doc.get("meta", {})
+        rows.append({**meta, "p_bootstrap": doc["bootstrap"]["p"], "p_sign": doc["sign"]["p"],
+                     "n_plus": doc["sign"]["n_plus"], "n_minus": doc["sign"]["n_minus"]})
+    return pd.DataFrame(rows)
+
+
+def significance_markers(sig: pd.DataFrame, test: str = "bootstrap") -> dict[tuple[str, str, str], str]:
+    """``{(variant, pair, testset): "+" | "++" | ""}`` from the p of ``test`` (bootstrap or sign).
+
+    With several seeds a cell is marked only as strongly as its weakest seed (the largest p),
+    so a marker never rests on the luckiest run.
+    """
+    from wordorder.evaluate.significance import marker
+
+    if sig.empty:
+        return {}
+    worst = sig.groupby(["variant", "pair", "testset"], sort=False)[f"p_{test}"].max()
+    return {key: marker(float(p)) for key, p in worst.items()}
 
 
 def _ordered_unique(values: Sequence[Any]) -> list[Any]:
@@ -169,7 +198,8 @@ def _fmt(value: float, digits: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def _markdown(table: pd.DataFrame, title: str) -> str:
+def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
+              marker_note: str = "") -> str:
     stats = set(table.columns.get_level_values("stat"))
     multi_seed = "sd" in stats
     cells = _ordered_unique([c[:3] for c in table.columns])
@@ -185,12 +215,14 @@ def _markdown(table: pd.DataFrame, title: str) -> str:
         for cell in cells:
             mean = table.loc[variant, (*cell, "mean")]
             text = _fmt(mean)
+            mark = markers.get((variant, cell[0], cell[1]), "") if markers and cell[2] == "bleu" else ""
             if multi_seed and text != "–":
                 n = int(table.loc[variant, (*cell, "n")])
                 if n > 1:
                     text += f" ± {_fmt(table.loc[variant, (*cell, 'sd')])}"
-                if show_n:
-                    text += f" (n={n})"
+                text += mark + (f" (n={n})" if show_n else "")
+            elif text != "–":
+                text += mark
             row.append(text)
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
@@ -199,6 +231,8 @@ def _markdown(table: pd.DataFrame, title: str) -> str:
         lines.append(f"Mean ± sample standard deviation over {seeds}.")
     else:
         lines.append("One seed per cell.")
+    if markers:
+        lines.append(marker_note)
     signatures: Mapping[str, list[str]] = table.attrs.get("signatures", {})
     if signatures:
         lines += ["", "sacreBLEU signatures:", ""]
@@ -222,13 +256,15 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str) -> None:
+def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str,
+                markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = "") -> None:
     """Write a :func:`results_table` as CSV and Markdown (both atomic).
 
     The CSV is tidy and numeric: columns ``variant, pair, testset, metric, mean`` (+ ``sd``,
     ``n`` with several seeds), full precision. The Markdown has one row per variant, one
     column per (pair, testset, metric), values ``mean ± sd`` to one decimal, and the
-    sacreBLEU signatures under the table.
+    sacreBLEU signatures under the table. ``markers`` (from :func:`significance_markers`) are
+    appended to the BLEU cells, with ``marker_note`` saying what they mean.
     """
     if not isinstance(df.columns, pd.MultiIndex) or "stat" not in (df.columns.names or []):
         raise TypeError("write_table expects the output of results_table")
@@ -236,4 +272,4 @@ def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str) -> 
     with atomic_open(csv_path) as f:
         tidy.to_csv(f, index=False, lineterminator="\n")
     with atomic_open(md_path) as f:
-        f.write(_markdown(df, title))
+        f.write(_markdown(df, title, markers, marker_note))

@@ -1,0 +1,101 @@
+"""BLEU by source-sentence length (Chen 2018 Figs 5-8, Chen 2020 Fig 4, Zhang 2018 Fig 3,
+Kawara 2021 Figs 7-10): the test set cut into bins of source length, corpus BLEU per bin.
+
+Lengths are counted in tokens of the pipeline's source tokenization; a bin ``(a, b]`` holds the
+sentences with a < length ≤ b, the last bin is open (``> last edge``). Each bin's BLEU is
+sacreBLEU corpus BLEU over that bin's sentences, with the target language's tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open, atomic_paths
+
+DEFAULT_EDGES = (10, 20, 30, 40, 50)
+
+
+def bin_labels(edges: Sequence[int]) -> list[str]:
+    """``[0, 10, 20]`` style edges → ``["1-10", "11-20", ">20"]`` (with a first edge of 0 implied)."""
+    edges = list(edges)
+    if not edges or any(b <= a for a, b in zip([0, *edges], edges)):
+        raise WordorderError(f"length bin edges must rise from above 0, got {edges}")
+    lows = [0, *edges[:-1]]
+    return [f"{a + 1}-{b}" for a, b in zip(lows, edges)] + [f">{edges[-1]}"]
+
+
+def bin_index(length: int, edges: Sequence[int]) -> int:
+    for i, edge in enumerate(edges):
+        if length <= edge:
+            return i
+    return len(edges)
+
+
+def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]], refs: Sequence[str],
+                   tokenize: str, edges: Sequence[int] = DEFAULT_EDGES) -> pd.DataFrame:
+    """One row per length bin: ``bin``, ``sentences`` and the BLEU of every system.
+
+    Args:
+        sources: tokenized source lines (their token counts pick the bin).
+        systems: name → detokenized hypotheses, line-aligned with ``refs``.
+        refs: detokenized references.
+        tokenize: the sacreBLEU tokenizer of the target language.
+    """
+    from sacrebleu.metrics import BLEU
+
+    for name, hyps in systems.items():
+        if len(hyps) != len(refs):
+            raise WordorderError(f"system {name}: {len(hyps)} hypotheses but {len(refs)} references")
+    if len(sources) != len(refs):
+        raise WordorderError(f"{len(sources)} source lines but {len(refs)} references")
+    labels = bin_labels(edges)
+    members: list[list[int]] = [[] for _ in labels]
+    for i, line in enumerate(sources):
+        members[bin_index(len(line.split()), edges)].append(i)
+    metric = BLEU(tokenize=tokenize)
+    rows = []
+    for label, idx in zip(labels, members):
+        row: dict = {"bin": label, "sentences": len(idx)}
+        for name, hyps in systems.items():
+            row[name] = (metric.corpus_score([hyps[i] for i in idx], [[refs[i] for i in idx]]).score
+                         if idx else float("nan"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
+    """The table as CSV and Markdown, and a line plot of BLEU per bin (all atomic)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    systems = [c for c in table.columns if c not in ("bin", "sentences")]
+    with atomic_open(csv_path) as f:
+        table.to_csv(f, index=False, lineterminator="\n")
+    lines = [f"# {title}", "", "| source length | sentences | " + " | ".join(systems) + " |",
+             "|---|---:|" + "---:|" * len(systems)]
+    for _, r in table.iterrows():
+        cells = ["–" if pd.isna(r[s]) else f"{r[s]:.1f}" for s in systems]
+        lines.append(f"| {r['bin']} | {int(r['sentences'])} | " + " | ".join(cells) + " |")
+    lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
+    with atomic_open(md_path) as f:
+        f.write("\n".join(lines) + "\n")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = range(len(table))
+    for name in systems:
+        ax.plot(x, table[name], marker="o", label=name)
+    ax.set_xticks(list(x), [f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])
+    ax.set_xlabel("source length (tokens)")
+    ax.set_ylabel("BLEU")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    with atomic_paths(png_path) as (tmp,):
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)

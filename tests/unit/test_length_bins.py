@@ -1,0 +1,40 @@
+"""BLEU by source-length bin: binning edges, per-bin corpus BLEU, the table and the figure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from sacrebleu.metrics import BLEU
+
+from wordorder.errors import WordorderError
+from wordorder.evaluate.length_bins import bin_index, bin_labels, bleu_by_length, write_length_analysis
+
+
+def test_bins_are_half_open_with_an_open_last_bin():
+    assert bin_labels([10, 20]) == ["1-10", "11-20", ">20"]
+    assert [bin_index(n, [10, 20]) for n in (1, 10, 11, 20, 21, 99)] == [0, 0, 1, 1, 2, 2]
+    with pytest.raises(WordorderError):
+        bin_labels([10, 10])
+
+
+def test_each_bin_is_the_corpus_bleu_of_its_sentences(tmp_path):
+    sources = ["a b", "a b c d e", "a", "a b c d e f g"]
+    refs = ["the cat sat on the mat", "a dog ran in the park today", "one two three four", "x y z w v u"]
+    good = list(refs)
+    bad = ["the cat sat on a mat", "a dog", "one two three four", "z y x"]
+    table = bleu_by_length(sources, {"good": good, "bad": bad}, refs, "13a", edges=[2, 5])
+    assert list(table["bin"]) == ["1-2", "3-5", ">5"] and list(table["sentences"]) == [2, 1, 1]
+    assert list(table["good"]) == pytest.approx([100.0, 100.0, 100.0])
+    want = BLEU(tokenize="13a").corpus_score([bad[0], bad[2]], [[refs[0], refs[2]]]).score
+    assert table["bad"][0] == pytest.approx(want) and table["bad"][0] < 100
+    empty = bleu_by_length(sources, {"good": good}, refs, "13a", edges=[1, 2, 3, 4, 5, 6])
+    assert math.isnan(empty["good"][3])  # no source of length 4
+    write_length_analysis(table, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
+    assert "| 3-5 | 1 | 100.0 |" in (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_misaligned_outputs_are_refused():
+    with pytest.raises(WordorderError, match="2 hypotheses but 1 references"):
+        bleu_by_length(["a"], {"s": ["x", "y"]}, ["x"], "13a")
