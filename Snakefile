@@ -16,6 +16,8 @@ if not workflow.config_settings.configfiles:
 
 validate(config, "workflow/schemas/config.schema.yaml")
 
+report: "workflow/report/workflow.rst"
+
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
@@ -24,6 +26,7 @@ include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
 include: "workflow/rules/preorder.smk"  # eflomal alignment -> gold / BTG / RvNN preorders -> tau, FRS
 include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
+include: "workflow/rules/analyses.smk"  # swap-noise robustness
 
 
 rule all:
@@ -35,6 +38,7 @@ rule all:
         ],
         syntax=expand(f"{R}/syntax/{{pair}}.json", pair=config["pairs"]) if config["syntax"]["parse"] else [],
         preorder=preorder_targets(),
+        swap_noise=swap_noise_targets(),
     default_target: True
 
 

@@ -153,6 +153,41 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
     print(Path(a.md).read_text(encoding="utf-8"))
 
 
+def cmd_swap_perm(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.swap_noise import swap_permutations
+    from wordorder.io import read_lines
+    from wordorder.preorder.permutation import write_permutations
+
+    lengths = [len(line.split()) for line in read_lines(a.tok)]
+    perms = swap_permutations(lengths, a.percent, a.seed)
+    write_permutations(a.output, perms)
+    moved = sum(int((p != range(len(p))).sum()) for p in perms)
+    print(f"{a.output}: {a.percent} % swapped, {moved} of {sum(lengths)} words moved")
+
+
+def cmd_swap_noise_report(a: argparse.Namespace) -> None:
+    from sacrebleu.metrics import BLEU
+
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.evaluate.swap_noise import swap_noise_table, write_swap_noise
+    from wordorder.io import read_lines
+
+    refs = read_lines(a.ref)
+    metric = BLEU(tokenize=bleu_tokenizer(a.lang))
+    bleu = {}
+    for item in a.hyps:  # VARIANT:PERCENT=PATH
+        key, sep, path = item.partition("=")
+        variant, colon, percent = key.rpartition(":")
+        if not (sep and colon and percent.isdigit()):
+            raise WordorderError(f"--hyps takes VARIANT:PERCENT=PATH items, got {item!r}")
+        hyps = read_lines(path)
+        if len(hyps) != len(refs):
+            raise WordorderError(f"{len(hyps)} hypotheses but {len(refs)} references", path=path)
+        bleu[(variant, int(percent))] = metric.corpus_score(hyps, [refs]).score
+    write_swap_noise(swap_noise_table(bleu), Path(a.csv), Path(a.md), Path(a.png), a.title)
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
 def cmd_report(a: argparse.Namespace) -> None:
     from wordorder.evaluate.plots import plot_training_curves
     from wordorder.evaluate.tables import (
@@ -170,10 +205,10 @@ def cmd_report(a: argparse.Namespace) -> None:
     if a.significance:
         markers = significance_markers(collect_significance([Path(p) for p in a.significance]), a.test)
         test = "paired bootstrap (sacreBLEU)" if a.test == "bootstrap" else "sign test (Collins et al. 2005)"
-        note = (f"BLEU +/++: better or worse than {a.baseline} at p < 0.05 / 0.01, {test}; "
+        note = (f"BLEU +/++: better than {a.baseline} at p < 0.05 / 0.01, −/−−: worse, {test}; "
                 "with several seeds the largest p of the seeds.")
     write_table(results_table(df, metrics=metrics, variants=a.variants), Path(a.csv), Path(a.md),
-                title=a.title, markers=markers, marker_note=note)
+                title=a.title, markers=markers, marker_note=note, tex_path=Path(a.tex) if a.tex else None)
     experiment = a.title.split(":")[0]
     if word_order and a.generation_md:
         gen = results_table(df, metrics=("under_generation", "over_generation", "ter_tok"), variants=a.variants)
@@ -299,6 +334,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output")
     s.add_argument("--edges", type=int, nargs="+", default=[10, 20, 30, 40, 50])
 
+    s = add("swap-perm", cmd_swap_perm, "permutations swapping a share of each sentence's words (swap noise)")
+    for name in ("--tok", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--percent", type=int, required=True)
+    s.add_argument("--seed", type=int, default=1)
+
+    s = add("swap-noise-report", cmd_swap_noise_report, "BLEU against the share of swapped source words")
+    for name in ("--ref", "--lang", "--csv", "--md", "--png", "--title"):
+        s.add_argument(name, required=True)
+    s.add_argument("--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation")
+
     s = add("report", cmd_report, "gather score JSONs into tables and figures")
     s.add_argument("--scores", nargs="+", required=True)
     s.add_argument("--metrics", nargs="+", required=True)
@@ -311,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--baseline", default="the baseline")
     s.add_argument("--generation-csv")
     s.add_argument("--generation-md")
+    s.add_argument("--tex", help="also the results table as LaTeX")
     s.add_argument("--ngram-csv")
     s.add_argument("--ngram-md")
     s = add("parse", cmd_parse, "parse one shard of a tokenized file into CoNLL-U")

@@ -130,7 +130,7 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert "NOUN" in ckpt["meta"]["feature_vocabs"]["pos"] and ckpt["options"]["feature_sizes"]["pos"] > 4
     table = (out / "tables" / "bleu.md").read_text(encoding="utf-8")
     assert "transformer_tiny" in table and "flickr2016" in table and "held" in table
-    assert (out / "tables" / "bleu.csv").is_file()
+    assert (out / "tables" / "bleu.csv").is_file() and "\\toprule" in (out / "tables" / "bleu.tex").read_text()
     assert "held RIBES" in table and "paired bootstrap" in table
     generation = (out / "tables" / "generation.md").read_text(encoding="utf-8")
     assert "under-gen./sent." in generation and "transformer_tiny_preordered" in generation
@@ -146,6 +146,25 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     # A second run has nothing to do.
     again = snakemake(repo, "--cores", "2", "--configfile", str(config), "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+    # Swap noise: 0 % is the unchanged test set (same translations); 50 % moves words of every
+    # sentence; only systems reading nothing but the source subwords take part.
+    noise = out / "noise" / "en-de"
+    clean = (out / "translations" / "en-de" / "transformer_tiny" / "seed1" / "held.hyp").read_text(encoding="utf-8")
+    assert (noise / "swap0" / "transformer_tiny" / "seed1" / "held.hyp").read_text(encoding="utf-8") == clean
+    src = (out / "data" / "en-de" / "held.tok.en").read_text(encoding="utf-8").splitlines()
+    swapped = (noise / "swap50" / "held.tok").read_text(encoding="utf-8").splitlines()
+    assert all(sorted(a.split()) == sorted(b.split()) for a, b in zip(src, swapped))
+    assert sum(a != b for a, b in zip(src, swapped)) > 25
+    table = (out / "tables" / "swap_noise_en-de_held.md").read_text(encoding="utf-8")
+    assert "transformer_tiny |" in table and "composed" not in table and "| 50 |" in table
+
+    # The HTML report gathers the tables and figures with their captions.
+    report = tmp_path / "report.html"
+    made = snakemake(repo, "--configfile", str(config), "--report", str(report))
+    assert made.returncode == 0, made.stderr[-4000:]
+    html = report.read_text(encoding="utf-8", errors="replace")
+    assert "bleu_by_length_en-de_held.png" in html and "Under- and over-generation" in html
 
 
 def test_bad_corpus_fails_with_one_clear_error_and_no_output(repo, shared_data, tmp_path):

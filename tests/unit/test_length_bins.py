@@ -38,3 +38,24 @@ def test_each_bin_is_the_corpus_bleu_of_its_sentences(tmp_path):
 def test_misaligned_outputs_are_refused():
     with pytest.raises(WordorderError, match="2 hypotheses but 1 references"):
         bleu_by_length(["a"], {"s": ["x", "y"]}, ["x"], "13a")
+
+
+def test_swap_permutation_moves_exactly_the_drawn_share():
+    import random
+
+    import numpy as np
+
+    from wordorder.evaluate.swap_noise import swap_noise_table, swap_permutation, swap_permutations
+
+    rng = random.Random(0)
+    for n in range(0, 30):
+        for rate in (0.0, 0.1, 0.3, 0.5, 1.0):
+            perm = swap_permutation(n, rate, rng)
+            assert sorted(perm.tolist()) == list(range(n))
+            moved = int((perm != np.arange(n)).sum())
+            k = round(rate * n)
+            assert moved == (0 if n < 2 or k == 0 else max(k, 2) if k <= n else n)
+    assert [p.tolist() for p in swap_permutations([5, 7], 40, 3)] == \
+        [p.tolist() for p in swap_permutations([5, 7], 40, 3)]  # reproducible per seed
+    table = swap_noise_table({("a", 10): 20.0, ("a", 0): 30.0, ("b", 0): 31.0})
+    assert list(table.index) == [0, 10] and list(table.columns) == ["a", "b"] and math.isnan(table.loc[10, "b"])

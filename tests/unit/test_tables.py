@@ -159,9 +159,10 @@ def test_plot_bad_log(tmp_path):
     assert not (tmp_path / "o.png").exists()
 
 
-def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign):
+def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign, delta=1.5):
     path = tmp_path / f"sig_{name}.json"
-    write_scores(path, {"bootstrap": {"p": p_boot}, "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1}},
+    write_scores(path, {"bootstrap": {"p": p_boot},
+                        "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta}},
                  {"pair": "en-ja", "variant": variant, "baseline": "baseline", "seed": seed, "testset": "test"})
     return path
 
@@ -173,8 +174,19 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
                                 _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2)])
     assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
     assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}  # seed 2: p = 0.2
+    worse = collect_significance([_write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),
+                                  _write_sig(tmp_path, "4", "reordered", 2, 0.001, 0.03, delta=-0.1)])
+    assert significance_markers(worse) == {("reordered", "en-ja", "test"): "−"}
+    split = collect_significance([_write_sig(tmp_path, "5", "reordered", 1, 0.001, 0.03, delta=-0.4),
+                                  _write_sig(tmp_path, "6", "reordered", 2, 0.001, 0.03, delta=0.2)])
+    assert significance_markers(split) == {("reordered", "en-ja", "test"): ""}  # seeds disagree
     markers = significance_markers(sig, "bootstrap")
     md, csv = tmp_path / "t.md", tmp_path / "t.csv"
-    write_table(results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE")
+    tex = tmp_path / "t.tex"
+    write_table(results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE",
+                tex_path=tex)
+    latex = tex.read_text(encoding="utf-8")
+    assert r"reordered & 20.5 $\pm$ 0.7$^{++}$ (n=2) & 40.5 $\pm$ 0.7 (n=2) & -- & -- \\" in latex
+    assert latex.startswith(r"\begin{table}") and r"\caption{T Mean $\pm$ sample" in latex
     text = md.read_text(encoding="utf-8")
     assert "| reordered | 20.5 ± 0.7++ (n=2) |" in text and "| baseline | 12.0 ± 2.8 (n=2) |" in text and "NOTE" in text

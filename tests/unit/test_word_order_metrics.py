@@ -110,6 +110,7 @@ def test_sign_test_p_values_of_the_spec():
 
 def test_markers():
     assert [marker(p) for p in (0.001, 0.01, 0.049, 0.05, None)] == ["++", "+", "+", "", ""]
+    assert [marker(p, -0.3) for p in (0.001, 0.03, 0.2)] == ["−−", "−", ""] and marker(0.001, 0.0) == ""
 
 
 def test_bootstrap_p_value_formula_of_the_pinned_sacrebleu():
@@ -139,6 +140,7 @@ def test_a_clearly_better_system_is_significant_and_itself_is_not():
     sign = bleu_sign_test(good, bad, refs)
     assert sign["n_plus"] > 3 * sign["n_minus"] and sign["p"] < 0.01
     assert sign["n_plus"] + sign["n_minus"] + sign["ties"] == len(refs)
+    assert sign["delta"] > 10  # BLEU of the good system minus the bad one's
     boot = bleu_paired_bootstrap(good, bad, refs, samples=200)
     assert boot["p"] < 0.01 and boot["ci"] > 0
     same = bleu_sign_test(bad, bad, refs)

@@ -108,6 +108,19 @@ def variant_features(w, split):
     return files
 
 
+def swap_noise_variants(pair):
+    """Variants whose only input is the original source subwords: a swapped source is all they
+    need (tags or preorder positions would have to be re-derived for the noisy sentence)."""
+    from types import SimpleNamespace
+
+    out = []
+    for v in config["variants"]:
+        w = SimpleNamespace(pair=pair, variant=v)
+        if variant_entry(w).get("source", "original") == "original" and not variant_features(w, "test"):
+            out.append(v)
+    return out
+
+
 def variant_source(w, split):
     """The subword source a variant reads: the pair's, or its preordered version."""
     entry = variant_entry(w)

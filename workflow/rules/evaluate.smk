@@ -86,12 +86,13 @@ rule report:
         metrics=[f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/metrics.jsonl" for r in runs()],
     output:
         csv=f"{R}/tables/bleu.csv",
-        md=f"{R}/tables/bleu.md",
+        md=report(f"{R}/tables/bleu.md", caption="../report/bleu.rst", category="Tables"),
+        tex=f"{R}/tables/bleu.tex",
         generation_csv=f"{R}/tables/generation.csv",
-        generation_md=f"{R}/tables/generation.md",
+        generation_md=report(f"{R}/tables/generation.md", caption="../report/generation.rst", category="Tables"),
         ngram_csv=f"{R}/tables/ngram_precision.csv",
-        ngram_md=f"{R}/tables/ngram_precision.md",
-        curves=f"{R}/figures/training_curves.png",
+        ngram_md=report(f"{R}/tables/ngram_precision.md", caption="../report/ngram.rst", category="Tables"),
+        curves=report(f"{R}/figures/training_curves.png", caption="../report/curves.rst", category="Figures"),
     log:
         f"{L}/report.log",
     conda:
@@ -105,7 +106,7 @@ rule report:
         "wordorder report --scores {input.scores} --metrics {input.metrics}"
         " --significance {input.significance} --test {params.test} --baseline {params.baseline}"
         " --variants {params.variants} --title {params.title:q}"
-        " --csv {output.csv} --md {output.md} --generation-csv {output.generation_csv}"
+        " --csv {output.csv} --md {output.md} --tex {output.tex} --generation-csv {output.generation_csv}"
         " --generation-md {output.generation_md} --ngram-csv {output.ngram_csv} --ngram-md {output.ngram_md}"
         " --curves {output.curves} > {log} 2>&1"
 
@@ -120,7 +121,8 @@ rule length_analysis:
     output:
         csv=f"{R}/tables/length_{{pair}}_{{testset}}.csv",
         md=f"{R}/tables/length_{{pair}}_{{testset}}.md",
-        png=f"{R}/figures/bleu_by_length_{{pair}}_{{testset}}.png",
+        png=report(f"{R}/figures/bleu_by_length_{{pair}}_{{testset}}.png", caption="../report/length.rst",
+                   category="Figures"),
     log:
         f"{L}/length_analysis/{{pair}}.{{testset}}.log",
     conda:

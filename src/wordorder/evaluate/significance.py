@@ -10,7 +10,8 @@
   corpus BLEU, "−" when it lowers it; ties are dropped; the exact two-sided binomial p of
   n⁺ out of N = n⁺ + n⁻ at ½.
 
-Tables mark p < 0.05 with "+" and p < 0.01 with "++", as the papers print them (:func:`marker`).
+Tables mark a better system with "+" (p < 0.05) or "++" (p < 0.01), as the papers print them, and
+a worse one with "−" / "−−" (:func:`marker`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ def sign_test_p(n_plus: int, n_minus: int) -> float:
     return min(1.0, 2.0 * tail / 2.0**n)
 
 
-def marker(p: float | None) -> str:
-    """"++" for p < 0.01, "+" for p < 0.05, "" otherwise (or without a test)."""
-    if p is None:
+def marker(p: float | None, delta: float = 1.0) -> str:
+    """"++" / "+" for a system better than the baseline (``delta`` > 0) at p < 0.01 / 0.05,
+    "−−" / "−" for a worse one, "" otherwise (or without a test)."""
+    if p is None or delta == 0:
         return ""
-    return "++" if p < 0.01 else "+" if p < 0.05 else ""
+    sign = "+" if delta > 0 else "−"
+    return 2 * sign if p < 0.01 else sign if p < 0.05 else ""
 
 
 def _check(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str]) -> None:
@@ -62,8 +65,9 @@ def bleu_sign_test(system: Sequence[str], baseline: Sequence[str], refs: Sequenc
     swapped = total[None, :] - base_stats + sys_stats  # one sentence replaced at a time
     scores = np.array([metric._compute_score_from_stats(row.tolist()).score for row in swapped])
     n_plus, n_minus = int((scores > b0).sum()), int((scores < b0).sum())
+    system_bleu = metric._compute_score_from_stats(sys_stats.sum(0).tolist()).score
     return {"n_plus": n_plus, "n_minus": n_minus, "ties": len(refs) - n_plus - n_minus,
-            "p": sign_test_p(n_plus, n_minus)}
+            "p": sign_test_p(n_plus, n_minus), "delta": system_bleu - b0}
 
 
 def bleu_paired_bootstrap(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str],

@@ -10,6 +10,7 @@ signatures listed under it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,22 +68,28 @@ def collect_significance(paths: Sequence[Path]) -> pd.DataFrame:
         doc = read_scores(Path(p))
         meta = doc.get("meta", {})
         rows.append({**meta, "p_bootstrap": doc["bootstrap"]["p"], "p_sign": doc["sign"]["p"],
-                     "n_plus": doc["sign"]["n_plus"], "n_minus": doc["sign"]["n_minus"]})
+                     "delta": doc["sign"]["delta"], "n_plus": doc["sign"]["n_plus"], "n_minus": doc["sign"]["n_minus"]})
     return pd.DataFrame(rows)
 
 
 def significance_markers(sig: pd.DataFrame, test: str = "bootstrap") -> dict[tuple[str, str, str], str]:
     """``{(variant, pair, testset): "+" | "++" | ""}`` from the p of ``test`` (bootstrap or sign).
 
-    With several seeds a cell is marked only as strongly as its weakest seed (the largest p),
-    so a marker never rests on the luckiest run.
+    "+"/"++" mark a system better than the baseline, "−"/"−−" a worse one. With several seeds a
+    cell is marked only as strongly as its weakest seed (the largest p), and not at all when the
+    seeds disagree on the direction, so a marker never rests on the luckiest run.
     """
     from wordorder.evaluate.significance import marker
 
     if sig.empty:
         return {}
-    worst = sig.groupby(["variant", "pair", "testset"], sort=False)[f"p_{test}"].max()
-    return {key: marker(float(p)) for key, p in worst.items()}
+    groups = sig.groupby(["variant", "pair", "testset"], sort=False)
+    worst, deltas = groups[f"p_{test}"].max(), groups["delta"].agg(list)
+    out = {}
+    for key, p in worst.items():
+        signs = {d > 0 for d in deltas[key] if d != 0}  # seeds disagreeing on the direction: no marker
+        out[key] = marker(float(p), 1.0 if signs == {True} else -1.0 if signs == {False} else 0.0)
+    return out
 
 
 def _ordered_unique(values: Sequence[Any]) -> list[Any]:
@@ -198,8 +205,9 @@ def _fmt(value: float, digits: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
-              marker_note: str = "") -> str:
+def _display(table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str] | None = None
+             ) -> tuple[list[str], list[list[str]], str]:
+    """(header, rows of cell texts, the note on seeds) shared by the Markdown and LaTeX forms."""
     stats = set(table.columns.get_level_values("stat"))
     multi_seed = "sd" in stats
     cells = _ordered_unique([c[:3] for c in table.columns])
@@ -209,7 +217,7 @@ def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, 
     show_n = len(ns) > 1
 
     header = ["variant"] + [f"{pair} {testset} {METRIC_NAMES.get(m, m)}" for pair, testset, m in cells]
-    lines = [f"# {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * len(cells)]
+    rows = []
     for variant in table.index:
         row = [str(variant)]
         for cell in cells:
@@ -224,13 +232,21 @@ def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, 
             elif text != "–":
                 text += mark
             row.append(text)
-        lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
+        rows.append(row)
     if multi_seed:
         seeds = f"{ns.pop()} seeds" if len(ns) == 1 else "n seeds per cell"
-        lines.append(f"Mean ± sample standard deviation over {seeds}.")
+        note = f"Mean ± sample standard deviation over {seeds}."
     else:
-        lines.append("One seed per cell.")
+        note = "One seed per cell."
+    return header, rows, note
+
+
+def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
+              marker_note: str = "") -> str:
+    header, rows, note = _display(table, markers)
+    lines = [f"# {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["", note]
     if markers:
         lines.append(marker_note)
     signatures: Mapping[str, list[str]] = table.attrs.get("signatures", {})
@@ -239,6 +255,25 @@ def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, 
         for metric, sigs in signatures.items():
             for sig in sigs:
                 lines.append(f"- {METRIC_NAMES.get(metric, metric)}: `{sig}`")
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_ESCAPES = str.maketrans({"_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "±": r"$\pm$", "–": "--"})
+
+
+def _latex(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
+           marker_note: str = "") -> str:
+    """A booktabs ``table`` environment with the same cells as the Markdown (markers as superscripts)."""
+    header, rows, note = _display(table, markers)
+
+    def cell(text: str) -> str:  # "+" and "−" only ever appear as significance markers
+        return re.sub(r"(\+{1,2}|−{1,2})", r"$^{\1}$", text.translate(_LATEX_ESCAPES)).replace("−", "-")
+
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
+             r"\toprule", " & ".join(h.translate(_LATEX_ESCAPES) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(cell(c) for c in row) + r" \\" for row in rows]
+    caption = " ".join(x for x in (title, note, marker_note if markers else "") if x)
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.translate(_LATEX_ESCAPES)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
@@ -257,14 +292,16 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str,
-                markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = "") -> None:
+                markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = "",
+                tex_path: Path | None = None) -> None:
     """Write a :func:`results_table` as CSV and Markdown (both atomic).
 
     The CSV is tidy and numeric: columns ``variant, pair, testset, metric, mean`` (+ ``sd``,
     ``n`` with several seeds), full precision. The Markdown has one row per variant, one
     column per (pair, testset, metric), values ``mean ± sd`` to one decimal, and the
     sacreBLEU signatures under the table. ``markers`` (from :func:`significance_markers`) are
-    appended to the BLEU cells, with ``marker_note`` saying what they mean.
+    appended to the BLEU cells, with ``marker_note`` saying what they mean. With ``tex_path`` also
+    a LaTeX (booktabs) table of the same cells.
     """
     if not isinstance(df.columns, pd.MultiIndex) or "stat" not in (df.columns.names or []):
         raise TypeError("write_table expects the output of results_table")
@@ -273,3 +310,6 @@ def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str,
         tidy.to_csv(f, index=False, lineterminator="\n")
     with atomic_open(md_path) as f:
         f.write(_markdown(df, title, markers, marker_note))
+    if tex_path is not None:
+        with atomic_open(tex_path) as f:
+            f.write(_latex(df, title, markers, marker_note))

@@ -1,0 +1,100 @@
+# Analyses beyond the scores: swap-noise robustness (Chen et al. 2019, Figs 3-5).
+SWAP = config["evaluation"]["swap_noise"]
+
+
+def swap_noise_targets():
+    if not SWAP["percents"]:
+        return []
+    return [f"{R}/figures/swap_noise_{p}_{t}.png" for p in config["pairs"] for t in testsets(p)]
+
+
+rule swap_perm:
+    input:
+        tok=lambda w: data_file(w, w.testset, "tok", "src"),
+    output:
+        f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.perm",
+    log:
+        f"{L}/swap_perm/{{pair}}.{{testset}}.{{percent}}.log",
+    wildcard_constraints:
+        percent=r"\d+",
+    params:
+        seed=SWAP["seed"],
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder swap-perm --tok {input.tok} --percent {wildcards.percent} --seed {params.seed}"
+        " --output {output} > {log} 2>&1"
+
+
+rule swap_project:
+    input:
+        perm=rules.swap_perm.output,
+        tok=lambda w: data_file(w, w.testset, "tok", "src"),
+        bpe=lambda w: data_file(w, w.testset, "bpe", "src"),
+    output:
+        tok=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.tok",
+        bpe=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.bpe",
+        positions=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.positions",
+    log:
+        f"{L}/swap_project/{{pair}}.{{testset}}.{{percent}}.log",
+    wildcard_constraints:
+        percent=r"\d+",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe}"
+        " --out-tok {output.tok} --out-bpe {output.bpe} --out-positions {output.positions} > {log} 2>&1"
+
+
+rule translate_swapped:
+    input:
+        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
+        spm=f"{R}/data/{{pair}}/spm.model",
+        src=rules.swap_project.output.bpe,
+    output:
+        hyp=f"{R}/noise/{{pair}}/swap{{percent}}/{{variant}}/seed{{seed}}/{{testset}}.hyp",
+        tok=f"{R}/noise/{{pair}}/swap{{percent}}/{{variant}}/seed{{seed}}/{{testset}}.hyp.tok",
+    log:
+        f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.{{percent}}.log",
+    wildcard_constraints:
+        percent=r"\d+",
+    params:
+        opts=as_json(config["decode"]),
+        lang=tgt_lang,
+    threads: config["threads"]["translate"]
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
+        " --lang {params.lang} --options {params.opts:q} --threads {threads}"
+        " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
+
+
+rule swap_noise:
+    input:
+        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
+        hyps=lambda w: [
+            f"{R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
+            for v in swap_noise_variants(w.pair)
+            for p in SWAP["percents"]
+        ],
+    output:
+        csv=f"{R}/tables/swap_noise_{{pair}}_{{testset}}.csv",
+        md=f"{R}/tables/swap_noise_{{pair}}_{{testset}}.md",
+        png=report(f"{R}/figures/swap_noise_{{pair}}_{{testset}}.png", caption="../report/swap_noise.rst",
+                   category="Figures"),
+    log:
+        f"{L}/swap_noise/{{pair}}.{{testset}}.log",
+    params:
+        lang=tgt_lang,
+        hyps=lambda w: " ".join(
+            f"{v}:{p}={R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
+            for v in swap_noise_variants(w.pair)
+            for p in SWAP["percents"]
+        ),
+        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU under swap noise",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder swap-noise-report --ref {input.ref} --lang {params.lang} --hyps {params.hyps}"
+        " --title {params.title:q} --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"
