@@ -31,7 +31,7 @@ include: "workflow/rules/analyses.smk"  # swap-noise robustness
 
 rule all:
     input:
-        tables=expand(f"{R}/tables/{{name}}.{{ext}}", name=["bleu", "generation", "ngram_precision"], ext=["csv", "md"]),
+        tables=expand(f"{R}/tables/{{name}}.{{ext}}", name=["bleu", "generation", "ngram_precision", "systems"], ext=["csv", "md"]),
         figures=f"{R}/figures/training_curves.png",
         length=[
             f"{R}/figures/bleu_by_length_{p}_{t}.png" for p in config["pairs"] for t in testsets(p)

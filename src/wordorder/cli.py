@@ -188,6 +188,18 @@ def cmd_swap_noise_report(a: argparse.Namespace) -> None:
     print(Path(a.md).read_text(encoding="utf-8"))
 
 
+def cmd_systems_table(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.systems import systems_markdown, systems_table
+    from wordorder.io import atomic_open
+
+    table = systems_table(a.runs["runs"])
+    with atomic_open(a.csv) as f:
+        table.to_csv(f, index=False, lineterminator="\n")
+    with atomic_open(a.md) as f:
+        f.write(systems_markdown(table, a.baseline, a.title))
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
 def cmd_report(a: argparse.Namespace) -> None:
     from wordorder.evaluate.plots import plot_training_curves
     from wordorder.evaluate.tables import (
@@ -344,6 +356,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--ref", "--lang", "--csv", "--md", "--png", "--title"):
         s.add_argument(name, required=True)
     s.add_argument("--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation")
+
+    s = add("systems-table", cmd_systems_table, "#params, training and decoding speed of every system")
+    s.add_argument("--runs", type=_json, required=True,
+                   help='{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": [[src, benchmark.tsv], ...]}]}')
+    for name in ("--csv", "--md", "--baseline", "--title"):
+        s.add_argument(name, required=True)
 
     s = add("report", cmd_report, "gather score JSONs into tables and figures")
     s.add_argument("--scores", nargs="+", required=True)

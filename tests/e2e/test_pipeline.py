@@ -159,6 +159,9 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     table = (out / "tables" / "swap_noise_en-de_held.md").read_text(encoding="utf-8")
     assert "transformer_tiny |" in table and "composed" not in table and "| 50 |" in table
 
+    systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
+    assert "| en-de | transformer_tiny | " in systems and "+0.00 %" in systems
+
     # The HTML report gathers the tables and figures with their captions.
     report = tmp_path / "report.html"
     made = snakemake(repo, "--configfile", str(config), "--report", str(report))

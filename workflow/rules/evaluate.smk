@@ -136,3 +136,43 @@ rule length_analysis:
         "wordorder length-analysis --src-tok {input.src} --ref {input.ref} --lang {params.lang}"
         " --hyps {params.hyps} --edges {params.edges} --title {params.title:q}"
         " --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"
+
+
+# "model", not "checkpoint": the latter is a Snakemake keyword even inside a dict literal.
+def _system_runs():
+    from types import SimpleNamespace
+
+    return [
+        dict(
+            r,
+            model=f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/best.pt",
+            metrics=f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/metrics.jsonl",
+            decodes=[
+                [
+                    variant_source(SimpleNamespace(pair=r["pair"], variant=r["variant"]), t),
+                    f"{R}/benchmarks/translate/{r['pair']}.{r['variant']}.seed{r['seed']}.{t}.tsv",
+                ]
+                for t in testsets(r["pair"])
+            ],
+        )
+        for r in runs()
+    ]
+
+
+rule systems:
+    input:
+        files=[f for r in _system_runs() for f in (r["model"], r["metrics"], *(x for d in r["decodes"] for x in d))],
+    output:
+        csv=f"{R}/tables/systems.csv",
+        md=report(f"{R}/tables/systems.md", caption="../report/systems.rst", category="Tables"),
+    log:
+        f"{L}/systems.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        runs=as_json({"runs": _system_runs()}),
+        baseline=baseline_variant(),
+        title=f"{config['experiment']}: parameters and speed of the systems",
+    shell:
+        "wordorder systems-table --runs {params.runs:q} --baseline {params.baseline}"
+        " --title {params.title:q} --csv {output.csv} --md {output.md} > {log} 2>&1"

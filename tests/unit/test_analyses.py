@@ -1,4 +1,4 @@
-"""BLEU by source-length bin: binning edges, per-bin corpus BLEU, the table and the figure."""
+"""Analyses: BLEU by source-length bin, swap-noise permutations, the systems (params and speed) table."""
 
 from __future__ import annotations
 
@@ -59,3 +59,30 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
         [p.tolist() for p in swap_permutations([5, 7], 40, 3)]  # reproducible per seed
     table = swap_noise_table({("a", 10): 20.0, ("a", 0): 30.0, ("b", 0): 31.0})
     assert list(table.index) == [0, 10] and list(table.columns) == ["a", "b"] and math.isnan(table.loc[10, "b"])
+
+
+def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
+    from wordorder.evaluate.systems import benchmark_seconds, systems_markdown, training_speed
+    from wordorder.models import build_model
+    from wordorder.train.checkpoint import save_checkpoint
+    from wordorder.evaluate.systems import count_parameters
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n{"step": 3, "tokens_per_s": 30}\n'
+                   '{"step": 4, "tokens_per_s": 20}\n', encoding="utf-8")
+    assert training_speed(log) == 20.0
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text("s\th:m:s\tmax_rss\n4.5\t0:00:04\t700\n5.5\t0:00:05\t700\n", encoding="utf-8")
+    assert benchmark_seconds(tsv) == 5.0
+    model = build_model({"preset": "tiny"}, 50)
+    ckpt = tmp_path / "m.pt"
+    save_checkpoint(ckpt, model, model.options.to_dict(), {})
+    assert count_parameters(ckpt) == sum(p.numel() for p in model.parameters())
+    import pandas as pd
+
+    table = pd.DataFrame([{"pair": "en-de", "variant": "base", "seed": 1, "params": 100, "train_tok_s": 10.0,
+                           "decode_sent_s": 2.0},
+                          {"pair": "en-de", "variant": "res", "seed": 1, "params": 103, "train_tok_s": 9.0,
+                           "decode_sent_s": 1.5}])
+    md = systems_markdown(table, "base", "T")
+    assert "| en-de | res | 103 | +3.00 % | 9 | 1.5 |" in md
