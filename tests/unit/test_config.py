@@ -124,3 +124,21 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
     config["pairs"], config["data"] = ["fi-en"], {"fi-en": config["data"]["en-ja"]}
     with pytest.raises(WordorderError, match="no parser is configured for the language 'fi'"):
         load_config(write(tmp_path, config))
+
+
+@pytest.mark.parametrize("name", ["default", "kawara2021", "kawara2021_clipping", "chen2019", "chen2020",
+                                  "chen2020_heads"])
+def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch, name):
+    from wordorder.models import build_model
+    from wordorder.models.registry import resolve_options
+
+    monkeypatch.chdir(repo)  # variants_file and local data paths are relative to the repository
+    config = load_config(repo / "configs" / f"{name}.yaml")
+    registry = load_variants(repo / "configs" / "variants.yaml")
+    for variant in config["variants"]:
+        model = registry[variant]["model"]
+        needs = resolve_options(dict(model)).required_features()
+        sizes = {n: 20 for n in needs if n != "order"}
+        build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
+    baseline = config["evaluation"]["baseline"]
+    assert baseline is None or baseline in config["variants"]
