@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open, atomic_paths
+from wordorder.evaluate.plots import plot_bleu_lines
+from wordorder.io import atomic_open
 
 DEFAULT_EDGES = (10, 20, 30, 40, 50)
 
@@ -69,11 +70,6 @@ def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]],
 
 def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
     """The table as CSV and Markdown, and a line plot of BLEU per bin (all atomic)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
     systems = [c for c in table.columns if c not in ("bin", "sentences")]
     with atomic_open(csv_path) as f:
         table.to_csv(f, index=False, lineterminator="\n")
@@ -85,17 +81,6 @@ def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, pn
     lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
-    fig, ax = plt.subplots(figsize=(7, 4))
-    x = range(len(table))
-    for name in systems:
-        ax.plot(x, table[name], marker="o", label=name)
-    ax.set_xticks(list(x), [f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])
-    ax.set_xlabel("source length (tokens)")
-    ax.set_ylabel("BLEU")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_paths(png_path) as (tmp,):
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    plot_bleu_lines(range(len(table)), {name: table[name] for name in systems}, png_path, title=title,
+                    xlabel="source length (tokens)",
+                    xticks=[f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])

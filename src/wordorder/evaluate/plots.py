@@ -1,17 +1,17 @@
-"""Training curves from the JSON-lines metric logs written during training."""
+"""Figures: training curves from the JSON-lines metric logs, and BLEU lines per system."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_paths, iter_lines
 
-__all__ = ["read_metric_log", "plot_training_curves"]
+__all__ = ["read_metric_log", "plot_training_curves", "plot_bleu_lines"]
 
 
 def read_metric_log(path: Path) -> list[dict[str, Any]]:
@@ -98,3 +98,27 @@ def plot_training_curves(metric_logs: Mapping[str, Path], out_png: Path) -> None
             fig.savefig(tmp, format="png", dpi=120)
     finally:
         plt.close(fig)
+
+
+def plot_bleu_lines(x: Sequence[float], series: Mapping[str, Sequence[float]], out_png: Path, *, title: str,
+                    xlabel: str, xticks: Sequence[str] | None = None) -> None:
+    """BLEU against ``x``, one marked line per system (atomic PNG); ``xticks`` labels the x values."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, values in series.items():
+        ax.plot(list(x), list(values), marker="o", label=name)
+    if xticks is not None:
+        ax.set_xticks(list(x), list(xticks))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("BLEU")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    with atomic_paths(out_png) as (tmp,):
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open, atomic_paths
+from wordorder.evaluate.plots import plot_bleu_lines
+from wordorder.io import atomic_open
 
 
 def swap_permutation(n: int, rate: float, rng: random.Random) -> np.ndarray:
@@ -56,11 +57,6 @@ def swap_noise_table(bleu: Mapping[tuple[str, int], float]) -> pd.DataFrame:
 
 def write_swap_noise(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
     """The table as CSV and Markdown and a line plot of BLEU against the swapped share (atomic)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
     with atomic_open(csv_path) as f:
         table.to_csv(f, lineterminator="\n")
     lines = [f"# {title}", "", "| swapped % | " + " | ".join(table.columns) + " |",
@@ -71,15 +67,5 @@ def write_swap_noise(table: pd.DataFrame, csv_path: Path, md_path: Path, png_pat
               "moved (a random cycle over the drawn positions; the same draw for every system)."]
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in table.columns:
-        ax.plot(table.index, table[name], marker="o", label=name)
-    ax.set_xlabel("swapped source words (%)")
-    ax.set_ylabel("BLEU")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_paths(png_path) as (tmp,):
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    plot_bleu_lines(list(table.index), {name: table[name] for name in table.columns}, png_path, title=title,
+                    xlabel="swapped source words (%)")
