@@ -137,17 +137,23 @@ def cmd_significance(a: argparse.Namespace) -> None:
           f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)")
 
 
+def _named_paths(items: Sequence[str], form: str) -> list[tuple[str, str]]:
+    """``NAME=PATH`` command-line items → (name, path) pairs; ``form`` names the shape in errors."""
+    pairs = []
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not (sep and name and path):
+            raise WordorderError(f"--hyps takes {form} items, got {item!r}")
+        pairs.append((name, path))
+    return pairs
+
+
 def cmd_length_analysis(a: argparse.Namespace) -> None:
     from wordorder.evaluate.length_bins import bleu_by_length, write_length_analysis
     from wordorder.evaluate.scores import bleu_tokenizer
     from wordorder.io import read_lines
 
-    systems = {}
-    for item in a.hyps:
-        name, sep, path = item.partition("=")
-        if not sep:
-            raise WordorderError(f"--hyps takes NAME=PATH items, got {item!r}")
-        systems[name] = read_lines(path)
+    systems = {name: read_lines(path) for name, path in _named_paths(a.hyps, "NAME=PATH")}
     table = bleu_by_length(read_lines(a.src_tok), systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
     write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
     print(Path(a.md).read_text(encoding="utf-8"))
@@ -175,11 +181,10 @@ def cmd_swap_noise_report(a: argparse.Namespace) -> None:
     refs = read_lines(a.ref)
     metric = BLEU(tokenize=bleu_tokenizer(a.lang))
     bleu = {}
-    for item in a.hyps:  # VARIANT:PERCENT=PATH
-        key, sep, path = item.partition("=")
+    for key, path in _named_paths(a.hyps, "VARIANT:PERCENT=PATH"):
         variant, colon, percent = key.rpartition(":")
-        if not (sep and colon and percent.isdigit()):
-            raise WordorderError(f"--hyps takes VARIANT:PERCENT=PATH items, got {item!r}")
+        if not (colon and percent.isdigit()):
+            raise WordorderError(f"--hyps takes VARIANT:PERCENT=PATH items, got {key}={path}")
         hyps = read_lines(path)
         if len(hyps) != len(refs):
             raise WordorderError(f"{len(hyps)} hypotheses but {len(refs)} references", path=path)

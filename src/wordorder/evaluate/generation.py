@@ -53,8 +53,8 @@ def ter_edits(hyp: Sequence[str], ref: Sequence[str]) -> Edits:
                  trace.count(lib_ter._OP_SUB), shifts, len(ref))
 
 
-def generation_errors(hyps: Sequence[str], refs: Sequence[str], *, lowercase: bool = False) -> dict:
-    """Under/over-generation of tokenised lines (space-separated) against one reference each.
+def generation_errors(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+    """Under/over-generation of tokenised lines (space-separated, case-sensitive) against one reference each.
 
     Returns:
         ``{"under_generation", "over_generation"}`` as corpus sums, their means per sentence
@@ -67,8 +67,6 @@ def generation_errors(hyps: Sequence[str], refs: Sequence[str], *, lowercase: bo
         raise WordorderError("nothing to score: no hypotheses")
     under, over, edits, ref_words = [], [], 0, 0
     for hyp, ref in zip(hyps, refs):
-        if lowercase:
-            hyp, ref = hyp.lower(), ref.lower()
         e = ter_edits(hyp.split(), ref.split())
         under.append(e.insertions)
         over.append(e.deletions)
