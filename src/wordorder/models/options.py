@@ -20,6 +20,18 @@ GROUP_FEATURES = ("global", "rec", "loc", "syn")
 FACTORS = ("bieo", "pos", "dep")
 DISAGREEMENT = ("none", "output", "subspace", "position")
 CATEGORICAL_FEATURES = ("pos", "bieo", "dep")  # tag files of the syntax stage, ids from a vocabulary
+# Integer source inputs: preordered positions, and the dependency tree as the word index of
+# each subword and the (word-level, 1-based, 0 = root) head of its word.
+INTEGER_FEATURES = ("order", "word", "head")
+RNN_DECODERS = ("rnnsearch", "cgru")
+RNN_ATTENTIONS = ("global", "local", "flexible", "syntax")
+SECOND_CONTEXTS = ("none", "local", "flexible", "syntax", "sdr")
+# Options of one family that the other family does not read: setting them there is an error.
+TRANSFORMER_ONLY = {"additional_pe": "none", "relative_k": 0, "reordering_embeddings": "none",
+                    "preorder_encoding": "none", "input_groups": None, "factors": None, "directional": False,
+                    "disagreement": "none"}
+RNN_ONLY = {"embed_dim": 0, "decoder": "cgru", "attention": "global", "second_context": "none",
+            "source_dependency": False, "relation_layers": False, "relation_pad_quirk": False, "relation_width": 256}
 
 
 @dataclass
@@ -64,6 +76,28 @@ class ModelOptions:
         disagreement_weight: λ of the regulariser (objective = log-likelihood + λ·D).
         feature_sizes: vocabulary sizes of categorical source features (set by the trainer
             from the data, stored in checkpoints).
+
+    RNN family (``family: rnn``; Bahdanau et al. 2015, Chen et al. 2018, Zhang et al. 2018):
+        d_model is the GRU state size (the encoder's annotations are 2·d_model wide).
+        embed_dim: word embedding size (0 = d_model); the readout layer has this size too.
+        decoder: "rnnsearch" (Bahdanau: attention queried with s_{i−1}, GRU on [E y; c]) or
+            "cgru" (Nematus' conditional GRU, "RNNsearch*").
+        attention: the context of the decoder: "global" (Bahdanau), "local" (Luong local-p),
+            "flexible" (Shu & Nakayama 2017, reconstructed) or "syntax" (Chen 2018's SDAtt).
+        second_context: Chen 2018's double context (Eq. 14): a second context vector in the
+            readout, from the same global scores ("local", "flexible", "syntax") or from a
+            separate source-dependency encoder ("sdr", Chen et al. 2017's SDRNMT-2).
+        source_dependency: Chen et al. 2017's SDRNMT-1: the CNN encoding of each word's
+            dependency unit ⟨parent, siblings, children⟩ concatenated to its embedding.
+        local_window: D of local attention (σ = D/2); syntax_n: n of SDAtt (σ = n/2);
+        flexible_skip: flexible attention's test-time threshold on the penalty;
+        unit_size: M, slots of a dependency unit.
+        relation_layers: Zhang 2018's RNMT encoder (GRUs and relation-network layers, dense
+            concatenation); relation_width: width h of the pair function g (the paper: 256,
+            with CNN channels h/2 and h); relation_chunk: query rows per block of the graph
+            propagation;
+        relation_pad_quirk: average the pair function over the padded length, as the
+            reference code does (default: over the real words).
     """
 
     family: str = "transformer"
@@ -93,6 +127,19 @@ class ModelOptions:
     disagreement: str = "none"
     disagreement_weight: float = 1.0
     feature_sizes: dict[str, int] = field(default_factory=dict)
+    embed_dim: int = 0
+    decoder: str = "cgru"
+    attention: str = "global"
+    second_context: str = "none"
+    source_dependency: bool = False
+    local_window: int = 10
+    syntax_n: int = 4
+    flexible_skip: float = 10.0
+    unit_size: int = 8
+    relation_layers: bool = False
+    relation_width: int = 256
+    relation_chunk: int = 16
+    relation_pad_quirk: bool = False
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ModelOptions:
@@ -134,7 +181,14 @@ class ModelOptions:
             need.update(self.factors)
         if self.preorder_encoding != "none":
             need.add("order")
+        if self.syntax_tree():
+            need.update(("word", "head"))
         return need
+
+    def syntax_tree(self) -> bool:
+        """Whether the model reads the source dependency tree (the ``word``/``head`` inputs)."""
+        return (self.attention == "syntax" or self.second_context in ("syntax", "sdr")
+                or bool(self.source_dependency))
 
     def _choice(self, name: str, allowed: tuple[str, ...]) -> None:
         if getattr(self, name) not in allowed:
@@ -145,9 +199,10 @@ class ModelOptions:
         from wordorder.models.registry import FAMILIES
 
         for name in ("d_model", "d_ff", "heads", "encoder_layers", "decoder_layers", "max_positions",
-                     "relative_k", "preorder_k", "loc_kernel"):
+                     "relative_k", "preorder_k", "loc_kernel", "embed_dim", "local_window", "syntax_n",
+                     "unit_size", "relation_chunk", "relation_width"):
             value = getattr(self, name)
-            lowest = 0 if "layers" in name or name == "relative_k" else 1
+            lowest = 0 if "layers" in name or name in ("relative_k", "embed_dim") else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
                 raise WordorderError(f"model option {name} must be a {'non-negative' if lowest == 0 else 'positive'}"
                                      f" integer, got {value!r}")
@@ -165,6 +220,11 @@ class ModelOptions:
         self._choice("preorder_encoding", ("none", "absolute", "relative"))
         self._choice("rec_cell", ("gru", "lstm"))
         self._choice("disagreement", DISAGREEMENT)
+        self._choice("decoder", RNN_DECODERS)
+        self._choice("attention", RNN_ATTENTIONS)
+        self._choice("second_context", SECOND_CONTEXTS)
+        if not isinstance(self.flexible_skip, (int, float)) or self.flexible_skip <= 0:
+            raise WordorderError(f"model option flexible_skip must be positive, got {self.flexible_skip!r}")
         if self.family not in FAMILIES:
             raise WordorderError(f"unknown model family '{self.family}'",
                                  hint=f"known families: {', '.join(sorted(FAMILIES))}")
@@ -197,6 +257,15 @@ class ModelOptions:
 
     def _validate_conflicts(self) -> None:
         """Combinations that are not defined by the papers."""
+        foreign = TRANSFORMER_ONLY if self.family == "rnn" else RNN_ONLY
+        for name, default in foreign.items():
+            if getattr(self, name) != default:
+                raise WordorderError(f"model option {name} does not apply to the {self.family} family",
+                                     hint=f"remove it, or pick a family that has it (family: "
+                                     f"{'transformer' if self.family == 'rnn' else 'rnn'})")
+        if self.family == "rnn" and self.attention != "global" and self.second_context != "none":
+            raise WordorderError("a double-context model (second_context) keeps the global attention as its first "
+                                 "context (Chen et al. 2018, Eq. 14)", hint="set attention: global")
         if self.input_groups and self.factors:
             raise WordorderError("model options input_groups and factors conflict: both replace the source input "
                                  "representation", hint="choose one of them")

@@ -14,6 +14,7 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.models.options import ModelOptions
+from wordorder.models.rnn import build_rnn
 from wordorder.models.transformer import build_transformer
 
 
@@ -25,9 +26,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "base": {"d_model": 512, "d_ff": 2048, "heads": 8, "encoder_layers": 6, "decoder_layers": 6},
     "big": {"d_model": 1024, "d_ff": 4096, "heads": 16, "encoder_layers": 6, "decoder_layers": 6,
             "dropout": 0.3},
+    # RNN family: d_model is the GRU state, embed_dim the word embedding and readout size.
+    "rnn_tiny": {"family": "rnn", "d_model": 64, "embed_dim": 64, "heads": 1, "relation_width": 64},
+    "rnn_small": {"family": "rnn", "d_model": 256, "embed_dim": 256, "heads": 1, "dropout": 0.2},
+    # Chen et al. 2018 (Nematus): embeddings 620, hidden 1000.
+    "rnnsearch": {"family": "rnn", "d_model": 1000, "embed_dim": 620, "heads": 1, "dropout": 0.2},
+    # Zhang et al. 2018: embeddings 512, hidden 512.
+    "rnmt": {"family": "rnn", "d_model": 512, "embed_dim": 512, "heads": 1, "dropout": 0.2},
 }
 
-FAMILIES: dict[str, Callable[[Any, int], Seq2SeqModel]] = {"transformer": build_transformer}
+FAMILIES: dict[str, Callable[[Any, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}
 
 
 def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:

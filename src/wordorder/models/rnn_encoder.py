@@ -1,0 +1,71 @@
+"""Encoders of the RNN family: the bidirectional GRU of RNNsearch (Bahdanau et al. 2015),
+Chen et al. 2017's source dependency representation, and Zhang et al. 2018's RNMT encoder
+(GRUs interleaved with relation-network layers, :mod:`wordorder.models.relation`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from wordorder.models.base import EncoderOut
+
+
+@dataclass
+class RNNEncoderOut(EncoderOut):
+    """:class:`EncoderOut` plus what the RNN decoders read.
+
+    Attributes:
+        length: (B,) long, real source positions (with EOS).
+        distance: (B, S, S) long syntax distances (SDAtt), or None.
+        units: (B, S, d_model·2) annotations of the dependency-unit encoder (SDRNMT-2), or None.
+    """
+
+    length: Tensor | None = None
+    distance: Tensor | None = None
+    units: Tensor | None = None
+
+
+def run_gru(gru: nn.GRU, x: Tensor, length: Tensor) -> Tensor:
+    """Run ``gru`` (batch_first) over (B, S, d) inputs of the given (B,) lengths; the outputs
+    at padding are 0 and the backward direction starts at each sentence's own last word."""
+    packed = pack_padded_sequence(x, length.cpu(), batch_first=True, enforce_sorted=False)
+    out, _ = gru(packed)
+    return pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0]
+
+
+class DependencyUnitEncoder(nn.Module):
+    """Chen et al. 2017's VU_j: the embeddings of the unit ⟨parent, siblings, children⟩ of word j
+    (M slots, :func:`~wordorder.models.source_tree.dependency_units`) as an M×e matrix, a
+    width-3 convolution and max-pooling over the slots. The details are not in the papers
+    we have (the spec marks them [verify]): M = ``unit_size``, ReLU, a learned ``<null>``
+    vector for the root's parent and zeros for empty slots are our choices."""
+
+    def __init__(self, d_embed: int, d_out: int) -> None:
+        super().__init__()
+        self.null = nn.Parameter(torch.zeros(d_embed))
+        self.conv = nn.Conv1d(d_embed, d_out, kernel_size=3, padding=1)
+
+    def forward(self, embedded: Tensor, units: Tensor) -> Tensor:
+        """(B, S, e) source embeddings, (B, S, M) unit positions (−2 null, −1 empty) → (B, S, d_out)."""
+        b, s, m = units.shape
+        e = embedded.size(-1)
+        rows = embedded.gather(1, units.clamp(min=0).reshape(b, s * m, 1).expand(-1, -1, e)).view(b, s, m, e)
+        rows = torch.where(units[..., None].eq(-2), self.null.to(rows.dtype), rows)
+        rows = rows.masked_fill(units[..., None].eq(-1), 0.0)
+        out = torch.relu(self.conv(rows.view(b * s, m, e).transpose(1, 2)))  # (B·S, d_out, M)
+        return out.amax(dim=-1).view(b, s, -1)
+
+
+class BiGRUEncoder(nn.Module):
+    """h_j = [→h_j; ←h_j] over the (B, S, d_in) inputs: (B, S, 2·d_hidden)."""
+
+    def __init__(self, d_in: int, d_hidden: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(d_in, d_hidden, batch_first=True, bidirectional=True)
+
+    def forward(self, x: Tensor, pad: Tensor) -> Tensor:
+        return run_gru(self.gru, x, (~pad).sum(dim=1))
