@@ -257,7 +257,8 @@ def cmd_parse_gather(a: argparse.Namespace) -> None:
 def cmd_syntax_project(a: argparse.Namespace) -> None:
     from wordorder.syntax.project import project_file
 
-    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep)))
+    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep,
+                                  a.out_word, a.out_head)))
 
 
 def cmd_syntax_report(a: argparse.Namespace) -> None:
@@ -399,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--conllu", "--bpe", "--out-pos", "--out-bieo", "--out-heads", "--out-tree"):
         s.add_argument(name, required=True)
     s.add_argument("--out-dep", default=None, help="dependency label of each subword's word")
+    s.add_argument("--out-word", default=None, help="word index of each subword (model input 'word')")
+    s.add_argument("--out-head", default=None, help="head of each subword's word (model input 'head')")
 
     s = add("syntax-report", cmd_syntax_report, "parse statistics, masks and a figure for one pair")
     for name in ("--pair", "--lang", "--json", "--figure"):

@@ -8,6 +8,8 @@ so listing the DAG stays fast.
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -118,13 +120,23 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         if method and method not in methods:
             raise WordorderError(f"variant '{name}' reads {method} preorders, but preorder.methods is "
                                  f"{methods or '[]'}", hint=f"add {method} to preorder.methods in the config")
-        needs = variants[name].get("needs", [])
+        needs = list(variants[name].get("needs", []))
+        if "trees" not in needs and _reads_trees(variants[name]["model"]):
+            needs.append("trees")
         if needs:
             from wordorder.syntax.backends import require_annotations
 
             parsers = config.get("syntax", {}).get("parsers", {})
             for pair in config["pairs"]:
                 require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
+
+
+def _reads_trees(model: Mapping[str, Any]) -> bool:
+    """Whether a registry entry's model reads the source dependency tree."""
+    from wordorder.models.options import ModelOptions
+
+    known = {f.name for f in dataclasses.fields(ModelOptions)}
+    return ModelOptions(**{k: v for k, v in model.items() if k in known}).syntax_tree()
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

@@ -113,8 +113,9 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
 
     # Scores: one JSON per test set, with sacreBLEU signatures, and the table lists both test sets.
     # transformer_tiny_composed reads POS tags and RvNN preordered positions; _preordered reads
-    # the BTG-preordered source: the DAG feeds each its inputs for training and decoding.
-    for variant in ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered"):
+    # the BTG-preordered source; rnn_tiny_sdatt (RNN family, syntax-directed attention) reads the
+    # dependency tree: the DAG feeds each its inputs for training and decoding.
+    for variant in ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered", "rnn_tiny_sdatt"):
         for testset in ("flickr2016", "held"):
             scores = json.loads((out / "scores" / "en-de" / variant / "seed1" / f"{testset}.json").read_text())
             assert 0.0 <= scores["bleu"] <= 100.0 and "nrefs:1" in scores["bleu_signature"]
@@ -126,6 +127,13 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
                 assert sig["sign"]["n_plus"] + sig["sign"]["n_minus"] + sig["sign"]["ties"] == 30
             hyp = out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp"
             assert len(hyp.read_text(encoding="utf-8").splitlines()) == 30
+    words = (out / "data" / "en-de" / "train.word.en").read_text(encoding="utf-8").splitlines()
+    heads = (out / "data" / "en-de" / "train.head.en").read_text(encoding="utf-8").splitlines()
+    bpe = (out / "data" / "en-de" / "train.bpe.en").read_text(encoding="utf-8").splitlines()
+    assert [len(w.split()) for w in words] == [len(h.split()) for h in heads] == [len(b.split()) for b in bpe]
+    assert sum(h.split().count("0") > 0 for h in heads) > 0.9 * len(heads)  # roots (a chain without a parse)
+    ckpt = torch.load(out / "models" / "en-de" / "rnn_tiny_sdatt" / "seed1" / "best.pt", weights_only=True)
+    assert ckpt["options"]["family"] == "rnn" and ckpt["options"]["attention"] == "syntax"
     ckpt = torch.load(out / "models" / "en-de" / "transformer_tiny_composed" / "seed1" / "best.pt", weights_only=True)
     assert "NOUN" in ckpt["meta"]["feature_vocabs"]["pos"] and ckpt["options"]["feature_sizes"]["pos"] > 4
     table = (out / "tables" / "bleu.md").read_text(encoding="utf-8")

@@ -103,6 +103,8 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
     registry.write_text(yaml.safe_dump({"variants": {
         "sdatt": {"needs": ["trees"], "model": {"family": "transformer", "preset": "tiny"}},
         "lingfeat": {"needs": ["pos"], "model": {"family": "transformer", "preset": "tiny"}},
+        # reads the tree through its model options alone (no `needs`): the check derives it
+        "rnn_sdatt": {"model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}},
     }}), encoding="utf-8")
     config = base_config(repo)
     config["variants_file"] = str(registry)
@@ -119,6 +121,9 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
     with pytest.raises(WordorderError, match=r"variant 'sdatt' on de-en needs dependency trees.*'de' \(hanta\)") as e:
         load_config(write(tmp_path, config))
     assert "stanza" in e.value.hint
+    config["variants"] = ["rnn_sdatt"]
+    with pytest.raises(WordorderError, match=r"variant 'rnn_sdatt' on de-en needs dependency trees"):
+        load_config(write(tmp_path, config))
     config["syntax"] = {"parsers": {"de": {"backend": "stanza", "model_dir": "/models/stanza"}}}
     load_config(write(tmp_path, config))  # a configured stanza model gives trees
     config["pairs"], config["data"] = ["fi-en"], {"fi-en": config["data"]["en-ja"]}
@@ -127,9 +132,10 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
 
 
 @pytest.mark.parametrize("name", ["default", "kawara2021", "kawara2021_clipping", "chen2019", "chen2020",
-                                  "chen2020_heads"])
+                                  "chen2020_heads", "chen2018", "zhang2018"])
 def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch, name):
     from wordorder.models import build_model
+    from wordorder.models.options import CATEGORICAL_FEATURES
     from wordorder.models.registry import resolve_options
 
     monkeypatch.chdir(repo)  # variants_file and local data paths are relative to the repository
@@ -138,7 +144,7 @@ def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch
     for variant in config["variants"]:
         model = registry[variant]["model"]
         needs = resolve_options(dict(model)).required_features()
-        sizes = {n: 20 for n in needs if n != "order"}
+        sizes = {n: 20 for n in needs if n in CATEGORICAL_FEATURES}
         build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
     baseline = config["evaluation"]["baseline"]
     assert baseline is None or baseline in config["variants"]

@@ -29,11 +29,11 @@ def _write(tmp_path, sents, bpe_lines):
         write_conllu(f, sents)
     bpe = tmp_path / "x.bpe"
     bpe.write_text("".join(line + "\n" for line in bpe_lines), encoding="utf-8")
-    outs = [tmp_path / n for n in ("pos", "bieo", "heads", "tree", "dep")]
+    outs = [tmp_path / n for n in ("pos", "bieo", "heads", "tree", "dep", "word", "head")]
     return conllu, bpe, outs
 
 
-def test_project_file_writes_five_aligned_files(tmp_path):
+def test_project_file_writes_seven_aligned_files(tmp_path):
     sents = [
         Sentence(["my", "father", "is", "a", "teacher", "."], ["_"] * 6,
                  ["PRON", "NOUN", "AUX", "DET", "NOUN", "PUNCT"], ["_"] * 6,
@@ -44,13 +44,16 @@ def test_project_file_writes_five_aligned_files(tmp_path):
     bpe = ["▁my ▁fa ther ▁is ▁a ▁teach er ▁.", "▁Kat ze ▁schläft", ""]
     conllu, bpe_path, outs = _write(tmp_path, sents, bpe)
     counts = project_file(conllu, bpe_path, *outs, progress_bar=False)
-    pos, bieo, heads, tree, dep = (p.read_text(encoding="utf-8").splitlines() for p in outs)
+    pos, bieo, heads, tree, dep, word, head = (p.read_text(encoding="utf-8").splitlines() for p in outs)
     assert pos == ["PRON NOUN NOUN AUX DET NOUN NOUN PUNCT", "NOUN NOUN VERB", ""]
     # every piece carries its word's label; a sentence without a tree gets "_"
     assert dep == ["poss nsubj nsubj root det attr attr punct", "_ _ _", ""]
     assert bieo == ["O B E O O B E O", "B E O", ""]
     assert heads == ["2 3 0 5 3 3", "", ""]
     assert tree[0] == "((0 1) ((2 (3 4)) 5))" and tree[1] == "(0 1)" and tree[2] == ""
+    # the tree as model inputs: each piece's word and that word's head; no parse → a chain
+    assert word == ["0 1 1 2 3 4 4 5", "0 0 1", ""]
+    assert head == ["2 3 3 0 5 3 3 3", "0 0 1", ""]
     assert counts == {"sentences": 3, "no_tree": 1, "nonprojective": 0}
 
 

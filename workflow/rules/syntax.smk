@@ -51,6 +51,8 @@ rule syntax_project:
         dep=f"{R}/data/{{pair}}/{{split}}.dep.{{lang}}",
         heads=f"{R}/data/{{pair}}/{{split}}.heads.{{lang}}",
         tree=f"{R}/data/{{pair}}/{{split}}.btree.{{lang}}",
+        word=f"{R}/data/{{pair}}/{{split}}.word.{{lang}}",
+        head=f"{R}/data/{{pair}}/{{split}}.head.{{lang}}",
     log:
         f"{L}/syntax_project/{{pair}}.{{split}}.{{lang}}.log",
     conda:
@@ -58,7 +60,7 @@ rule syntax_project:
     shell:
         "wordorder syntax-project --conllu {input.conllu} --bpe {input.bpe} --out-pos {output.pos}"
         " --out-bieo {output.bieo} --out-dep {output.dep} --out-heads {output.heads} --out-tree {output.tree}"
-        " > {log} 2>&1"
+        " --out-word {output.word} --out-head {output.head} > {log} 2>&1"
 
 
 rule syntax_report:

@@ -54,8 +54,24 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     tokenizer = get_tokenizer(lang)
     tokens = [sp.decode_ids(h) for h in hyps]
     write_parallel([output, output_tok], [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)])
-    return {"sentences": len(sources), "seconds": round(seconds, 2),
-            "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}
+    summary = {"sentences": len(sources), "seconds": round(seconds, 2),
+               "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}
+    summary.update(vision_span(model))
+    return summary
+
+
+def vision_span(model: Any) -> dict:
+    """Flexible attention's average vision span over the decoding just done (Shu & Nakayama
+    2017 report how many positions are scored): the fraction of real source positions scored
+    per step. Empty for models without flexible attention."""
+    scored = total = 0
+    for module in model.modules():
+        span = getattr(module, "span", None)
+        if isinstance(span, list) and len(span) == 2:
+            scored, total = scored + span[0], total + span[1]
+    if not total:
+        return {}
+    return {"flexible_scored_fraction": round(scored / total, 4)}
 
 
 def read_decode_features(model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str],

@@ -3,7 +3,8 @@
 For each sentence: the UPOS of every piece (all pieces of a word get the word's tag), the BIEO
 tag of every piece (Sennrich & Haddow 2016: B first, I middle, E last piece of a split word,
 O a word that was not split), the word-level heads (CoNLL-U convention, so syntax-distance
-masks are computed per batch from them) and the binary tree for RvNN preordering.
+masks are computed per batch from them), the binary tree for RvNN preordering, and the tree
+as two model inputs per subword: the index of its word and the head of that word.
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ def project_tags(tags: Sequence[str], word_index: Sequence[int]) -> list[str]:
     return [tags[i] for i in word_index]
 
 
+def chain_heads(n: int) -> list[int]:
+    """The fallback tree of a sentence the parser gave none: each word under the one before, so
+    syntax distances become linear distances.
+
+    >>> chain_heads(3)
+    [0, 1, 2]
+    """
+    return list(range(n))
+
+
 def project_file(
     conllu: str | Path,
     bpe: str | Path,
@@ -50,25 +61,33 @@ def project_file(
     out_heads: str | Path,
     out_tree: str | Path,
     out_dep: str | Path | None = None,
+    out_word: str | Path | None = None,
+    out_head: str | Path | None = None,
     progress_bar: bool = True,
 ) -> dict:
     """Write the syntax files for one split (atomically); return counts.
 
     ``out_pos``/``out_dep``: the word's UPOS / dependency label on each of its subwords
     (``_`` for a sentence the parser gave no tree); ``out_bieo``: the subword's place in its
-    word; ``out_heads``: the word-level heads; ``out_tree``: the binarised tree.
+    word; ``out_heads``: the word-level heads; ``out_tree``: the binarised tree;
+    ``out_word``/``out_head``: per subword, its word's index and head (given together; a
+    sentence without a tree gets :func:`chain_heads`).
 
     Raises:
         WordorderError: a ``.bpe`` line has a different number of words than its parse.
     """
     conllu, bpe = Path(conllu), Path(bpe)
     counts: Counter[str] = Counter()
-    outs = (out_pos, out_bieo, out_heads, out_tree) + ((out_dep,) if out_dep is not None else ())
-    with atomic_paths(*outs) as tmps:
+    if (out_word is None) != (out_head is None):
+        raise ValueError("out_word and out_head go together")
+    extra = [p for p in (out_dep, out_word, out_head) if p is not None]
+    with atomic_paths(out_pos, out_bieo, out_heads, out_tree, *extra) as tmps:
         files = [open(t, "w", encoding="utf-8") for t in tmps]
         try:
             f_pos, f_bieo, f_heads, f_tree = files[:4]
-            f_dep = files[4] if out_dep is not None else None
+            rest = iter(files[4:])
+            f_dep = next(rest) if out_dep is not None else None
+            f_word, f_head = (next(rest), next(rest)) if out_word is not None else (None, None)
             pairs = zip(read_conllu(conllu), iter_lines(bpe), strict=True)
             bar = progress(pairs, desc=f"syntax {bpe.name}", unit=" sent", enabled=progress_bar)
             try:
@@ -86,6 +105,10 @@ def project_file(
                         labels = sent.deprels if sent.heads is not None else ["_"] * len(sent)
                         f_dep.write(" ".join(project_tags(labels, wi)) + "\n")
                     counts["sentences"] += 1
+                    if f_word is not None:
+                        tree_heads = sent.heads.tolist() if sent.heads is not None else chain_heads(len(sent))
+                        f_word.write(" ".join(map(str, wi)) + "\n")
+                        f_head.write(" ".join(str(tree_heads[w]) for w in wi) + "\n")
                     if sent.heads is None or not len(sent):
                         # no tree: an empty heads line, and the flat fallback tree for the RvNN
                         counts["no_tree"] += bool(len(sent))

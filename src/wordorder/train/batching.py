@@ -107,9 +107,21 @@ def pad(seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
 def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
     """Pad one source feature of a batch like the source (ids + EOS): (B, width) LongTensor.
 
-    The EOS position gets the feature EOS tag, or n for ``order``; padding is 0.
+    The EOS position gets the feature EOS tag; for the integer inputs it is a position of its
+    own: n for ``order``, one word more for ``word``, and 0 for ``head`` (the model hangs EOS
+    under the root). Padding is 0.
     """
-    return pad([list(s) + [len(s) if name == "order" else FEATURE_EOS] for s in seqs], width)
+    return pad([list(s) + [_eos_value(name, s)] for s in seqs], width)
+
+
+def _eos_value(name: str, seq: Sequence[int]) -> int:
+    if name == "order":
+        return len(seq)
+    if name == "word":
+        return seq[-1] + 1 if len(seq) else 0
+    if name == "head":
+        return 0
+    return FEATURE_EOS
 
 
 def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None,

@@ -8,8 +8,11 @@ positions keep the subword order inside a word):
   :class:`FeatureVocab` built on the training file and stored in the checkpoint.
 - ``order``: ``{split}.positions.{src}`` of a preordering method, the position of each
   subword in the preordered sentence (a permutation of 0..n−1).
+- ``word``, ``head``: the dependency tree (``{split}.word.{src}``, ``{split}.head.{src}`` of
+  the syntax stage): the word index of each subword (0, 0, 1, ... — non-decreasing, no gaps)
+  and the 1-based head of its word (0 = root), the same on all pieces of a word.
 
-The source EOS gets its own tag id (``EOS``) and the position n.
+The source EOS gets its own tag id (``EOS``), the position n, one word more, and head 0.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from pathlib import Path
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines
 
-from wordorder.models.options import CATEGORICAL_FEATURES
+from wordorder.models.options import CATEGORICAL_FEATURES, INTEGER_FEATURES
 
 PAD, UNK, EOS = 0, 1, 2
 SPECIALS = ["<pad>", "<unk>", "</s>"]
-KNOWN = (*CATEGORICAL_FEATURES, "order")
+KNOWN = (*CATEGORICAL_FEATURES, *INTEGER_FEATURES)
 
 
 class FeatureVocab:
@@ -77,17 +80,31 @@ def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[li
         if len(items) != n:
             raise WordorderError(f"{len(items)} '{name}' items for {n} source subwords", path=path, line=number,
                                  hint="the feature file and the subword file come from different runs")
-        if name == "order":
+        if name in INTEGER_FEATURES:
             try:
-                positions = [int(x) for x in items]
+                values = [int(x) for x in items]
             except ValueError:
-                raise WordorderError("positions must be integers", path=path, line=number) from None
-            if sorted(positions) != list(range(n)):
-                raise WordorderError(f"positions are not a permutation of 0..{n - 1}", path=path, line=number)
-            out.append(positions)
+                raise WordorderError(f"'{name}' items must be integers", path=path, line=number) from None
+            problem = _integer_problem(name, values)
+            if problem:
+                raise WordorderError(problem, path=path, line=number,
+                                     hint="the file is corrupt or from another run: rerun the step that wrote it")
+            out.append(values)
         else:
             out.append(items)
     return out
+
+
+def _integer_problem(name: str, values: list[int]) -> str | None:
+    """What is wrong with one line of an integer feature, or None."""
+    n = len(values)
+    if name == "order" and sorted(values) != list(range(n)):
+        return f"positions are not a permutation of 0..{n - 1}"
+    if name == "word" and any(b - a not in (0, 1) for a, b in zip([-1, *values], values)):
+        return "word indices must start at 0 and grow by 0 or 1 from one subword to the next"
+    if name == "head" and any(h < 0 for h in values):
+        return "heads must be non-negative (0 = root)"
+    return None
 
 
 def load_features(files: Mapping[str, str | Path], sources: Sequence[Sequence[int]],
@@ -103,7 +120,7 @@ def load_features(files: Mapping[str, str | Path], sources: Sequence[Sequence[in
     feats: dict[str, list[list[int]]] = {}
     for name, path in files.items():
         raw = read_feature(name, path, lengths)
-        if name == "order":
+        if name in INTEGER_FEATURES:
             feats[name] = raw  # type: ignore[assignment]
             continue
         if name not in vocabs:
