@@ -39,6 +39,7 @@ rule all:
         syntax=expand(f"{R}/syntax/{{pair}}.json", pair=config["pairs"]) if config["syntax"]["parse"] else [],
         preorder=preorder_targets(),
         swap_noise=swap_noise_targets(),
+        aer=[f"{R}/tables/aer.md"] if aer_pairs() else [],
     default_target: True
 
 

@@ -205,6 +205,41 @@ def cmd_systems_table(a: argparse.Namespace) -> None:
     print(Path(a.md).read_text(encoding="utf-8"))
 
 
+def cmd_attention_aer(a: argparse.Namespace) -> None:
+    from wordorder.align.pharaoh import flatten, write_pharaoh
+    from wordorder.evaluate.attention_aer import evaluate_attention_aer
+    from wordorder.evaluate.scores import write_scores
+    from wordorder.text.subword import SubwordModel
+    from wordorder.train.checkpoint import load_model
+
+    model, _ = load_model(a.checkpoint)
+    scores, links = evaluate_attention_aer(model, SubwordModel(a.spm), a.gold_pairs, a.gold_links, a.gold_swap,
+                                           progress=True)
+    if a.alignments:
+        write_pharaoh(a.alignments, *flatten(links))
+    meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "method": "mean target rows, summed source columns"}
+    write_scores(Path(a.output), scores, meta)
+    print(f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
+          f"recall {100 * scores['recall']:.1f}, {scores['sentences']} sentences)")
+
+
+def cmd_aer_table(a: argparse.Namespace) -> None:
+    import csv
+
+    from wordorder.evaluate.attention_aer import aer_table
+    from wordorder.io import atomic_open
+
+    rows, md = aer_table([Path(p) for p in a.results], [Path(p) for p in a.aligners])
+    with atomic_open(a.csv) as f:
+        writer = csv.DictWriter(f, fieldnames=["pair", "system", "seed", "precision", "recall", "aer"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    with atomic_open(a.md) as f:
+        f.write(md)
+    print(md)
+
+
 def cmd_report(a: argparse.Namespace) -> None:
     from wordorder.evaluate.plots import plot_training_curves
     from wordorder.evaluate.tables import (
@@ -345,6 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--samples", type=int, default=1000)
+
+    s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
+    for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--gold-swap", action="store_true", help="the gold files are target ||| source of the model")
+    s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
+
+    s = add("aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner")
+    s.add_argument("--results", nargs="*", default=[], help="attention-aer JSON files")
+    s.add_argument("--aligners", nargs="*", default=[], help="data/<pair>/align/stats.json files")
+    for name in ("--csv", "--md"):
+        s.add_argument(name, required=True)
 
     s = add("length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure")
     for name in ("--src-tok", "--ref", "--lang", "--csv", "--md", "--png", "--title"):

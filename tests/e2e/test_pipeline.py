@@ -24,8 +24,26 @@ def snakemake(repo: Path, *args: str, timeout: int = 900) -> subprocess.Complete
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
+    """A small gold alignment set in awesome-align form: the first ``n`` Multi30k test pairs with
+    monotone sure links (and a possible link per sentence), to drive the AER rules."""
+    import gzip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    base = shared_data / "multi30k_task1_en-de-cs"
+    with gzip.open(base / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as f_en, \
+            gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de:
+        pairs = [(e.split(), d.split()) for _, e, d in zip(range(n), f_en, f_de)]
+    (folder / "gold.src-tgt").write_text("".join(f"{' '.join(e)} ||| {' '.join(d)}\n" for e, d in pairs),
+                                         encoding="utf-8")
+    links = [" ".join([f"{i}-{i}" for i in range(1, min(len(e), len(d)) + 1)] + [f"1p{len(d)}"]) for e, d in pairs]
+    (folder / "gold.links").write_text("".join(line + "\n" for line in links), encoding="utf-8")
+
+
 def tiny_config(repo: Path, shared_data: Path, tmp_path: Path, **overrides) -> Path:
+    write_gold(shared_data, tmp_path / "gold")
     text = (repo / "tests" / "e2e" / "tiny.yaml").read_text(encoding="utf-8").replace("{DATA}", str(shared_data))
+    text = text.replace("{GOLD}", str(tmp_path / "gold"))
     text += f"results: {tmp_path / 'results'}\nlogs: {tmp_path / 'logs'}\n"
     for key, value in overrides.items():
         text += f"{key}: {value}\n"
@@ -167,6 +185,19 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     table = (out / "tables" / "swap_noise_en-de_held.md").read_text(encoding="utf-8")
     assert "transformer_tiny |" in table and "composed" not in table and "| 50 |" in table
 
+    # AER on the gold set: the aligner, and the attention of the systems reading only subwords.
+    aer = (out / "tables" / "aer.md").read_text(encoding="utf-8")
+    for system in ("eflomal (word aligner)", "transformer_tiny (attention)", "rnn_tiny (attention)"):
+        assert f"| en-de | {system} |" in aer, system
+    assert "rnn_tiny_sdatt" not in aer and "composed" not in aer
+    for variant in ("transformer_tiny", "rnn_tiny"):
+        scores = json.loads((out / "aer" / "en-de" / variant / "seed1.json").read_text(encoding="utf-8"))
+        assert 0.0 <= scores["aer"] <= 1.0 and scores["sentences"] == 10
+        links = (out / "aer" / "en-de" / variant / "seed1.align").read_text(encoding="utf-8").splitlines()
+        gold = (tmp_path / "gold" / "gold.src-tgt").read_text(encoding="utf-8").splitlines()
+        # one link per target word
+        assert [len(line.split()) for line in links] == [len(g.split(" ||| ")[1].split()) for g in gold]
+
     systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
     assert "| en-de | transformer_tiny | " in systems and "+0.00 %" in systems
 
@@ -191,8 +222,10 @@ def test_bad_corpus_fails_with_one_clear_error_and_no_output(repo, shared_data, 
     config.write_text(text, encoding="utf-8")
     run = snakemake(repo, "--cores", "1", "--configfile", str(config), "--until", "fetch")
     assert run.returncode != 0
-    log = (tmp_path / "logs" / "tiny" / "fetch" / "en-de.train.en.log").read_text(encoding="utf-8")
-    errors = [line for line in log.splitlines() if line.startswith("error:")]
+    # Snakemake may run either side's fetch first; the first one fails and stops the run.
+    logs = sorted((tmp_path / "logs" / "tiny" / "fetch").glob("en-de.train.*.log"))
+    assert len(logs) == 1
+    errors = [line for line in logs[0].read_text(encoding="utf-8").splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(src) in errors[0] and "line counts differ" in errors[0]
     raw = tmp_path / "results" / "tiny" / "data" / "en-de" / "raw"
     # Neither side of the bad corpus, nor any temporary file, is left (the valid test set may be).

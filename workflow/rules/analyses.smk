@@ -75,7 +75,7 @@ rule swap_noise:
         ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
         hyps=lambda w: [
             f"{R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
-            for v in swap_noise_variants(w.pair)
+            for v in subword_only_variants(w.pair)
             for p in SWAP["percents"]
         ],
     output:
@@ -89,7 +89,7 @@ rule swap_noise:
         lang=tgt_lang,
         hyps=lambda w: " ".join(
             f"{v}:{p}={R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
-            for v in swap_noise_variants(w.pair)
+            for v in subword_only_variants(w.pair)
             for p in SWAP["percents"]
         ),
         title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU under swap noise",

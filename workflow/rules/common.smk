@@ -108,9 +108,10 @@ def variant_features(w, split):
     return files
 
 
-def swap_noise_variants(pair):
-    """Variants whose only input is the original source subwords: a swapped source is all they
-    need (tags or preorder positions would have to be re-derived for the noisy sentence)."""
+def subword_only_variants(pair):
+    """Variants whose only input is the original source subwords: a swapped source (swap noise)
+    or a gold-alignment sentence (attention AER) is all they need; tags or preorder positions
+    would have to be re-derived for such sentences."""
     from types import SimpleNamespace
 
     out = []

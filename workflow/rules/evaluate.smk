@@ -176,3 +176,45 @@ rule systems:
     shell:
         "wordorder systems-table --runs {params.runs:q} --baseline {params.baseline}"
         " --title {params.title:q} --csv {output.csv} --md {output.md} > {log} 2>&1"
+
+
+rule attention_aer:
+    input:
+        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
+        spm=f"{R}/data/{{pair}}/spm.model",
+        gold=lambda w: [align_gold(w.pair)[k] for k in ("pairs", "links")],
+    output:
+        json=f"{R}/aer/{{pair}}/{{variant}}/seed{{seed}}.json",
+        links=f"{R}/aer/{{pair}}/{{variant}}/seed{{seed}}.align",
+    log:
+        f"{L}/attention_aer/{{pair}}.{{variant}}.seed{{seed}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        swap=lambda w: "--gold-swap" if align_gold(w.pair).get("swap") else "",
+    threads: config["threads"]["translate"]
+    shell:
+        "wordorder attention-aer --checkpoint {input.model} --spm {input.spm} --gold-pairs {input.gold[0]}"
+        " --gold-links {input.gold[1]} {params.swap} --pair {wildcards.pair} --variant {wildcards.variant}"
+        " --seed {wildcards.seed} --output {output.json} --alignments {output.links} > {log} 2>&1"
+
+
+def aer_pairs():
+    return [p for p in config["pairs"] if align_gold(p)]
+
+
+rule aer_table:
+    input:
+        results=lambda w: [f"{R}/aer/{p}/{v}/seed{s}.json" for p in aer_pairs() for v in subword_only_variants(p)
+                           for s in config["seeds"]],
+        aligners=lambda w: [f"{R}/data/{p}/align/stats.json" for p in aer_pairs()],
+    output:
+        csv=f"{R}/tables/aer.csv",
+        md=report(f"{R}/tables/aer.md", caption="../report/aer.rst", category="Tables"),
+    log:
+        f"{L}/aer_table.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    shell:
+        "wordorder aer-table --results {input.results} --aligners {input.aligners}"
+        " --csv {output.csv} --md {output.md} > {log} 2>&1"

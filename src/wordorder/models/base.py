@@ -115,6 +115,13 @@ class Seq2SeqModel(nn.Module):
         """
         raise NotImplementedError
 
+    def attention_weights(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
+        """Forced decoding of (B, S) sources and (B, T) decoder inputs: (B, T, S) attention of
+        each target position over the source (row t is the step that predicts output token
+        t), the raw material of attention alignments (AER). Each family documents which
+        attention it returns."""
+        raise NotImplementedError
+
     def reorder_state(self, state: DecoderState, index: Tensor) -> DecoderState:
         """Select rows of ``state``: ``index`` is an (N',) LongTensor of row numbers."""
         return select_rows(state, index)

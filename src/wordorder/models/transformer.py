@@ -209,6 +209,20 @@ class TransformerModel(Seq2SeqModel):
             x, _ = layer(x, mask, kv, pe=pe, buckets=buckets)
         return self.decoder_norm(x)
 
+    def attention_weights(self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None, layer: int = -2) -> Tensor:
+        """Forced decoding: (B, T, S) cross-attention of decoder layer ``layer`` averaged over
+        its heads. The default is the penultimate layer, whose attention aligns best in
+        Garg et al. (2019) and is fairseq's ``alignment_layer`` default (the last layer when
+        there is only one)."""
+        attn = self.decoder[layer if len(self.decoder) > 1 else -1].cross_attn
+        attn.record = True
+        try:
+            self.decode_hidden(self.encode(src, feats), tgt_in)
+            return attn.recorded["weights"].mean(dim=1)
+        finally:
+            attn.record = False
+            attn.recorded.clear()
+
     def init_state(self, enc: EncoderOut) -> TransformerState:
         return TransformerState(
             src_mask=key_padding_mask(enc.src_pad),

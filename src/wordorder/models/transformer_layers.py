@@ -133,7 +133,8 @@ class DecoderLayer(nn.Module):
         y, self_kv = self.self_attn(h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv, relative=terms)
         h_bar = self.sub_self.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
-        y, _ = self.cross_attn(self.sub_cross.input(c), mask=src_mask, static_kv=cross_kv)
+        y, _ = self.cross_attn(self.sub_cross.input(c), mask=src_mask, static_kv=cross_kv,
+                               need_weights=self.cross_attn.record)
         x = self.sub_cross.output(h_bar, y)
         x = self.sub_ffn.output(x, self.ffn(self.sub_ffn.input(x)))
         return x, self_kv
