@@ -40,6 +40,7 @@ rule all:
         preorder=preorder_targets(),
         swap_noise=swap_noise_targets(),
         aer=[f"{R}/tables/aer.md"] if aer_pairs() else [],
+        head_similarity=head_similarity_targets(),
     default_target: True
 
 

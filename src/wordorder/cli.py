@@ -154,7 +154,15 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
     from wordorder.io import read_lines
 
     systems = {name: read_lines(path) for name, path in _named_paths(a.hyps, "NAME=PATH")}
-    table = bleu_by_length(read_lines(a.src_tok), systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
+    sources = read_lines(a.src_tok)
+    table = bleu_by_length(sources, systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
+    if a.align:
+        from wordorder.evaluate.length_bins import add_tau_by_length
+        from wordorder.preorder.report import evaluate_split
+
+        perms = dict(_named_paths(a.perms or [], "METHOD=PATH"))
+        scores = evaluate_split(Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()})
+        table = add_tau_by_length(table, sources, {m: s.tau for m, s in scores.items()}, a.edges)
     write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
     print(Path(a.md).read_text(encoding="utf-8"))
 
@@ -235,6 +243,33 @@ def cmd_aer_table(a: argparse.Namespace) -> None:
                                 lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+    with atomic_open(a.md) as f:
+        f.write(md)
+    print(md)
+
+
+def cmd_head_similarity(a: argparse.Namespace) -> None:
+    from wordorder.decode.runner import read_decode_features
+    from wordorder.evaluate.head_similarity import encoder_head_similarity
+    from wordorder.evaluate.scores import write_scores
+    from wordorder.io import read_lines
+    from wordorder.text.subword import SubwordModel
+    from wordorder.train.checkpoint import load_model
+    from wordorder.train.runner import read_ids
+
+    model, meta = load_model(a.checkpoint)
+    sources = read_ids(read_lines(a.input), SubwordModel(a.spm), Path(a.input))
+    feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
+    result = encoder_head_similarity(model, sources, feats)
+    write_scores(Path(a.output), result, {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset})
+    print(f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over {result['tokens']} tokens")
+
+
+def cmd_head_similarity_table(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.head_similarity import load_results, similarity_markdown
+    from wordorder.io import atomic_open
+
+    md = similarity_markdown(load_results([Path(p) for p in a.results]), a.title)
     with atomic_open(a.md) as f:
         f.write(md)
     print(md)
@@ -394,11 +429,24 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--csv", "--md"):
         s.add_argument(name, required=True)
 
+    s = add("head-similarity", cmd_head_similarity, "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)")
+    for name in ("--checkpoint", "--spm", "--input", "--output", "--pair", "--variant", "--testset"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--features", type=_json, default={}, help='source features the model reads: {"pos": PATH}')
+
+    s = add("head-similarity-table", cmd_head_similarity_table, "the head-similarity tables of one test set")
+    s.add_argument("--results", nargs="+", required=True)
+    for name in ("--md", "--title"):
+        s.add_argument(name, required=True)
+
     s = add("length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure")
     for name in ("--src-tok", "--ref", "--lang", "--csv", "--md", "--png", "--title"):
         s.add_argument(name, required=True)
     s.add_argument("--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output")
     s.add_argument("--edges", type=int, nargs="+", default=[10, 20, 30, 40, 50])
+    s.add_argument("--align", default=None, help="word alignment of the test set: adds Kendall τ per bin")
+    s.add_argument("--perms", nargs="*", default=[], help="METHOD=PATH preorders (.perm) of the test set")
 
     s = add("swap-perm", cmd_swap_perm, "permutations swapping a share of each sentence's words (swap noise)")
     for name in ("--tok", "--output"):

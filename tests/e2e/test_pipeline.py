@@ -162,7 +162,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert "under-gen./sent." in generation and "transformer_tiny_preordered" in generation
     assert "4-gram prec." in (out / "tables" / "ngram_precision.md").read_text(encoding="utf-8")
     for testset in ("flickr2016", "held"):
-        assert "transformer_tiny_composed" in (out / "tables" / f"length_en-de_{testset}.md").read_text(encoding="utf-8")
+        length = (out / "tables" / f"length_en-de_{testset}.md").read_text(encoding="utf-8")
+        assert "transformer_tiny_composed" in length and "| τ identity | τ btg | τ rvnn | τ gold |" in length  # Kawara Figs 7-10
         assert (out / "figures" / f"bleu_by_length_en-de_{testset}.png").stat().st_size > 1000
     assert (out / "figures" / "training_curves.png").stat().st_size > 1000
     metrics = [json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()]
@@ -197,6 +198,10 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         gold = (tmp_path / "gold" / "gold.src-tgt").read_text(encoding="utf-8").splitlines()
         # one link per target word
         assert [len(line.split()) for line in links] == [len(g.split(" ||| ")[1].split()) for g in gold]
+
+    # Head similarity (Chen 2020 Table IV) of the Transformer systems, none for the RNN ones.
+    heads = (out / "tables" / "head_similarity_en-de_held.md").read_text(encoding="utf-8")
+    assert "## transformer_tiny_composed (seed 1)" in heads and "| global |" in heads and "rnn_tiny" not in heads
 
     systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
     assert "| en-de | transformer_tiny | " in systems and "+0.00 %" in systems

@@ -35,6 +35,23 @@ def test_each_bin_is_the_corpus_bleu_of_its_sentences(tmp_path):
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_tau_per_bin_is_the_mean_over_comparable_sentences(tmp_path):
+    from wordorder.evaluate.length_bins import add_tau_by_length
+
+    sources = ["a b", "a b c d e", "a", "a b c d e f g"]
+    table = bleu_by_length(sources, {"s": ["x"] * 4}, ["x"] * 4, "13a", edges=[2, 5])
+    nan = float("nan")
+    out = add_tau_by_length(table, sources, {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]},
+                            edges=[2, 5])
+    assert out["tau identity"].tolist() == pytest.approx([0.5, 0.9, 0.2])  # the NaN sentence is left out
+    assert out["tau btg"][0] == pytest.approx(0.9) and math.isnan(out["tau btg"][1])
+    write_length_analysis(out, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
+    md = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "| source length | sentences | s | τ identity | τ btg |" in md and "| 3-5 | 1 | 0.0 | 0.900 | – |" in md
+    with pytest.raises(WordorderError, match="3 τ values for 4"):
+        add_tau_by_length(table, sources, {"x": [1.0, 1.0, 1.0]}, edges=[2, 5])
+
+
 def test_misaligned_outputs_are_refused():
     with pytest.raises(WordorderError, match="2 hypotheses but 1 references"):
         bleu_by_length(["a"], {"s": ["x", "y"]}, ["x"], "13a")

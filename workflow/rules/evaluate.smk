@@ -118,6 +118,9 @@ rule length_analysis:
         hyps=lambda w: [
             f"{R}/translations/{w.pair}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp" for v in config["variants"]
         ],
+        # With preordering: Kendall τ of each order per bin (Kawara 2021 Figs 7-10).
+        align=lambda w: [f"{R}/data/{w.pair}/{w.testset}.align"] if METHODS else [],
+        perms=lambda w: [f"{R}/preorder/{w.pair}/{m}/{w.testset}.perm" for m in METHODS],
     output:
         csv=f"{R}/tables/length_{{pair}}_{{testset}}.csv",
         md=f"{R}/tables/length_{{pair}}_{{testset}}.md",
@@ -132,9 +135,11 @@ rule length_analysis:
         hyps=lambda w, input: " ".join(f"{v}={h}" for v, h in zip(config["variants"], input.hyps)),
         edges=" ".join(map(str, config["evaluation"]["length_bins"])),
         title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})",
+        tau=lambda w, input: (f"--align {input.align[0]} --perms " + " ".join(f"{m}={p}" for m, p in zip(METHODS, input.perms))
+                              if METHODS else ""),
     shell:
         "wordorder length-analysis --src-tok {input.src} --ref {input.ref} --lang {params.lang}"
-        " --hyps {params.hyps} --edges {params.edges} --title {params.title:q}"
+        " --hyps {params.hyps} --edges {params.edges} --title {params.title:q} {params.tau}"
         " --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"
 
 
@@ -218,3 +223,50 @@ rule aer_table:
     shell:
         "wordorder aer-table --results {input.results} --aligners {input.aligners}"
         " --csv {output.csv} --md {output.md} > {log} 2>&1"
+
+
+def transformer_variants():
+    return [v for v in config["variants"] if VARIANTS[v]["model"].get("family", "transformer") == "transformer"]
+
+
+def head_similarity_targets():
+    if not config["evaluation"]["head_similarity"] or not transformer_variants():
+        return []
+    return [f"{R}/tables/head_similarity_{p}_{t}.md" for p in config["pairs"] for t in testsets(p)]
+
+
+rule head_similarity:
+    input:
+        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
+        spm=f"{R}/data/{{pair}}/spm.model",
+        src=lambda w: variant_source(w, w.testset),
+        features=lambda w: list(variant_features(w, w.testset).values()),
+    output:
+        f"{R}/heads/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
+    log:
+        f"{L}/head_similarity/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        features=lambda w: as_json(variant_features(w, w.testset)),
+    shell:
+        "wordorder head-similarity --checkpoint {input.model} --spm {input.spm} --input {input.src}"
+        " --features {params.features:q} --pair {wildcards.pair} --variant {wildcards.variant}"
+        " --seed {wildcards.seed} --testset {wildcards.testset} --output {output} > {log} 2>&1"
+
+
+rule head_similarity_table:
+    input:
+        lambda w: [f"{R}/heads/{w.pair}/{v}/seed{s}/{w.testset}.json" for v in transformer_variants()
+                   for s in config["seeds"]],
+    output:
+        report(f"{R}/tables/head_similarity_{{pair}}_{{testset}}.md", caption="../report/head_similarity.rst",
+               category="Tables"),
+    log:
+        f"{L}/head_similarity_table/{{pair}}.{{testset}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: head similarity between feature groups",
+    shell:
+        "wordorder head-similarity-table --results {input} --title {params.title:q} --md {output} > {log} 2>&1"

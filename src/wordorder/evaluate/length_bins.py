@@ -4,6 +4,10 @@ Kawara 2021 Figs 7-10): the test set cut into bins of source length, corpus BLEU
 Lengths are counted in tokens of the pipeline's source tokenization; a bin ``(a, b]`` holds the
 sentences with a < length ≤ b, the last bin is open (``> last edge``). Each bin's BLEU is
 sacreBLEU corpus BLEU over that bin's sentences, with the target language's tokenizer.
+
+With preorders (Kawara 2021 Figs 7-10), each bin also gets the mean Kendall τ of each source
+order against the test set's word alignment (``identity`` = no preordering, then each method),
+over the bin's sentences whose alignment ranks are comparable (as in the preorder table).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from wordorder.errors import WordorderError
-from wordorder.evaluate.plots import plot_bleu_lines
+from wordorder.evaluate.plots import plot_line_panels
 from wordorder.io import atomic_open
 
 DEFAULT_EDGES = (10, 20, 30, 40, 50)
@@ -68,19 +72,50 @@ def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]],
     return pd.DataFrame(rows)
 
 
+TAU = "tau "  # column prefix of the Kendall τ columns
+
+
+def add_tau_by_length(table: pd.DataFrame, sources: Sequence[str], taus: Mapping[str, Sequence[float]],
+                      edges: Sequence[int] = DEFAULT_EDGES) -> pd.DataFrame:
+    """``table`` (of :func:`bleu_by_length`) with a ``tau <order>`` column per order: the mean of
+    the per-sentence τ (NaN = not comparable) over each bin's sentences."""
+    import numpy as np
+
+    bins = np.array([bin_index(len(line.split()), edges) for line in sources])
+    out = table.copy()
+    for name, values in taus.items():
+        values = np.asarray(values, dtype=float)
+        if len(values) != len(sources):
+            raise WordorderError(f"order {name}: {len(values)} τ values for {len(sources)} source lines")
+        means = []
+        for b in range(len(table)):
+            v = values[(bins == b) & ~np.isnan(values)]
+            means.append(float(v.mean()) if len(v) else float("nan"))
+        out[TAU + name] = means
+    return out
+
+
 def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
     """The table as CSV and Markdown, and a line plot of BLEU per bin (all atomic)."""
-    systems = [c for c in table.columns if c not in ("bin", "sentences")]
+    systems = [c for c in table.columns if c not in ("bin", "sentences") and not c.startswith(TAU)]
+    orders = [c for c in table.columns if c.startswith(TAU)]
     with atomic_open(csv_path) as f:
         table.to_csv(f, index=False, lineterminator="\n")
-    lines = [f"# {title}", "", "| source length | sentences | " + " | ".join(systems) + " |",
-             "|---|---:|" + "---:|" * len(systems)]
+    head = systems + [f"τ {c[len(TAU):]}" for c in orders]
+    lines = [f"# {title}", "", "| source length | sentences | " + " | ".join(head) + " |",
+             "|---|---:|" + "---:|" * len(head)]
     for _, r in table.iterrows():
         cells = ["–" if pd.isna(r[s]) else f"{r[s]:.1f}" for s in systems]
+        cells += ["–" if pd.isna(r[c]) else f"{r[c]:.3f}" for c in orders]
         lines.append(f"| {r['bin']} | {int(r['sentences'])} | " + " | ".join(cells) + " |")
     lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
+    if orders:
+        lines.append("τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "
+                     "word alignment of the test set, over the bin's sentences with comparable alignment ranks.")
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
-    plot_bleu_lines(range(len(table)), {name: table[name] for name in systems}, png_path, title=title,
-                    xlabel="source length (tokens)",
-                    xticks=[f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])
+    panels = [("BLEU", {name: table[name] for name in systems})]
+    if orders:
+        panels.append(("Kendall τ", {c[len(TAU):]: table[c] for c in orders}))
+    plot_line_panels(range(len(table)), panels, png_path, title=title, xlabel="source length (tokens)",
+                     xticks=[f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])

@@ -103,21 +103,29 @@ def plot_training_curves(metric_logs: Mapping[str, Path], out_png: Path) -> None
 def plot_bleu_lines(x: Sequence[float], series: Mapping[str, Sequence[float]], out_png: Path, *, title: str,
                     xlabel: str, xticks: Sequence[str] | None = None) -> None:
     """BLEU against ``x``, one marked line per system (atomic PNG); ``xticks`` labels the x values."""
+    plot_line_panels(x, [("BLEU", series)], out_png, title=title, xlabel=xlabel, xticks=xticks)
+
+
+def plot_line_panels(x: Sequence[float], panels: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+                     out_png: Path, *, title: str, xlabel: str, xticks: Sequence[str] | None = None) -> None:
+    """Panels stacked over one shared x axis (e.g. BLEU and Kendall τ by source length), each
+    a (y label, name → values) pair with one marked line per name (atomic PNG)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for name, values in series.items():
-        ax.plot(list(x), list(values), marker="o", label=name)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.2 + 2.8 * len(panels)), sharex=True, squeeze=False)
+    for ax, (ylabel, series) in zip(axes[:, 0], panels):
+        for name, values in series.items():
+            ax.plot(list(x), list(values), marker="o", label=name)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
     if xticks is not None:
-        ax.set_xticks(list(x), list(xticks))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("BLEU")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+        axes[-1, 0].set_xticks(list(x), list(xticks))
+    axes[-1, 0].set_xlabel(xlabel)
+    axes[0, 0].set_title(title)
     fig.tight_layout()
     with atomic_paths(out_png) as (tmp,):
         fig.savefig(tmp, format="png", dpi=120)
