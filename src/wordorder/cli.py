@@ -92,7 +92,7 @@ def cmd_train(a: argparse.Namespace) -> None:
         train_src=Path(a.train_src), train_tgt=Path(a.train_tgt), dev_src=Path(a.dev_src),
         dev_ref=Path(a.dev_ref), spm=Path(a.spm), model_options=a.model_options,
         train_options=a.train_options, seed=a.seed, threads=a.threads, output=Path(a.output),
-        features=a.features,
+        features=a.features, state=Path(a.state) if a.state else None,
     )
     print(json.dumps(summary, indent=1))
 
@@ -394,6 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=int, default=None)
     s.add_argument("--features", type=_json, default={},
                    help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}')
+    s.add_argument("--state", default=None, help="resumable training state (saved every train.checkpoint_every "
+                   "updates and on SIGTERM; a rerun continues from it)")
 
     s = add("translate", cmd_translate, "translate a subword-encoded source file")
     for name in ("--checkpoint", "--spm", "--input", "--lang", "--output", "--output-tok"):
@@ -517,7 +519,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func(args)
     except WordorderError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        from wordorder.train.resume import TrainingInterrupted
+
+        return 143 if isinstance(e, TrainingInterrupted) else 2  # 128 + SIGTERM, as a killed job
     return 0
 
 

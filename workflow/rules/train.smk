@@ -22,6 +22,9 @@ rule train:
         model=lambda w: as_json(VARIANTS[w.variant]["model"]),
         train=as_json(config["train"]),
         features=lambda w: as_json(train_features(w)),
+        # Not an output: Snakemake keeps it when the job fails or hits a time limit, and the
+        # rerun continues from it (train.checkpoint_every, and SIGTERM).
+        state=f"{R}/resume/{{pair}}/{{variant}}/seed{{seed}}/state.pt",
     threads: config["threads"]["train"]
     resources:
         gpu=lambda w: 1 if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
@@ -30,4 +33,4 @@ rule train:
         " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm}"
         " --model-options {params.model:q} --train-options {params.train:q}"
         " --seed {wildcards.seed} --threads {threads} --features {params.features:q}"
-        " --output {output.model} > {log} 2>&1"
+        " --state {params.state} --output {output.model} > {log} 2>&1"

@@ -3,7 +3,9 @@ square-root warmup, gradient accumulation, periodic dev evaluation and checkpoin
 
 Files written to ``out_dir``: ``best.pt`` (highest dev BLEU), ``last.pt`` (latest evaluation)
 and ``metrics.jsonl`` (one JSON object per line: training lines every ``log_every`` updates,
-evaluation lines every ``eval_every`` updates and at the end).
+evaluation lines every ``eval_every`` updates and at the end). With a ``state_path``, training
+is resumable (:mod:`wordorder.train.resume`): the full state is saved every
+``checkpoint_every`` updates and on SIGTERM, and a rerun continues from it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
+from wordorder.io import atomic_open
 from wordorder.train.checkpoint import save_checkpoint
+from wordorder.train.resume import Progress, StopSignal, TrainingInterrupted, fingerprint, load_state, save_state
 from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.schedule import inverse_sqrt_scheduler
 
@@ -68,6 +72,12 @@ class TrainOptions:
     seed: int = 1
     log_every: int = 50
     threads: int | None = None
+    checkpoint_every: int = 0
+
+    # Options that only decide when to stop or how much to report: a saved state may be
+    # resumed with other values (e.g. a longer max_minutes to continue a run).
+    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "threads", "log_every",
+                    "checkpoint_every", "eval_every", "eval_sentences", "eval_beam", "device")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TrainOptions:
@@ -83,7 +93,14 @@ class TrainOptions:
         for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
                 raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+        if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
+            raise WordorderError(f"train option checkpoint_every must be a non-negative integer (0 = only on "
+                                 f"SIGTERM), got {opts.checkpoint_every!r}")
         return opts
+
+    def state_key(self) -> dict[str, Any]:
+        """The options a resumed state must have been written with."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_STATE}
 
 
 def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -161,7 +178,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
           dev_score: Callable[[list[list[int]]], float], opts: TrainOptions, out_dir: Path,
           extra_checkpoint_meta: Mapping[str, Any] | None = None, *,
           dev_tgt: Sequence[list[int]] | None = None, train_feats: Feats | None = None,
-          dev_feats: Feats | None = None) -> dict[str, Any]:
+          dev_feats: Feats | None = None, state_path: Path | None = None) -> dict[str, Any]:
     """Train ``model`` in place; returns a summary dict.
 
     Args:
@@ -174,6 +191,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             ``dev_loss`` (NLL per target token).
         train_feats, dev_feats: extra source inputs (name → id lists aligned with the
             sources, see :mod:`wordorder.train.features`) for models that need them.
+        state_path: where the resumable state lives (see :mod:`wordorder.train.resume`);
+            None = not resumable. It is deleted when training ends normally.
     Returns:
         best_step, best_dev_bleu, steps, epochs, train_tokens, wall_s, tokens_per_s (target
         tokens per second of training, evaluation time excluded), stop_reason.
@@ -202,10 +221,16 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
     base_meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
 
-    start = time.perf_counter()
+    key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
+    saved = load_state(state_path, model, optimizer, scheduler, scaler, key) if state_path else None
+    progress = saved or Progress()
+    step, epoch, train_tokens = progress.step, progress.epoch, progress.train_tokens
+    best_bleu, best_step = progress.best_bleu, progress.best_step
+    evals_since_best, last_eval = progress.evals_since_best, progress.last_eval
+    resume_batch = progress.next_batch if saved else None
+    next_batch = progress.next_batch
+    start = time.perf_counter() - progress.train_seconds
     eval_time = 0.0  # seconds spent evaluating (excluded from tokens/s)
-    step = epoch = train_tokens = 0
-    best_bleu, best_step, evals_since_best, last_eval = -math.inf, 0, 0, -1
 
     def new_window() -> dict[str, Any]:
         return {"loss": 0.0, "nll": 0.0, "tokens": 0, "start": time.perf_counter(), "eval_time": eval_time}
@@ -213,7 +238,15 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     window = new_window()
     last_bleu: float | None = None
     stop_reason = "max_steps"
-    metrics = open(out_dir / "metrics.jsonl", "w", encoding="utf-8")
+    metrics = _open_metrics(out_dir / "metrics.jsonl", step if saved else None)
+    if saved:
+        print(f"resuming from {state_path} at update {step} (epoch {epoch}, batch {next_batch})", flush=True)
+    stop_signal = StopSignal().install() if state_path else None
+
+    def checkpoint() -> None:
+        save_state(state_path, model, optimizer, scheduler, scaler,
+                   Progress(step, epoch, next_batch, train_tokens, best_bleu, best_step, evals_since_best,
+                            last_eval, time.perf_counter() - start), key)
     # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
     budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
     bar = tqdm(total=None if opts.max_minutes else opts.max_steps, desc=f"train{budget}", unit="step",
@@ -252,14 +285,18 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     try:
         stop = False
         while not stop:
-            if opts.max_epochs is not None and epoch >= opts.max_epochs:
-                stop_reason = "max_epochs"
-                break
-            epoch += 1
+            if resume_batch is None:
+                if opts.max_epochs is not None and epoch >= opts.max_epochs:
+                    stop_reason = "max_epochs"
+                    break
+                epoch, first = epoch + 1, 0
+            else:  # the epoch the saved state was in, from its next batch
+                first, resume_batch = resume_batch, None
             batches = make_batches(train_pairs, opts.batch_tokens, seed=opts.seed * 100_003 + epoch)
-            for g in range(0, len(batches), opts.accum_steps):
+            for g in range(first, len(batches), opts.accum_steps):
                 group = [collate(train_pairs, idx, train_feats) for idx in batches[g: g + opts.accum_steps]]
                 loss, nll, n_tokens = update(model, optimizer, scaler, group, opts, device, amp_dtype)
+                next_batch = g + opts.accum_steps
                 # Kept as tensors until logged, so CUDA runs asynchronously between logs.
                 window["loss"] = window["loss"] + loss
                 window["nll"] = window["nll"] + nll
@@ -286,18 +323,49 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
                     stop, stop_reason = True, "max_steps"
                 elif opts.max_minutes is not None and time.perf_counter() - start >= 60 * opts.max_minutes:
                     stop, stop_reason = True, "max_minutes"
+                # After the evaluation, so that a resumed run does not skip it.
+                if state_path and ((opts.checkpoint_every and step % opts.checkpoint_every == 0)
+                                   or stop_signal.received is not None):
+                    checkpoint()
+                    if stop_signal.received is not None:
+                        raise TrainingInterrupted(
+                            f"stopped by signal {stop_signal.received} after update {step}; the training state "
+                            "is saved", path=state_path, hint="run the same command (or Snakemake job) again to "
+                            "continue from it")
                 if stop:
                     break
         if last_eval != step:
             evaluate()  # always end with an evaluation, so best.pt exists even for short runs
+        if state_path:
+            state_path.unlink(missing_ok=True)  # done: a forced rerun starts from scratch
     finally:
         bar.close()
         metrics.close()
+        if stop_signal is not None:
+            stop_signal.restore()
     wall = time.perf_counter() - start
     train_time = wall - eval_time
     return {"best_step": best_step, "best_dev_bleu": best_bleu, "steps": step, "epochs": epoch,
             "train_tokens": train_tokens, "wall_s": round(wall, 2),
             "tokens_per_s": round(train_tokens / max(train_time, 1e-9), 1), "stop_reason": stop_reason}
+
+
+def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
+    """Sizes and a sample of the training data: a saved state is only resumed on the same data."""
+    sample = list(pairs[:50]) + list(pairs[-50:])
+    return [len(pairs), sum(len(s) + len(t) for s, t in pairs), sample, sorted(feats or {})]
+
+
+def _open_metrics(path: Path, resumed_step: int | None):
+    """The metrics log: new, or (resuming) cut back to the records up to the saved update,
+    since the updates after it are replayed and logged again."""
+    if resumed_step is None or not path.is_file():
+        return open(path, "w", encoding="utf-8")
+    keep = [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line).get("step", 0) <= resumed_step]
+    with atomic_open(path) as f:
+        f.write("".join(line + "\n" for line in keep))
+    return open(path, "a", encoding="utf-8")
 
 
 def _sync(device: torch.device) -> None:

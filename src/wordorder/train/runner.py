@@ -55,11 +55,12 @@ def seed_everything(seed: int) -> None:
 def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
                  model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
                  threads: int | None, output: Path,
-                 features: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+                 features: Mapping[str, Mapping[str, str]] | None = None, state: Path | None = None) -> dict:
     """Train one model; ``output`` is the best checkpoint (its folder receives the other files).
 
     ``features``: extra source inputs the variant needs, ``{name: {"train": path, "dev": path}}``
     (see :mod:`wordorder.train.features`); their tag vocabularies go into the checkpoint.
+    ``state``: the resumable training state (see :mod:`wordorder.train.resume`).
     """
     import sacrebleu
     import torch
@@ -100,7 +101,8 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed,
             "feature_vocabs": {name: v.itos for name, v in vocabs.items()}}
     summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent, extra_checkpoint_meta=meta,
-                    dev_tgt=dev_tgt, train_feats=train_feats or None, dev_feats=dev_feats or None)
+                    dev_tgt=dev_tgt, train_feats=train_feats or None, dev_feats=dev_feats or None,
+                    state_path=state)
     if not output.is_file():
         raise WordorderError("training ended without a best checkpoint", path=output)
     return summary

@@ -1,0 +1,134 @@
+"""Resumable training: the full training state in one atomically written file.
+
+``state.pt`` holds the model weights, the optimizer, scheduler and gradient-scaler states, the
+random generators (torch CPU and CUDA, Python's ``random``), the position in the data (epoch
+and next batch of that epoch) and the loop's counters. It is written every
+``checkpoint_every`` updates and when the process gets SIGTERM (what SLURM sends at a time
+limit), always to a temporary name and renamed, so a kill at any moment leaves either the old
+or the new state. A rerun with the same state path continues from it: on the CPU the final
+weights are bitwise those of an uninterrupted run. A state written for other data or options
+(its fingerprint differs) is not resumed from. It is read with ``weights_only=True``.
+
+The state lives outside the job's declared outputs (``results/<exp>/resume/...``), so Snakemake
+does not delete it when a job fails or hits its time limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import signal
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from wordorder.errors import WordorderError
+from wordorder.io import atomic_open
+from wordorder.train.checkpoint import plain
+
+STATE_FORMAT = "wordorder-train-state-1"
+
+
+@dataclass
+class Progress:
+    """The loop's counters at the end of an update."""
+
+    step: int = 0
+    epoch: int = 0  # the epoch in progress (1-based; 0 = none started)
+    next_batch: int = 0  # index of the next batch of that epoch
+    train_tokens: int = 0
+    best_bleu: float = float("-inf")
+    best_step: int = 0
+    evals_since_best: int = 0
+    last_eval: int = -1
+    train_seconds: float = 0.0  # wall time spent so far (for max_minutes across restarts)
+
+
+def fingerprint(*parts: Any) -> str:
+    """A short hash of the things a state must match to be resumed (options, data sizes)."""
+    text = json.dumps(plain(list(parts)), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _rng_state() -> dict[str, Any]:
+    version, internal, gauss = random.getstate()
+    return {"torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            "python": [version, list(internal), gauss]}
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(list(state["cuda"]))
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+
+
+def save_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
+               scaler: torch.amp.GradScaler, progress: Progress, key: str) -> None:
+    """Atomically write the training state (see the module docstring)."""
+    obj = {"format": STATE_FORMAT, "fingerprint": key, "progress": asdict(progress),
+           "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+           "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+           "scaler": scaler.state_dict(), "rng": _rng_state()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path, "wb") as f:
+        torch.save(obj, f)
+
+
+def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
+               scaler: torch.amp.GradScaler, key: str) -> Progress | None:
+    """Restore a saved state into the given objects; None when there is none to resume (no
+    file, or one written for other options or data)."""
+    if not path.is_file():
+        return None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated by a full disk, not a torch file, unsafe content
+        raise WordorderError(f"cannot read the training state: {e}", path=path,
+                             hint="delete it to start this training from scratch") from None
+    if not isinstance(obj, dict) or obj.get("format") != STATE_FORMAT:
+        raise WordorderError("not a wordorder training state", path=path,
+                             hint="delete it to start this training from scratch")
+    if obj["fingerprint"] != key:
+        return None
+    model.load_state_dict(obj["model"])
+    optimizer.load_state_dict(obj["optimizer"])
+    scheduler.load_state_dict(obj["scheduler"])
+    scaler.load_state_dict(obj["scaler"])
+    _set_rng_state(obj["rng"])
+    return Progress(**obj["progress"])
+
+
+class StopSignal:
+    """Records SIGTERM (and SIGINT) instead of dying at once, so the loop can save its state
+    after the update in progress; the previous handlers come back on ``restore``."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> StopSignal:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self._previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: leave the default behaviour
+                pass
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.received = signum
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+
+class TrainingInterrupted(WordorderError):
+    """Training stopped on a signal after saving its state."""
