@@ -85,6 +85,12 @@ def load_variants(path: str | Path) -> dict[str, dict]:
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
     every pair can be annotated as its variants need (a parser with trees, or POS tags)."""
+    processes = int(config.get("train_processes", 1))
+    accum = int(config.get("train", {}).get("accum_steps", 1))
+    if accum % processes:
+        raise WordorderError(f"train.accum_steps ({accum}) must be a multiple of train_processes ({processes})",
+                             hint="an update is accum_steps batches dealt out to the processes: set accum_steps "
+                             f"to {processes * max(1, accum // processes)} or a multiple of {processes}")
     data = config.get("data", {})
     for pair in config["pairs"]:
         if pair not in data:

@@ -243,3 +243,19 @@ def test_unknown_pair_is_refused_before_any_job(repo, shared_data, tmp_path):
     assert run.returncode != 0
     output = run.stdout + run.stderr  # snakemake prints workflow errors on stdout
     assert "unknown pair 'fr-en'" in output and "defined pairs: en-de" in output
+
+
+def test_training_job_runs_data_parallel_under_torchrun(repo, shared_data, tmp_path):
+    """train_processes: 2 launches the training job through torchrun (gloo on the CPU): rank 0
+    writes the checkpoint, the metrics count the whole update."""
+    config = tiny_config(repo, shared_data, tmp_path, train_processes=2)
+    extra = tmp_path / "ddp.yaml"
+    extra.write_text("train: {batch_tokens: 1000, lr: 0.001, warmup: 10, max_steps: 6, eval_every: 6, "
+                     "eval_sentences: 5, log_every: 3, accum_steps: 2}\nthreads: {train: 2}\n", encoding="utf-8")
+    target = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
+    run = snakemake(repo, str(target), "--cores", "2", "--configfile", str(config), str(extra))
+    assert run.returncode == 0, run.stderr[-4000:]
+    log = (tmp_path / "logs" / "tiny" / "train" / "en-de.transformer_tiny.seed1.log").read_text(encoding="utf-8")
+    assert "torch.distributed" in log or "torchrun" in log or '"steps": 6' in log
+    metrics = [json.loads(x) for x in (target.parent / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [m["step"] for m in metrics if "train_loss" in m] == [3, 6] and target.is_file()

@@ -148,3 +148,14 @@ def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch
         build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
     baseline = config["evaluation"]["baseline"]
     assert baseline is None or baseline in config["variants"]
+
+
+def test_update_size_must_split_over_the_training_processes(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["train_processes"] = 2
+    config["train"]["accum_steps"] = 3
+    with pytest.raises(WordorderError, match=r"accum_steps \(3\) must be a multiple of train_processes \(2\)"):
+        load_config(write(tmp_path, config))
+    config["train"]["accum_steps"] = 4
+    assert load_config(write(tmp_path, config))["train_processes"] == 2

@@ -25,11 +25,14 @@ rule train:
         # Not an output: Snakemake keeps it when the job fails or hits a time limit, and the
         # rerun continues from it (train.checkpoint_every, and SIGTERM).
         state=f"{R}/resume/{{pair}}/{{variant}}/seed{{seed}}/state.pt",
+        # One process, or torchrun starting train_processes DDP processes (one per GPU).
+        launcher=(f"torchrun --standalone --nproc_per_node {config['train_processes']} -m wordorder.cli"
+                  if config["train_processes"] > 1 else "wordorder"),
     threads: config["threads"]["train"]
     resources:
-        gpu=lambda w: 1 if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
+        gpu=lambda w: config["train_processes"] if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
     shell:
-        "wordorder train --train-src {input.train_src} --train-tgt {input.train_tgt}"
+        "{params.launcher} train --train-src {input.train_src} --train-tgt {input.train_tgt}"
         " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm}"
         " --model-options {params.model:q} --train-options {params.train:q}"
         " --seed {wildcards.seed} --threads {threads} --features {params.features:q}"

@@ -10,9 +10,12 @@ is resumable (:mod:`wordorder.train.resume`): the full state is saved every
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +34,10 @@ from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
 from wordorder.io import atomic_open
 from wordorder.train.checkpoint import save_checkpoint
-from wordorder.train.resume import Progress, StopSignal, TrainingInterrupted, fingerprint, load_state, save_state
+from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
+from wordorder.train.resume import (
+    Progress, StopSignal, TrainingInterrupted, fingerprint, load_state, rng_state, save_state,
+)
 from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.schedule import inverse_sqrt_scheduler
 
@@ -137,19 +143,31 @@ def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optim
 
 
 def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None
+           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None,
+           ddp: torch.nn.Module | None = None, world: int = 1, n_tokens: int | None = None,
            ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One optimizer update over the micro-batches ``group`` (gradient accumulation).
+
+    With ``ddp`` (:mod:`wordorder.train.distributed`), ``group`` is this process' share of the
+    update and ``n_tokens`` the target tokens of the whole update (all processes); gradients
+    are all-reduced once, at the last micro-batch.
 
     Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
     target tokens; the loss is averaged per target token over the whole update.
     """
-    n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
+    if n_tokens is None:
+        n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
     optimizer.zero_grad(set_to_none=True)
     loss_sum = nll_sum = torch.zeros((), device=device)
-    for batch in group:
-        loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
-        scaler.scale(loss / n_tokens).backward()
+    for k, batch in enumerate(group):
+        # DDP averages gradients over processes: scale by world so that the result is the sum.
+        sync = ddp is None or k == len(group) - 1
+        with contextlib.nullcontext() if sync else ddp.no_sync():
+            if ddp is None:
+                loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
+            else:
+                loss, nll = ddp(batch.to(device))
+            scaler.scale(loss * (world / n_tokens)).backward()
         loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
     if opts.clip_norm > 0:
         scaler.unscale_(optimizer)
@@ -207,8 +225,9 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     out_dir.mkdir(parents=True, exist_ok=True)
     if opts.threads:
         torch.set_num_threads(opts.threads)
-    torch.manual_seed(opts.seed)
-    device = resolve_device(opts.device)
+    d = init_from_env(resolve_device(opts.device))
+    device = d.device
+    torch.manual_seed(opts.seed + d.rank)  # same weights everywhere (DDP broadcasts rank 0's), own dropout
     if device.type == "cpu":
         keep_freed_cpu_memory()
     model.to(device).train()
@@ -222,7 +241,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     base_meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
 
     key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
-    saved = load_state(state_path, model, optimizer, scheduler, scaler, key) if state_path else None
+    saved = load_state(state_path, model, optimizer, scheduler, scaler, key, d.rank) if state_path else None
+    ddp = wrap(model, lambda m, b: batch_loss(m, b, opts.label_smoothing, amp_dtype), d)
     progress = saved or Progress()
     step, epoch, train_tokens = progress.step, progress.epoch, progress.train_tokens
     best_bleu, best_step = progress.best_bleu, progress.best_step
@@ -238,26 +258,36 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     window = new_window()
     last_bleu: float | None = None
     stop_reason = "max_steps"
-    metrics = _open_metrics(out_dir / "metrics.jsonl", step if saved else None)
-    if saved:
+    metrics = _open_metrics(out_dir / "metrics.jsonl", step if saved else None) if d.main else open(os.devnull, "w")
+    if saved and d.main:
         print(f"resuming from {state_path} at update {step} (epoch {epoch}, batch {next_batch})", flush=True)
     stop_signal = StopSignal().install() if state_path else None
 
     def checkpoint() -> None:
-        save_state(state_path, model, optimizer, scheduler, scaler,
-                   Progress(step, epoch, next_batch, train_tokens, best_bleu, best_step, evals_since_best,
-                            last_eval, time.perf_counter() - start), key)
+        rngs = gather(rng_state(), d)  # every process' generators, saved by rank 0
+        if d.main:
+            save_state(state_path, model, optimizer, scheduler, scaler,
+                       Progress(step, epoch, next_batch, train_tokens, best_bleu, best_step, evals_since_best,
+                                last_eval, time.perf_counter() - start), key, rngs)
     # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
     budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
     bar = tqdm(total=None if opts.max_minutes else opts.max_steps, desc=f"train{budget}", unit="step",
-               dynamic_ncols=True)
+               dynamic_ncols=True, disable=not d.main)
 
     def log(record: dict[str, Any]) -> None:
         metrics.write(json.dumps(record) + "\n")
         metrics.flush()
 
     def evaluate() -> bool:
-        """Decode and score dev, save checkpoints; True when patience is exhausted."""
+        """Decode and score dev, save checkpoints (rank 0; the others wait); True on every
+        process when patience is exhausted."""
+        nonlocal last_eval
+        if not d.main:
+            last_eval = step
+            return flag_any([False], d)[0]
+        return flag_any([evaluate_main()], d)[0]
+
+    def evaluate_main() -> bool:
         nonlocal best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time
         _sync(device)
         t0 = time.perf_counter()
@@ -294,9 +324,14 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
                 first, resume_batch = resume_batch, None
             batches = make_batches(train_pairs, opts.batch_tokens, seed=opts.seed * 100_003 + epoch)
             for g in range(first, len(batches), opts.accum_steps):
-                group = [collate(train_pairs, idx, train_feats) for idx in batches[g: g + opts.accum_steps]]
-                loss, nll, n_tokens = update(model, optimizer, scaler, group, opts, device, amp_dtype)
+                share = batches[g: g + opts.accum_steps]
                 next_batch = g + opts.accum_steps
+                if len(share) < d.world:
+                    continue  # an epoch's last, short update cannot give every process a batch
+                total = sum(len(train_pairs[i][1]) + 1 for idx in share for i in idx)  # + EOS each
+                group = [collate(train_pairs, idx, train_feats) for idx in share[d.rank::d.world]]
+                loss, nll, n_tokens = update(model, optimizer, scaler, group, opts, device, amp_dtype, ddp, d.world,
+                                             total)
                 # Kept as tensors until logged, so CUDA runs asynchronously between logs.
                 window["loss"] = window["loss"] + loss
                 window["nll"] = window["nll"] + nll
@@ -307,7 +342,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
                 window["tokens"] += n_tokens
                 bar.update(1)
                 if step % opts.log_every == 0:
-                    loss_sum, nll_sum = float(window["loss"]), float(window["nll"])  # waits for the device
+                    loss_sum, nll_sum = sum_all([float(window["loss"]), float(window["nll"])], d)  # waits for the device
                     now = time.perf_counter()
                     seconds = now - window["start"] - (eval_time - window["eval_time"])
                     tok_s = window["tokens"] / max(seconds, 1e-9)
@@ -317,32 +352,42 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
                     bar.set_postfix(loss=f"{loss_sum / window['tokens']:.3f}", tok_s=f"{tok_s:.0f}",
                                     bleu="-" if last_bleu is None else f"{last_bleu:.2f}")
                     window = new_window()
+                # Decided on rank 0's clock and signals and shared, so all processes stop together.
+                out_of_time, signalled = flag_any(
+                    [opts.max_minutes is not None and time.perf_counter() - start >= 60 * opts.max_minutes,
+                     stop_signal is not None and stop_signal.received is not None], d)
                 if step % opts.eval_every == 0 and evaluate():
                     stop, stop_reason = True, "patience"
                 elif step >= opts.max_steps:
                     stop, stop_reason = True, "max_steps"
-                elif opts.max_minutes is not None and time.perf_counter() - start >= 60 * opts.max_minutes:
+                elif out_of_time:
                     stop, stop_reason = True, "max_minutes"
                 # After the evaluation, so that a resumed run does not skip it.
-                if state_path and ((opts.checkpoint_every and step % opts.checkpoint_every == 0)
-                                   or stop_signal.received is not None):
+                if state_path and ((opts.checkpoint_every and step % opts.checkpoint_every == 0) or signalled):
                     checkpoint()
-                    if stop_signal.received is not None:
+                    if signalled:
                         raise TrainingInterrupted(
-                            f"stopped by signal {stop_signal.received} after update {step}; the training state "
-                            "is saved", path=state_path, hint="run the same command (or Snakemake job) again to "
-                            "continue from it")
+                            f"stopped by signal {stop_signal.received or 15} after update {step}; the training "
+                            "state is saved", path=state_path, hint="run the same command (or Snakemake job) "
+                            "again to continue from it")
                 if stop:
                     break
         if last_eval != step:
             evaluate()  # always end with an evaluation, so best.pt exists even for short runs
-        if state_path:
+        if state_path and d.main:
             state_path.unlink(missing_ok=True)  # done: a forced rerun starts from scratch
+        barrier(d)
     finally:
         bar.close()
         metrics.close()
         if stop_signal is not None:
             stop_signal.restore()
+        if ddp is not None:
+            # Free DDP's reducer (and the collective work it holds) while the process group and
+            # the interpreter are alive: freed at exit instead, gloo can abort the process.
+            del ddp
+            gc.collect()
+        shutdown(d)
     wall = time.perf_counter() - start
     train_time = wall - eval_time
     return {"best_step": best_step, "best_dev_bleu": best_bleu, "steps": step, "epochs": epoch,

@@ -54,6 +54,11 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def rng_state() -> dict[str, Any]:
+    """This process' random generators, as plain tensors and lists."""
+    return _rng_state()
+
+
 def _rng_state() -> dict[str, Any]:
     version, internal, gauss = random.getstate()
     return {"torch": torch.get_rng_state(),
@@ -70,21 +75,24 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
 
 
 def save_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
-               scaler: torch.amp.GradScaler, progress: Progress, key: str) -> None:
-    """Atomically write the training state (see the module docstring)."""
+               scaler: torch.amp.GradScaler, progress: Progress, key: str,
+               rngs: list[dict[str, Any]] | None = None) -> None:
+    """Atomically write the training state (see the module docstring); ``rngs``: the random
+    generators of every process of a data-parallel run, in rank order (default: this one's)."""
     obj = {"format": STATE_FORMAT, "fingerprint": key, "progress": asdict(progress),
            "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-           "scaler": scaler.state_dict(), "rng": _rng_state()}
+           "scaler": scaler.state_dict(), "rng": rngs or [_rng_state()]}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "wb") as f:
         torch.save(obj, f)
 
 
 def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
-               scaler: torch.amp.GradScaler, key: str) -> Progress | None:
+               scaler: torch.amp.GradScaler, key: str, rank: int = 0) -> Progress | None:
     """Restore a saved state into the given objects; None when there is none to resume (no
-    file, or one written for other options or data)."""
+    file, or one written for other options or data). ``rank`` picks this process' generators
+    (a process the state has none for starts from rank 0's, offset by its rank)."""
     if not path.is_file():
         return None
     try:
@@ -101,7 +109,10 @@ def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimi
     optimizer.load_state_dict(obj["optimizer"])
     scheduler.load_state_dict(obj["scheduler"])
     scaler.load_state_dict(obj["scaler"])
-    _set_rng_state(obj["rng"])
+    rngs = obj["rng"]
+    _set_rng_state(rngs[rank] if rank < len(rngs) else rngs[0])
+    if rank >= len(rngs):
+        torch.manual_seed(int(torch.randint(2**31, ())) + rank)
     return Progress(**obj["progress"])
 
 
