@@ -97,6 +97,21 @@ def cmd_train(a: argparse.Namespace) -> None:
     print(json.dumps(summary, indent=1))
 
 
+def cmd_average_checkpoints(a: argparse.Namespace) -> None:
+    import torch
+
+    from wordorder.train.checkpoint import average_checkpoints, save_checkpoint
+    from wordorder.train.checkpoint import load_model
+
+    model, meta = load_model(a.inputs[-1])
+    model.load_state_dict(average_checkpoints(a.inputs))
+    options = meta.pop("options")
+    meta.pop("vocab_size")
+    save_checkpoint(a.output, model, options, {**meta, "averaged": [str(p) for p in a.inputs]})
+    print(f"{a.output}: the mean of {len(a.inputs)} checkpoints ({sum(p.numel() for p in model.parameters()):,} "
+          f"parameters, torch {torch.__version__})")
+
+
 def cmd_translate(a: argparse.Namespace) -> None:
     from wordorder.decode.runner import run_translation
 
@@ -396,6 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}')
     s.add_argument("--state", default=None, help="resumable training state (saved every train.checkpoint_every "
                    "updates and on SIGTERM; a rerun continues from it)")
+
+    s = add("average-checkpoints", cmd_average_checkpoints, "average the weights of checkpoints of one model")
+    s.add_argument("--inputs", nargs="+", required=True)
+    s.add_argument("--output", required=True)
 
     s = add("translate", cmd_translate, "translate a subword-encoded source file")
     for name in ("--checkpoint", "--spm", "--input", "--lang", "--output", "--output-tok"):

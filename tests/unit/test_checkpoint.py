@@ -93,3 +93,41 @@ def test_patience_and_unknown_train_options(tmp_path):
     with pytest.raises(WordorderError) as e:
         TrainOptions.from_dict({"learning_rate": 1e-3})
     assert "learning_rate" in str(e.value) and "lr" in str(e.value)
+
+
+def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path):
+    from wordorder.train.checkpoint import average_checkpoints
+
+    models = []
+    for k in range(3):
+        torch.manual_seed(k)
+        models.append(build_model({"preset": "tiny"}, 30))
+        save_checkpoint(tmp_path / f"{k}.pt", models[-1], models[-1].options.to_dict(), {})
+    avg = average_checkpoints([tmp_path / f"{k}.pt" for k in range(3)])
+    name = "encoder.0.ffn.fc1.weight"
+    expected = sum(m.state_dict()[name] for m in models) / 3
+    torch.testing.assert_close(avg[name], expected)
+    other = build_model({"preset": "tiny", "d_ff": 64}, 30)
+    save_checkpoint(tmp_path / "other.pt", other, other.options.to_dict(), {})
+    with pytest.raises(WordorderError, match="different models cannot be averaged"):
+        average_checkpoints([tmp_path / "0.pt", tmp_path / "other.pt"])
+
+
+def test_train_averages_the_last_evaluations(tmp_path):
+    from wordorder.train.checkpoint import average_checkpoints
+
+    torch.manual_seed(0)
+    pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
+    dev = [p[0] for p in pairs[:8]]
+    model = build_model({"preset": "tiny"}, 16)
+    opts = TrainOptions(device="cpu", batch_tokens=60, warmup=2, max_steps=9, eval_every=2, log_every=3,
+                        average_last=3)
+    train(model, pairs, dev, lambda h: 1.0, opts, tmp_path)
+    kept = sorted(p.name for p in (tmp_path / "history").iterdir())
+    assert kept == ["step6.pt", "step8.pt", "step9.pt"]  # evaluations at 2, 4, 6, 8 and the end
+    averaged = torch.load(tmp_path / "best.pt", weights_only=True)
+    assert averaged["meta"]["averaged_last"] == 3 and (tmp_path / "best_single.pt").is_file()
+    expected = average_checkpoints([tmp_path / "history" / k for k in kept])
+    assert all(torch.equal(averaged["state_dict"][k], expected[k]) for k in expected)
+    lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert lines[-1]["averaged_last"] == 3 and lines[-1]["dev_bleu"] == 1.0

@@ -9,7 +9,7 @@ temporary name and renamed, so a crash never leaves a truncated checkpoint.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,13 +70,7 @@ def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, An
         torch.save(obj, f)
 
 
-def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Seq2SeqModel, dict[str, Any]]:
-    """Rebuild the model of a checkpoint on ``device``, in eval mode.
-
-    Returns:
-        The model and the checkpoint's meta dict, with ``options`` and ``vocab_size`` added.
-    """
-    path = Path(path)
+def _read(path: Path, device: torch.device | str = "cpu") -> dict:
     if not path.is_file():
         raise WordorderError("checkpoint not found", path=path, hint="run the train step first")
     try:
@@ -86,6 +80,40 @@ def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Se
                              hint="the file is damaged or not a wordorder checkpoint: retrain") from None
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise WordorderError("not a wordorder checkpoint", path=path)
+    return obj
+
+
+def average_checkpoints(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
+    """The element-wise mean of the weights of several checkpoints of one model (Vaswani et
+    al. 2017 average the last 5); non-float tensors are taken from the last checkpoint.
+
+    Raises:
+        WordorderError: no paths, or checkpoints of different architectures.
+    """
+    if not paths:
+        raise WordorderError("no checkpoints to average")
+    objs = [_read(Path(p)) for p in paths]
+    first = objs[0]
+    for p, obj in zip(paths, objs):
+        if obj["options"] != first["options"] or obj["state_dict"].keys() != first["state_dict"].keys():
+            raise WordorderError("checkpoints of different models cannot be averaged", path=p,
+                                 hint=f"its options differ from those of {paths[0]}")
+    out = {}
+    for name, last in objs[-1]["state_dict"].items():
+        if last.is_floating_point():
+            out[name] = torch.stack([o["state_dict"][name].double() for o in objs]).mean(0).to(last.dtype)
+        else:
+            out[name] = last
+    return out
+
+
+def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Seq2SeqModel, dict[str, Any]]:
+    """Rebuild the model of a checkpoint on ``device``, in eval mode.
+
+    Returns:
+        The model and the checkpoint's meta dict, with ``options`` and ``vocab_size`` added.
+    """
+    obj = _read(Path(path), device)
     model = build_model(obj["options"], obj["vocab_size"])
     model.load_state_dict(obj["state_dict"])
     model.to(device).eval()

@@ -33,7 +33,7 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.batching import Batch, Pair, collate, make_batches
 from wordorder.io import atomic_open
-from wordorder.train.checkpoint import save_checkpoint
+from wordorder.train.checkpoint import average_checkpoints, save_checkpoint
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.resume import (
     Progress, StopSignal, TrainingInterrupted, fingerprint, load_state, rng_state, save_state,
@@ -55,6 +55,9 @@ class TrainOptions:
     ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
+    ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
+    makes ``best.pt`` their average (Vaswani et al. 2017: the last 5); the best single one is
+    kept as ``best_single.pt``. ``checkpoint_every``: see :mod:`wordorder.train.resume`.
     """
 
     device: str = "auto"
@@ -79,6 +82,7 @@ class TrainOptions:
     log_every: int = 50
     threads: int | None = None
     checkpoint_every: int = 0
+    average_last: int = 0
 
     # Options that only decide when to stop or how much to report: a saved state may be
     # resumed with other values (e.g. a longer max_minutes to continue a run).
@@ -99,6 +103,8 @@ class TrainOptions:
         for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
                 raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+        if not isinstance(opts.average_last, int) or opts.average_last < 0:
+            raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
             raise WordorderError(f"train option checkpoint_every must be a non-negative integer (0 = only on "
                                  f"SIGTERM), got {opts.checkpoint_every!r}")
@@ -307,6 +313,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         else:
             evals_since_best += 1
         save_checkpoint(out_dir / "last.pt", model, options, meta)
+        if opts.average_last:
+            keep_recent(out_dir / "history", step, model, options, meta, opts.average_last)
         last_eval, last_bleu = step, bleu
         eval_time += time.perf_counter() - t0
         bar.set_postfix(bleu=f"{bleu:.2f}")
@@ -374,6 +382,17 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
                     break
         if last_eval != step:
             evaluate()  # always end with an evaluation, so best.pt exists even for short runs
+        if opts.average_last and d.main:
+            _sync(device)
+            averaged = average_checkpoints(sorted((out_dir / "history").glob("step*.pt"), key=_step_of))
+            model.load_state_dict(averaged)
+            hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
+                                     device=device, progress=False, feats=dev_feats)
+            bleu = float(dev_score(hyps))
+            log({"step": step, "averaged_last": opts.average_last, "dev_bleu": round(bleu, 4)})
+            os.replace(out_dir / "best.pt", out_dir / "best_single.pt")
+            save_checkpoint(out_dir / "best.pt", model, options,
+                            {**base_meta, "step": step, "dev_bleu": bleu, "averaged_last": opts.average_last})
         if state_path and d.main:
             state_path.unlink(missing_ok=True)  # done: a forced rerun starts from scratch
         barrier(d)
@@ -393,6 +412,19 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     return {"best_step": best_step, "best_dev_bleu": best_bleu, "steps": step, "epochs": epoch,
             "train_tokens": train_tokens, "wall_s": round(wall, 2),
             "tokens_per_s": round(train_tokens / max(train_time, 1e-9), 1), "stop_reason": stop_reason}
+
+
+def _step_of(path: Path) -> int:
+    return int(path.stem[len("step"):])
+
+
+def keep_recent(folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any],
+                n: int) -> None:
+    """Save this evaluation's weights as ``folder/step<N>.pt`` and delete all but the last ``n``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(folder / f"step{step}.pt", model, options, meta)
+    for old in sorted(folder.glob("step*.pt"), key=_step_of)[:-n]:
+        old.unlink()
 
 
 def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
