@@ -23,7 +23,7 @@ import torch
 from wordorder.decode.beam import beam_search
 from wordorder.models import build_model
 from wordorder.specials import EOS_ID
-from wordorder.train.batching import pad
+from wordorder.train.batching import pad, pad_feature
 from wordorder.train.loop import TrainOptions, train
 
 NOUNS, VERBS, ADJS, PREPS = range(4, 12), range(12, 18), range(18, 23), range(23, 26)
@@ -103,3 +103,28 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
     assert untrained < 10
     assert score >= BLEU_BAR
     assert exact >= EXACT_BAR
+
+
+def train_and_score(name: str, model, data, feats: dict | None, opts: TrainOptions, out_dir) -> tuple[float, float]:
+    """Train ``model`` on ``data`` (make_data's triple; dev = the first 50 test sentences), decode
+    the test sentences with beam 4 and return (BLEU, exact-match share); ``feats``: source inputs
+    as ``{"train": {name: lists}, "test": {name: lists}}`` or None."""
+    start = time.perf_counter()
+    train_pairs, test_src, test_ref = data
+    test_feats = feats["test"] if feats else None
+    dev_feats = {k: v[:50] for k, v in test_feats.items()} if feats else None
+    threads = torch.get_num_threads()
+    try:
+        summary = train(model, train_pairs, test_src[:50], lambda h: bleu(h, test_ref[:50]), opts, out_dir,
+                        {"task": "svo-sov"}, train_feats=feats["train"] if feats else None, dev_feats=dev_feats)
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+    src = pad([s + [EOS_ID] for s in test_src])
+    batch_feats = {k: pad_feature(k, v, src.size(1)) for k, v in test_feats.items()} if feats else None
+    hyps = [h[0] for h in beam_search(model, src, beam_size=4, feats=batch_feats)]
+    score = bleu(hyps, test_ref)
+    exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)
+    print(f"\n{name}: {summary['steps']} steps, BLEU {score:.2f}, exact {exact:.1%}, "
+          f"{time.perf_counter() - start:.1f} s, {summary['tokens_per_s']:.0f} tok/s")
+    return score, exact

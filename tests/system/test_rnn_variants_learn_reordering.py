@@ -9,17 +9,14 @@ word is split, so each subword is its own word.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import torch
 
-from test_learns_reordering import ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, VERBS, VOCAB, bleu, make_data
-from wordorder.decode.beam import beam_search
+from test_learns_reordering import (
+    ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, VERBS, VOCAB, make_data, train_and_score,
+)
 from wordorder.models import build_model
-from wordorder.specials import EOS_ID
-from wordorder.train.batching import pad, pad_feature
-from wordorder.train.loop import TrainOptions, train
+from wordorder.train.loop import TrainOptions
 
 VARIANTS = {
     "rnnsearch": {"decoder": "rnnsearch"},
@@ -64,30 +61,13 @@ def test_synthetic_trees():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_rnn_variant_learns_svo_to_sov(name, tmp_path):
-    start = time.perf_counter()
     torch.manual_seed(1)
-    threads = torch.get_num_threads()
-    train_pairs, test_src, test_ref = make_data(20_000, 200, seed=7)
-    dev_src, dev_ref = test_src[:50], test_ref[:50]
+    data = make_data(20_000, 200, seed=7)
     model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **VARIANTS[name]}, VOCAB)
-    tree = model.options.syntax_tree()
-    train_feats = features([s for s, _ in train_pairs]) if tree else None
-    test_feats = features(test_src) if tree else None
-    dev_feats = {k: v[:50] for k, v in test_feats.items()} if tree else None
+    feats = ({"train": features([s for s, _ in data[0]]), "test": features(data[1])}
+             if model.options.syntax_tree() else None)
     opts = TrainOptions(device="cpu", batch_tokens=1500, lr=3e-3, warmup=100, max_steps=600, max_minutes=1.2,
                         eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
-    try:
-        summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path,
-                        {"task": "svo-sov"}, train_feats=train_feats, dev_feats=dev_feats)
-    finally:
-        torch.set_num_threads(threads)
-    model.eval()
-    src = pad([s + [EOS_ID] for s in test_src])
-    feats = {k: pad_feature(k, v, src.size(1)) for k, v in test_feats.items()} if tree else None
-    hyps = [h[0] for h in beam_search(model, src, beam_size=4, feats=feats)]
-    score = bleu(hyps, test_ref)
-    exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)
-    print(f"\n{name}: {summary['steps']} steps, BLEU {score:.2f}, exact {exact:.1%}, "
-          f"{time.perf_counter() - start:.1f} s, {summary['tokens_per_s']:.0f} tok/s")
+    score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR
     assert exact >= EXACT_BAR

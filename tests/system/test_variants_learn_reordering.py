@@ -9,19 +9,14 @@ position of each source word in the target (the gold preorder).
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import torch
 
 from test_learns_reordering import (
-    ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, TARGET_OFFSET, VERBS, VOCAB, bleu, make_data,
+    ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, TARGET_OFFSET, VERBS, VOCAB, make_data, train_and_score,
 )
-from wordorder.decode.beam import beam_search
 from wordorder.models import build_model
-from wordorder.specials import EOS_ID
-from wordorder.train.batching import pad, pad_feature
-from wordorder.train.loop import TrainOptions, train
+from wordorder.train.loop import TrainOptions
 
 SIZES = {"pos": 7, "bieo": 4}
 VARIANTS = {
@@ -67,32 +62,16 @@ def features(srcs, tgts):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_learns_svo_to_sov(name, tmp_path):
-    start = time.perf_counter()
     torch.manual_seed(1)
-    threads = torch.get_num_threads()
-    train_pairs, test_src, test_ref = make_data(20_000, 200, seed=7)
-    dev_src, dev_ref = test_src[:50], test_ref[:50]
+    data = make_data(20_000, 200, seed=7)
     options = {"preset": "tiny", "dropout": 0.0, "feature_sizes": SIZES, **VARIANTS[name]}
     model = build_model(options, VOCAB)
     needed = model.options.required_features()
-    pick = lambda f: {k: v for k, v in f.items() if k in needed} or None  # noqa: E731
-    train_feats = pick(features([s for s, _ in train_pairs], [t for _, t in train_pairs]))
-    test_feats = pick(features(test_src, test_ref))
-    dev_feats = {k: v[:50] for k, v in test_feats.items()} if test_feats else None
+    pick = lambda f: {k: v for k, v in f.items() if k in needed}  # noqa: E731
+    feats = ({"train": pick(features([s for s, _ in data[0]], [t for _, t in data[0]])),
+              "test": pick(features(data[1], data[2]))} if needed else None)
     opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=STEPS.get(name, 600), max_minutes=0.9,
                         eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
-    try:
-        summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path,
-                        {"task": "svo-sov"}, train_feats=train_feats, dev_feats=dev_feats)
-    finally:
-        torch.set_num_threads(threads)
-    model.eval()
-    src = pad([s + [EOS_ID] for s in test_src])
-    feats = {k: pad_feature(k, v, src.size(1)) for k, v in test_feats.items()} if test_feats else None
-    hyps = [h[0] for h in beam_search(model, src, beam_size=4, feats=feats)]
-    score = bleu(hyps, test_ref)
-    exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)
-    print(f"\n{name}: {summary['steps']} steps, BLEU {score:.2f}, exact {exact:.1%}, "
-          f"{time.perf_counter() - start:.1f} s, {summary['tokens_per_s']:.0f} tok/s")
+    score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR
     assert exact >= EXACT_BAR

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import gc
 import json
-import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
