@@ -8,6 +8,7 @@ are reported as one ``error:`` line with a hint, exit status 2, and no partial o
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import sys
@@ -25,6 +26,14 @@ def _json(text: str) -> dict:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("expected a JSON object")
     return value
+
+
+def cmd_check_config(a: argparse.Namespace) -> None:
+    from wordorder.config import load_config
+
+    config = load_config(a.config)
+    print(f"{a.config}: valid; experiment {config['experiment']}, pairs {', '.join(config['pairs'])}, "
+          f"{len(config['variants'])} variants, seeds {config['seeds']}")
 
 
 def cmd_fetch(a: argparse.Namespace) -> None:
@@ -366,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.set_defaults(func=func)
         return s
 
+    s = add("check-config", cmd_check_config, "validate a config (schema, pairs, variants, parsers) as the DAG does")
+    s.add_argument("--config", required=True)
+
     s = add("fetch", cmd_fetch, "materialise one side of a corpus source")
     s.add_argument("--spec", type=_json, required=True, help="the source as JSON (kind + keys)")
     s.add_argument("--pair", required=True)
@@ -541,6 +553,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from wordorder.train.resume import TrainingInterrupted
 
         return 143 if isinstance(e, TrainingInterrupted) else 2  # 128 + SIGTERM, as a killed job
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # Outputs are written to temporary names and renamed: nothing partial is left behind.
+        where = f" writing {e.filename}" if e.filename else ""
+        print(f"error: the disk is full{where} ({e.strerror})\n  hint: free space, or point results:/logs: in the "
+              "config at a larger disk, then rerun: finished steps are kept", file=sys.stderr)
+        return 2
     return 0
 
 

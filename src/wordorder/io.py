@@ -8,6 +8,7 @@ when complete, so a failed step never leaves a partial file that looks finished.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import json
 import os
@@ -91,9 +92,13 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
             os.close(fd)
             temps.append(Path(name))
         yield temps
-    except BaseException:
+    except BaseException as e:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise WordorderError(f"the disk is full ({e.strerror}); nothing was written", path=targets[0],
+                                 hint="free space, or point results:/logs: in the config at a larger disk, then "
+                                 "rerun: finished steps are kept") from None
         raise
     mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
     for tmp, target in zip(temps, targets):

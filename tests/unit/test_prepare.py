@@ -19,7 +19,7 @@ def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
     src = [f"w{i} x" for i in range(30)] + ["", "a " * 60]  # line 30 empty, line 31 too long
     tgt = [f"v{i} y" for i in range(30)] + ["z", "b"]
     corpus(tmp_path, "train", src, tgt)
-    corpus(tmp_path, "news", ["n1", "n2", ""], ["m1", "m2", "m3"])  # explicit sets are not filtered
+    corpus(tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"])  # explicit sets are not filtered
     data = {"train": {"kind": "local"}, "dev": {"holdout": 5},
             "test": {"held": {"holdout": 4}, "news": {"kind": "local"}}}
     table = make_splits("en-ja", data, {"max_len": 50}, seed=3, tok_dir=tmp_path)
@@ -31,6 +31,15 @@ def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
     assert table["splits"]["news"] == {"corpus": "news", "lines": [0, 1, 2]}
     # Deterministic for a seed.
     assert make_splits("en-ja", data, {"max_len": 50}, seed=3, tok_dir=tmp_path) == table
+
+
+def test_an_empty_line_in_a_test_set_is_refused(tmp_path):
+    corpus(tmp_path, "train", [f"w{i} x" for i in range(20)], [f"v{i} y" for i in range(20)])
+    corpus(tmp_path, "news", ["n1", "n2", "n3"], ["m1", " ", "m3"])
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 5}, "test": {"news": {"kind": "local"}}}
+    with pytest.raises(WordorderError, match=r"raw/news.ja:2: empty line in the 'news' set") as e:
+        make_splits("en-ja", data, {}, seed=3, tok_dir=tmp_path)
+    assert "remove the pair from both files" in e.value.hint
 
 
 def test_select_writes_both_files_of_a_split(tmp_path):

@@ -247,7 +247,8 @@ def check_ranges(
         s = int(sent[k])
         raise WordorderError(
             f"link {flat[k, 0]}-{flat[k, 1]} (0-based) is out of range for a sentence pair of "
-            f"{sl[s]} source and {tl[s]} target words", path=path, line=s + 1,
+            f"{sl[s]} source" + (f" and {tl[s]} target words" if tl[s] < np.iinfo(np.int64).max else " words"),
+            path=path, line=s + 1,
             hint="the alignment file does not match the corpus (another file, or another tokenization)")
     if on_error == "clip":
         flat = np.stack([np.minimum(flat[:, 0], sl[sent] - 1), np.minimum(flat[:, 1], tl[sent] - 1)], axis=1)

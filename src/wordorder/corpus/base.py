@@ -7,6 +7,8 @@ line-aligned files, atomically (both files appear or neither does).
 
 from __future__ import annotations
 
+import re
+
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -57,12 +59,32 @@ def local_path(template: str, src_lang: str, tgt_lang: str) -> Path:
     return Path(expand(template, src_lang, tgt_lang)).expanduser().absolute()
 
 
+MAX_LINE_CHARS = 20_000  # far beyond any sentence: a longer line is a file without line breaks
+# C0 controls but tab, DEL and the C1 block (which is what cp1252 text read as Latin-1 shows)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def check_line(text: str, path: Path, number: int) -> str:
+    """A user corpus line must be text: no control characters, not absurdly long."""
+    bad = _CONTROL.search(text)
+    if bad:
+        raise WordorderError(f"control character U+{ord(bad.group()):04X} at column {bad.start() + 1}", path=path,
+                             line=number, hint="remove control characters from the corpus (e.g. "
+                             "tr -d '\\000-\\010\\013-\\037\\177'), or fix its encoding")
+    if len(text) > MAX_LINE_CHARS:
+        raise WordorderError(f"the line has {len(text):,} characters (more than {MAX_LINE_CHARS:,})", path=path,
+                             line=number, hint="one sentence per line is expected: the file has lost its line "
+                             "breaks, or the line is not a sentence")
+    return text
+
+
 def iter_file_pairs(src: Path, tgt: Path) -> Iterator[tuple[str, str]]:
     """Stream the aligned lines of two files (``.gz`` allowed), checking that they line up.
 
     Raises:
-        WordorderError: a file is missing, a line is not UTF-8 (naming file and line), or the
-            line counts differ (naming both files and both counts; counted to the end).
+        WordorderError: a file is missing, a line is not UTF-8 or has a control character or
+            is overlong (naming file and line), or the line counts differ (naming both files
+            and both counts; counted to the end).
     """
     a, b = iter_lines(src), iter_lines(tgt)
     n = 0
@@ -71,7 +93,7 @@ def iter_file_pairs(src: Path, tgt: Path) -> Iterator[tuple[str, str]]:
         if right is None:
             raise _count_mismatch(src, n + 1 + sum(1 for _ in a), tgt, n)
         n += 1
-        yield left, right
+        yield check_line(left, src, n), check_line(right, tgt, n)
     rest = sum(1 for _ in b)
     if rest:
         raise _count_mismatch(src, n, tgt, n + rest)

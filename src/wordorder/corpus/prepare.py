@@ -42,12 +42,25 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
             splits[name] = {"corpus": "train", "lines": [kept[i] for i in parts[name]]}
         else:
             s, t = read_parallel(tok_dir / f"{name}.{src}", tok_dir / f"{name}.{tgt}")
+            _refuse_empty_lines(name, s, t, src, tgt, tok_dir.parent / "raw")
             splits[name] = {"corpus": name, "lines": list(range(len(s)))}
     if not splits["train"]["lines"]:
         raise WordorderError(f"no training sentences left for {pair} after cleaning",
                              hint=f"cleaning removed them: {stats}; relax clean.max_len / max_ratio")
     return {"pair": pair, "seed": seed, "clean": stats,
             "sizes": {n: len(s["lines"]) for n, s in splits.items()}, "splits": splits}
+
+
+def _refuse_empty_lines(name: str, src_lines: list[str], tgt_lines: list[str], src: str, tgt: str,
+                        raw_dir: Path) -> None:
+    """A dev or test set is used whole: a line with no sentence on a side cannot be translated
+    or scored, and usually means the two files are out of step."""
+    for number, (a, b) in enumerate(zip(src_lines, tgt_lines), start=1):
+        if not a.strip() or not b.strip():
+            lang = src if not a.strip() else tgt
+            raise WordorderError(f"empty line in the '{name}' set", path=raw_dir / f"{name}.{lang}", line=number,
+                                 hint="every line of a dev/test set needs a sentence on both sides: remove the "
+                                 "pair from both files (a training corpus may have empty lines: they are dropped)")
 
 
 def write_splits(table: dict, output: Path) -> None:
