@@ -12,6 +12,7 @@ evaluates, logs and writes checkpoints; stop decisions are shared with an all-re
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,8 @@ def init_from_env(device: torch.device) -> Dist:
         device = torch.device("cuda", local)
         torch.cuda.set_device(device)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        # The other processes wait while rank 0 decodes the dev set: allow a long evaluation.
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", timeout=timedelta(hours=6))
     return Dist(rank, world, device)
 
 
