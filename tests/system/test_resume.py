@@ -81,13 +81,17 @@ def test_killed_training_resumes_to_bitwise_equal_weights(tmp_path):
     out, state = tmp_path / "resumed", tmp_path / "resume" / "state.pt"
     killed_at = []
     for at_least in (6, 30):  # SIGKILL twice: mid-epoch, and after an evaluation
+        # A state this process wrote itself: the one left by the previous process may be newer
+        # than the step the test saw before killing it.
+        at_least = max(at_least, saved_step(state) + 1)
         proc = start(tmp_path, out, state)
         killed_at.append(wait_for_step(proc, state, at_least))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
     # SLURM's time limit: SIGTERM, the state is saved after the update in progress, exit 143
+    at_least = saved_step(state) + 1
     proc = start(tmp_path, out, state)
-    before = wait_for_step(proc, state, killed_at[-1] + 6)
+    before = wait_for_step(proc, state, at_least)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 143
     stopped_at = saved_step(state)

@@ -121,3 +121,15 @@ def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Se
     meta.update(options=obj["options"], vocab_size=obj["vocab_size"])
     return model, meta
 
+
+def step_of(path: Path) -> int:
+    return int(path.stem[len("step"):])
+
+
+def keep_recent(folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any],
+                n: int) -> None:
+    """Save this evaluation's weights as ``folder/step<N>.pt`` and delete all but the last ``n``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(folder / f"step{step}.pt", model, options, meta)
+    for old in sorted(folder.glob("step*.pt"), key=step_of)[:-n]:
+        old.unlink()

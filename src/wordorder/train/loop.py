@@ -10,191 +10,36 @@ is resumable (:mod:`wordorder.train.resume`): the full state is saved every
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from wordorder.decode.beam import translate_batches
 from wordorder.device import keep_freed_cpu_memory, resolve_device
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
-from wordorder.specials import PAD_ID
-from wordorder.train.batching import Batch, Pair, collate, make_batches
-from wordorder.io import atomic_open
-from wordorder.train.checkpoint import average_checkpoints, save_checkpoint
+from wordorder.train.batching import Pair, collate, make_batches
+from wordorder.train.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
+from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
-    Progress, StopSignal, TrainingInterrupted, fingerprint, load_state, rng_state, save_state,
+    Progress, StopSignal, TrainingInterrupted, data_fingerprint, fingerprint, load_state, open_metrics, rng_state,
+    save_state,
 )
-from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.schedule import inverse_sqrt_scheduler
+from wordorder.train.update import batch_loss, dev_loss, make_optimizer, update
+
+__all__ = ["TrainOptions", "batch_loss", "dev_loss", "make_optimizer", "train", "update"]
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
-
-
-@dataclass
-class TrainOptions:
-    """Training options (the ``train:`` section of the config).
-
-    ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
-    ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
-    ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
-    ``warmup`` updates. Training stops at whichever of ``max_steps`` / ``max_epochs`` /
-    ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
-    ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
-    references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
-    ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
-    makes ``best.pt`` their average (Vaswani et al. 2017: the last 5); the best single one is
-    kept as ``best_single.pt``. ``checkpoint_every``: see :mod:`wordorder.train.resume`.
-    """
-
-    device: str = "auto"
-    amp: bool = True
-    batch_tokens: int = 4096
-    accum_steps: int = 1
-    lr: float = 7e-4
-    warmup: int = 4000
-    betas: tuple[float, float] = (0.9, 0.98)
-    eps: float = 1e-9
-    weight_decay: float = 0.0
-    clip_norm: float = 0.0
-    label_smoothing: float = 0.1
-    max_steps: int = 100_000
-    max_epochs: int | None = None
-    max_minutes: float | None = None
-    eval_every: int = 1000
-    eval_sentences: int | None = None
-    eval_beam: int = 1
-    patience: int | None = None
-    seed: int = 1
-    log_every: int = 50
-    threads: int | None = None
-    checkpoint_every: int = 0
-    average_last: int = 0
-
-    # Options that only decide when to stop or how much to report: a saved state may be
-    # resumed with other values (e.g. a longer max_minutes to continue a run).
-    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "threads", "log_every",
-                    "checkpoint_every", "eval_every", "eval_sentences", "eval_beam", "device")
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> TrainOptions:
-        """Options from a plain dict; an unknown key is a :class:`WordorderError`."""
-        valid = [f.name for f in dataclasses.fields(cls)]
-        for key in d:
-            if key not in valid:
-                raise WordorderError(f"unknown train option '{key}'", hint=f"valid train options: {', '.join(valid)}")
-        d = dict(d)
-        if "betas" in d:
-            d["betas"] = tuple(float(b) for b in d["betas"])
-        opts = cls(**d)
-        for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
-            if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
-                raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
-        if not isinstance(opts.average_last, int) or opts.average_last < 0:
-            raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
-        if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
-            raise WordorderError(f"train option checkpoint_every must be a non-negative integer (0 = only on "
-                                 f"SIGTERM), got {opts.checkpoint_every!r}")
-        return opts
-
-    def state_key(self) -> dict[str, Any]:
-        """The options a resumed state must have been written with."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_STATE}
-
-
-def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
-
-    In float32 the output projection and the loss run fused (:mod:`wordorder.train.loss`);
-    under autocast the logits are formed in the autocast dtype and normalised in float32.
-    """
-    target = batch.tgt_out
-    if amp_dtype is None:
-        hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
-        loss, nll = linear_cross_entropy(hidden, model.output_weight, target, smoothing)
-    else:
-        with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype):
-            logits = model(batch.src, batch.tgt_in, batch.feats)
-        logits = logits.float().view(-1, logits.size(-1))
-        flat = target.reshape(-1)
-        loss = F.cross_entropy(logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
-        with torch.no_grad():
-            nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
-    aux = getattr(model, "auxiliary_loss", None)
-    if aux is not None and model.training:
-        # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
-        loss = loss + aux.float() * target.ne(PAD_ID).sum()
-        model.auxiliary_loss = None
-    return loss, nll
-
-
-def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optimizer:
-    """Adam with the options' betas, eps and weight decay (the fused kernel: one pass over
-    all parameters instead of a dozen small ones per tensor)."""
-    return torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
-                            weight_decay=opts.weight_decay, fused=True)
-
-
-def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None,
-           ddp: torch.nn.Module | None = None, world: int = 1, n_tokens: int | None = None,
-           ) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """One optimizer update over the micro-batches ``group`` (gradient accumulation).
-
-    With ``ddp`` (:mod:`wordorder.train.distributed`), ``group`` is this process' share of the
-    update and ``n_tokens`` the target tokens of the whole update (all processes); gradients
-    are all-reduced once, at the last micro-batch.
-
-    Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
-    target tokens; the loss is averaged per target token over the whole update.
-    """
-    if n_tokens is None:
-        n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
-    optimizer.zero_grad(set_to_none=True)
-    loss_sum = nll_sum = torch.zeros((), device=device)
-    for k, batch in enumerate(group):
-        # DDP averages gradients over processes: scale by world so that the result is the sum.
-        sync = ddp is None or k == len(group) - 1
-        with contextlib.nullcontext() if sync else ddp.no_sync():
-            if ddp is None:
-                loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
-            else:
-                loss, nll = ddp(batch.to(device))
-            scaler.scale(loss * (world / n_tokens)).backward()
-        loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
-    if opts.clip_norm > 0:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss_sum, nll_sum, n_tokens
-
-
-@torch.inference_mode()
-def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, device: torch.device,
-             amp_dtype: torch.dtype | None, feats: Feats | None = None) -> float:
-    """Mean NLL per target token of ``pairs`` (model left in the mode it was in)."""
-    was_training = model.training
-    model.eval()
-    total, tokens = 0.0, 0
-    for idx in make_batches(pairs, batch_tokens, seed=0, shuffle=False):
-        batch = collate(pairs, idx, feats).to(device)
-        total += float(batch_loss(model, batch, 0.0, amp_dtype)[1])
-        tokens += batch.target_tokens
-    model.train(was_training)
-    return total / max(tokens, 1)
 
 
 def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[int]],
@@ -263,7 +108,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     window = new_window()
     last_bleu: float | None = None
     stop_reason = "max_steps"
-    metrics = _open_metrics(out_dir / "metrics.jsonl", step if saved else None) if d.main else open(os.devnull, "w")
+    metrics = open_metrics(out_dir / "metrics.jsonl", step if saved else None) if d.main else open(os.devnull, "w")
     if saved and d.main:
         print(f"resuming from {state_path} at update {step} (epoch {epoch}, batch {next_batch})", flush=True)
     stop_signal = StopSignal().install() if state_path else None
@@ -383,7 +228,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             evaluate()  # always end with an evaluation, so best.pt exists even for short runs
         if opts.average_last and d.main:
             _sync(device)
-            averaged = average_checkpoints(sorted((out_dir / "history").glob("step*.pt"), key=_step_of))
+            averaged = average_checkpoints(sorted((out_dir / "history").glob("step*.pt"), key=step_of))
             model.load_state_dict(averaged)
             hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
                                      device=device, progress=False, feats=dev_feats)
@@ -411,37 +256,6 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     return {"best_step": best_step, "best_dev_bleu": best_bleu, "steps": step, "epochs": epoch,
             "train_tokens": train_tokens, "wall_s": round(wall, 2),
             "tokens_per_s": round(train_tokens / max(train_time, 1e-9), 1), "stop_reason": stop_reason}
-
-
-def _step_of(path: Path) -> int:
-    return int(path.stem[len("step"):])
-
-
-def keep_recent(folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any],
-                n: int) -> None:
-    """Save this evaluation's weights as ``folder/step<N>.pt`` and delete all but the last ``n``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(folder / f"step{step}.pt", model, options, meta)
-    for old in sorted(folder.glob("step*.pt"), key=_step_of)[:-n]:
-        old.unlink()
-
-
-def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
-    """Sizes and a sample of the training data: a saved state is only resumed on the same data."""
-    sample = list(pairs[:50]) + list(pairs[-50:])
-    return [len(pairs), sum(len(s) + len(t) for s, t in pairs), sample, sorted(feats or {})]
-
-
-def _open_metrics(path: Path, resumed_step: int | None):
-    """The metrics log: new, or (resuming) cut back to the records up to the saved update,
-    since the updates after it are replayed and logged again."""
-    if resumed_step is None or not path.is_file():
-        return open(path, "w", encoding="utf-8")
-    keep = [line for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line).get("step", 0) <= resumed_step]
-    with atomic_open(path) as f:
-        f.write("".join(line + "\n" for line in keep))
-    return open(path, "a", encoding="utf-8")
 
 
 def _sync(device: torch.device) -> None:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import random
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,10 @@ import torch
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open
+from wordorder.train.batching import Pair
 from wordorder.train.checkpoint import plain
+
+Feats = Mapping[str, Sequence[Sequence[int]]]
 
 STATE_FORMAT = "wordorder-train-state-1"
 
@@ -143,3 +146,21 @@ class StopSignal:
 
 class TrainingInterrupted(WordorderError):
     """Training stopped on a signal after saving its state."""
+
+
+def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
+    """Sizes and a sample of the training data: a saved state is only resumed on the same data."""
+    sample = list(pairs[:50]) + list(pairs[-50:])
+    return [len(pairs), sum(len(s) + len(t) for s, t in pairs), sample, sorted(feats or {})]
+
+
+def open_metrics(path: Path, resumed_step: int | None):
+    """The metrics log: new, or (resuming) cut back to the records up to the saved update,
+    since the updates after it are replayed and logged again."""
+    if resumed_step is None or not path.is_file():
+        return open(path, "w", encoding="utf-8")
+    keep = [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line).get("step", 0) <= resumed_step]
+    with atomic_open(path) as f:
+        f.write("".join(line + "\n" for line in keep))
+    return open(path, "a", encoding="utf-8")

@@ -1,0 +1,81 @@
+"""Training options: the ``train:`` section of the config."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wordorder.errors import WordorderError
+
+
+@dataclass
+class TrainOptions:
+    """Training options (the ``train:`` section of the config).
+
+    ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
+    ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
+    ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
+    ``warmup`` updates. Training stops at whichever of ``max_steps`` / ``max_epochs`` /
+    ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
+    ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
+    references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
+    ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
+    makes ``best.pt`` their average (Vaswani et al. 2017: the last 5); the best single one is
+    kept as ``best_single.pt``. ``checkpoint_every``: see :mod:`wordorder.train.resume`.
+    """
+
+    device: str = "auto"
+    amp: bool = True
+    batch_tokens: int = 4096
+    accum_steps: int = 1
+    lr: float = 7e-4
+    warmup: int = 4000
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    weight_decay: float = 0.0
+    clip_norm: float = 0.0
+    label_smoothing: float = 0.1
+    max_steps: int = 100_000
+    max_epochs: int | None = None
+    max_minutes: float | None = None
+    eval_every: int = 1000
+    eval_sentences: int | None = None
+    eval_beam: int = 1
+    patience: int | None = None
+    seed: int = 1
+    log_every: int = 50
+    threads: int | None = None
+    checkpoint_every: int = 0
+    average_last: int = 0
+
+    # Options that only decide when to stop or how much to report: a saved state may be
+    # resumed with other values (e.g. a longer max_minutes to continue a run).
+    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "threads", "log_every",
+                    "checkpoint_every", "eval_every", "eval_sentences", "eval_beam", "device")
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainOptions:
+        """Options from a plain dict; an unknown key is a :class:`WordorderError`."""
+        valid = [f.name for f in dataclasses.fields(cls)]
+        for key in d:
+            if key not in valid:
+                raise WordorderError(f"unknown train option '{key}'", hint=f"valid train options: {', '.join(valid)}")
+        d = dict(d)
+        if "betas" in d:
+            d["betas"] = tuple(float(b) for b in d["betas"])
+        opts = cls(**d)
+        for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
+            if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
+                raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+        if not isinstance(opts.average_last, int) or opts.average_last < 0:
+            raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
+        if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
+            raise WordorderError(f"train option checkpoint_every must be a non-negative integer (0 = only on "
+                                 f"SIGTERM), got {opts.checkpoint_every!r}")
+        return opts
+
+    def state_key(self) -> dict[str, Any]:
+        """The options a resumed state must have been written with."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_STATE}

@@ -1,0 +1,101 @@
+"""One optimizer update: the label-smoothed loss of a batch, gradient accumulation over the
+batches of an update (with DDP: over this process' share), Adam; and the dev loss."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from wordorder.models.base import Seq2SeqModel
+from wordorder.specials import PAD_ID
+from wordorder.train.batching import Batch, Pair, collate, make_batches
+from wordorder.train.loss import linear_cross_entropy
+from wordorder.train.options import TrainOptions
+
+Feats = Mapping[str, Sequence[Sequence[int]]]
+
+
+def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
+
+    In float32 the output projection and the loss run fused (:mod:`wordorder.train.loss`);
+    under autocast the logits are formed in the autocast dtype and normalised in float32.
+    """
+    target = batch.tgt_out
+    if amp_dtype is None:
+        hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
+        loss, nll = linear_cross_entropy(hidden, model.output_weight, target, smoothing)
+    else:
+        with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype):
+            logits = model(batch.src, batch.tgt_in, batch.feats)
+        logits = logits.float().view(-1, logits.size(-1))
+        flat = target.reshape(-1)
+        loss = F.cross_entropy(logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+        with torch.no_grad():
+            nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
+    aux = getattr(model, "auxiliary_loss", None)
+    if aux is not None and model.training:
+        # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
+        loss = loss + aux.float() * target.ne(PAD_ID).sum()
+        model.auxiliary_loss = None
+    return loss, nll
+
+
+def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optimizer:
+    """Adam with the options' betas, eps and weight decay (the fused kernel: one pass over
+    all parameters instead of a dozen small ones per tensor)."""
+    return torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
+                            weight_decay=opts.weight_decay, fused=True)
+
+
+def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None,
+           ddp: torch.nn.Module | None = None, world: int = 1, n_tokens: int | None = None,
+           ) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """One optimizer update over the micro-batches ``group`` (gradient accumulation).
+
+    With ``ddp`` (:mod:`wordorder.train.distributed`), ``group`` is this process' share of the
+    update and ``n_tokens`` the target tokens of the whole update (all processes); gradients
+    are all-reduced once, at the last micro-batch.
+
+    Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
+    target tokens; the loss is averaged per target token over the whole update.
+    """
+    if n_tokens is None:
+        n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
+    optimizer.zero_grad(set_to_none=True)
+    loss_sum = nll_sum = torch.zeros((), device=device)
+    for k, batch in enumerate(group):
+        # DDP averages gradients over processes: scale by world so that the result is the sum.
+        sync = ddp is None or k == len(group) - 1
+        with contextlib.nullcontext() if sync else ddp.no_sync():
+            if ddp is None:
+                loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
+            else:
+                loss, nll = ddp(batch.to(device))
+            scaler.scale(loss * (world / n_tokens)).backward()
+        loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
+    if opts.clip_norm > 0:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss_sum, nll_sum, n_tokens
+
+
+@torch.inference_mode()
+def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, device: torch.device,
+             amp_dtype: torch.dtype | None, feats: Feats | None = None) -> float:
+    """Mean NLL per target token of ``pairs`` (model left in the mode it was in)."""
+    was_training = model.training
+    model.eval()
+    total, tokens = 0.0, 0
+    for idx in make_batches(pairs, batch_tokens, seed=0, shuffle=False):
+        batch = collate(pairs, idx, feats).to(device)
+        total += float(batch_loss(model, batch, 0.0, amp_dtype)[1])
+        tokens += batch.target_tokens
+    model.train(was_training)
+    return total / max(tokens, 1)
