@@ -1,0 +1,223 @@
+"""The evaluation and analysis subcommands of ``wordorder`` (significance, AER, head similarity,
+length bins, swap noise, the systems table); registered by :mod:`wordorder.cli`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from wordorder.errors import WordorderError
+
+
+def cmd_significance(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.scores import bleu_tokenizer, write_scores
+    from wordorder.evaluate.significance import bleu_paired_bootstrap, bleu_sign_test
+    from wordorder.io import read_lines, read_parallel
+
+    hyps, refs = read_parallel(a.hyp, a.ref)
+    base = read_lines(a.baseline_hyp)
+    tok = bleu_tokenizer(a.lang)
+    result = {"bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples),
+              "sign": bleu_sign_test(hyps, base, refs, tok)}
+    meta = {"pair": a.pair, "variant": a.variant, "baseline": a.baseline, "seed": a.seed, "testset": a.testset}
+    write_scores(Path(a.output), result, meta)
+    print(f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
+          f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)")
+
+
+def _named_paths(items: Sequence[str], form: str) -> list[tuple[str, str]]:
+    """``NAME=PATH`` command-line items → (name, path) pairs; ``form`` names the shape in errors."""
+    pairs = []
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not (sep and name and path):
+            raise WordorderError(f"--hyps takes {form} items, got {item!r}")
+        pairs.append((name, path))
+    return pairs
+
+
+def cmd_length_analysis(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.length_bins import bleu_by_length, write_length_analysis
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.io import read_lines
+
+    systems = {name: read_lines(path) for name, path in _named_paths(a.hyps, "NAME=PATH")}
+    sources = read_lines(a.src_tok)
+    table = bleu_by_length(sources, systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
+    if a.align:
+        from wordorder.evaluate.length_bins import add_tau_by_length
+        from wordorder.preorder.report import evaluate_split
+
+        perms = dict(_named_paths(a.perms or [], "METHOD=PATH"))
+        scores = evaluate_split(Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()})
+        table = add_tau_by_length(table, sources, {m: s.tau for m, s in scores.items()}, a.edges)
+    write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
+def cmd_swap_perm(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.swap_noise import swap_permutations
+    from wordorder.io import read_lines
+    from wordorder.preorder.permutation import write_permutations
+
+    lengths = [len(line.split()) for line in read_lines(a.tok)]
+    perms = swap_permutations(lengths, a.percent, a.seed)
+    write_permutations(a.output, perms)
+    moved = sum(int((p != range(len(p))).sum()) for p in perms)
+    print(f"{a.output}: {a.percent} % swapped, {moved} of {sum(lengths)} words moved")
+
+
+def cmd_swap_noise_report(a: argparse.Namespace) -> None:
+    from sacrebleu.metrics import BLEU
+
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.evaluate.swap_noise import swap_noise_table, write_swap_noise
+    from wordorder.io import read_lines
+
+    refs = read_lines(a.ref)
+    metric = BLEU(tokenize=bleu_tokenizer(a.lang))
+    bleu = {}
+    for key, path in _named_paths(a.hyps, "VARIANT:PERCENT=PATH"):
+        variant, colon, percent = key.rpartition(":")
+        if not (colon and percent.isdigit()):
+            raise WordorderError(f"--hyps takes VARIANT:PERCENT=PATH items, got {key}={path}")
+        hyps = read_lines(path)
+        if len(hyps) != len(refs):
+            raise WordorderError(f"{len(hyps)} hypotheses but {len(refs)} references", path=path)
+        bleu[(variant, int(percent))] = metric.corpus_score(hyps, [refs]).score
+    write_swap_noise(swap_noise_table(bleu), Path(a.csv), Path(a.md), Path(a.png), a.title)
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
+def cmd_systems_table(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.systems import systems_markdown, systems_table
+    from wordorder.io import atomic_open
+
+    table = systems_table(a.runs["runs"])
+    with atomic_open(a.csv) as f:
+        table.to_csv(f, index=False, lineterminator="\n")
+    with atomic_open(a.md) as f:
+        f.write(systems_markdown(table, a.baseline, a.title))
+    print(Path(a.md).read_text(encoding="utf-8"))
+
+
+def cmd_attention_aer(a: argparse.Namespace) -> None:
+    from wordorder.align.pharaoh import flatten, write_pharaoh
+    from wordorder.evaluate.attention_aer import evaluate_attention_aer
+    from wordorder.evaluate.scores import write_scores
+    from wordorder.text.subword import SubwordModel
+    from wordorder.train.checkpoint import load_model
+
+    model, _ = load_model(a.checkpoint)
+    scores, links = evaluate_attention_aer(model, SubwordModel(a.spm), a.gold_pairs, a.gold_links, a.gold_swap,
+                                           progress=True)
+    if a.alignments:
+        write_pharaoh(a.alignments, *flatten(links))
+    meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "method": "mean target rows, summed source columns"}
+    write_scores(Path(a.output), scores, meta)
+    print(f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
+          f"recall {100 * scores['recall']:.1f}, {scores['sentences']} sentences)")
+
+
+def cmd_aer_table(a: argparse.Namespace) -> None:
+    import csv
+
+    from wordorder.evaluate.attention_aer import aer_table
+    from wordorder.io import atomic_open
+
+    rows, md = aer_table([Path(p) for p in a.results], [Path(p) for p in a.aligners])
+    with atomic_open(a.csv) as f:
+        writer = csv.DictWriter(f, fieldnames=["pair", "system", "seed", "precision", "recall", "aer"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    with atomic_open(a.md) as f:
+        f.write(md)
+    print(md)
+
+
+def cmd_head_similarity(a: argparse.Namespace) -> None:
+    from wordorder.decode.runner import read_decode_features
+    from wordorder.evaluate.head_similarity import encoder_head_similarity
+    from wordorder.evaluate.scores import write_scores
+    from wordorder.io import read_lines
+    from wordorder.text.subword import SubwordModel
+    from wordorder.train.checkpoint import load_model
+    from wordorder.train.runner import read_ids
+
+    model, meta = load_model(a.checkpoint)
+    sources = read_ids(read_lines(a.input), SubwordModel(a.spm), Path(a.input))
+    feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
+    result = encoder_head_similarity(model, sources, feats)
+    write_scores(Path(a.output), result, {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset})
+    print(f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over {result['tokens']} tokens")
+
+
+def cmd_head_similarity_table(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.head_similarity import load_results, similarity_markdown
+    from wordorder.io import atomic_open
+
+    md = similarity_markdown(load_results([Path(p) for p in a.results]), a.title)
+    with atomic_open(a.md) as f:
+        f.write(md)
+    print(md)
+
+
+def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
+    """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
+    s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
+    for name in ("--hyp", "--baseline-hyp", "--ref", "--lang", "--output", "--pair", "--variant",
+                 "--baseline", "--testset"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--samples", type=int, default=1000)
+
+    s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
+    for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--gold-swap", action="store_true", help="the gold files are target ||| source of the model")
+    s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
+
+    s = add("aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner")
+    s.add_argument("--results", nargs="*", default=[], help="attention-aer JSON files")
+    s.add_argument("--aligners", nargs="*", default=[], help="data/<pair>/align/stats.json files")
+    for name in ("--csv", "--md"):
+        s.add_argument(name, required=True)
+
+    s = add("head-similarity", cmd_head_similarity, "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)")
+    for name in ("--checkpoint", "--spm", "--input", "--output", "--pair", "--variant", "--testset"):
+        s.add_argument(name, required=True)
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--features", type=_json, default={}, help='source features the model reads: {"pos": PATH}')
+
+    s = add("head-similarity-table", cmd_head_similarity_table, "the head-similarity tables of one test set")
+    s.add_argument("--results", nargs="+", required=True)
+    for name in ("--md", "--title"):
+        s.add_argument(name, required=True)
+
+    s = add("length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure")
+    for name in ("--src-tok", "--ref", "--lang", "--csv", "--md", "--png", "--title"):
+        s.add_argument(name, required=True)
+    s.add_argument("--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output")
+    s.add_argument("--edges", type=int, nargs="+", default=[10, 20, 30, 40, 50])
+    s.add_argument("--align", default=None, help="word alignment of the test set: adds Kendall τ per bin")
+    s.add_argument("--perms", nargs="*", default=[], help="METHOD=PATH preorders (.perm) of the test set")
+
+    s = add("swap-perm", cmd_swap_perm, "permutations swapping a share of each sentence's words (swap noise)")
+    for name in ("--tok", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--percent", type=int, required=True)
+    s.add_argument("--seed", type=int, default=1)
+
+    s = add("swap-noise-report", cmd_swap_noise_report, "BLEU against the share of swapped source words")
+    for name in ("--ref", "--lang", "--csv", "--md", "--png", "--title"):
+        s.add_argument(name, required=True)
+    s.add_argument("--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation")
+
+    s = add("systems-table", cmd_systems_table, "#params, training and decoding speed of every system")
+    s.add_argument("--runs", type=_json, required=True,
+                   help='{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": [[src, benchmark.tsv], ...]}]}')
+    for name in ("--csv", "--md", "--baseline", "--title"):
+        s.add_argument(name, required=True)
