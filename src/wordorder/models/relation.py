@@ -18,8 +18,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from torch.utils.checkpoint import checkpoint as _checkpoint
+
+from wordorder.models.rnn_encoder import run_gru
 
 
 def _pair_weights(valid: Tensor, pad_quirk: bool, dtype: torch.dtype) -> Tensor:
@@ -179,17 +180,6 @@ def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
     return x.gather(1, idx[..., None].expand_as(x))
 
 
-def _run_gru(gru: nn.GRU, x: Tensor, lengths: Tensor, keep: Tensor) -> Tensor:
-    """Left-to-right GRU over x (B, L, d) that never reads padding → (B, L, h), 0 at padding."""
-    # pack_padded_sequence rejects length 0; an empty row runs on one pad token, then is zeroed
-    packed = pack_padded_sequence(
-        x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
-    )
-    out, _ = gru(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
-    return out * keep
-
-
 class RNMTEncoder(nn.Module):
     """Encoder of the reference code: alternating GRUs and relation layers, dense + residual.
 
@@ -216,12 +206,12 @@ class RNMTEncoder(nn.Module):
         lengths = (~pad).sum(dim=1)
         # Zero every stream at padding (Linear biases would otherwise leak there).
         e = e * keep
-        o1 = _run_gru(self.fwd_gru, e, lengths, keep) + e
+        o1 = run_gru(self.fwd_gru, e, lengths) + e
         x2 = self.down[0](torch.cat([e, o1], -1)) * keep
         o2 = self.rn0(x2, pad) + x2
         x3 = self.down[1](torch.cat([e, o1, o2], -1)) * keep
         # right-to-left GRU: reverse within each length, run left-to-right, reverse back
-        rev = _run_gru(self.bwd_gru, reverse_padded(x3, lengths), lengths, keep)
+        rev = run_gru(self.bwd_gru, reverse_padded(x3, lengths), lengths)
         o3 = reverse_padded(rev, lengths) + x3
         x4 = self.down[2](torch.cat([e, o1, o2, o3], -1)) * keep
         o4 = self.rn1(x4, pad) + x4

@@ -31,10 +31,13 @@ class RNNEncoderOut(EncoderOut):
 
 def run_gru(gru: nn.GRU, x: Tensor, length: Tensor) -> Tensor:
     """Run ``gru`` (batch_first) over (B, S, d) inputs of the given (B,) lengths; the outputs
-    at padding are 0 and the backward direction starts at each sentence's own last word."""
-    packed = pack_padded_sequence(x, length.cpu(), batch_first=True, enforce_sorted=False)
+    at padding are 0 and a backward direction starts at each sentence's own last word."""
+    # pack_padded_sequence rejects length 0: such a row runs on one pad token, then is zeroed
+    packed = pack_padded_sequence(x, length.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
     out, _ = gru(packed)
-    return pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0]
+    out = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0]
+    real = torch.arange(x.size(1), device=x.device)[None, :] < length.to(x.device)[:, None]
+    return out * real[..., None].to(out.dtype)
 
 
 class DependencyUnitEncoder(nn.Module):
