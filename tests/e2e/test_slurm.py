@@ -1,0 +1,108 @@
+"""End-to-end on a real SLURM: a single-node cluster (munge, slurmctld, slurmd from Debian's
+slurm-wlm) on this machine, and a tiny DAG submitted through the workflow's SLURM profile
+(snakemake-executor-plugin-slurm: every job is an sbatch job).
+
+Needs root and slurm-wlm + munge installed (`.ci/run` installs them); skipped otherwise. The
+cluster has no accounting database, so the jobs' states come from squeue
+(``--slurm-status-command squeue``; jobs stay visible for MinJobAge after they end).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from test_pipeline import snakemake, tiny_config
+
+pytestmark = pytest.mark.slow
+
+CONF = Path("/etc/slurm/slurm.conf")  # where srun inside a job looks for it
+MARK = "# written by wordorder's tests/e2e/test_slurm.py"
+
+
+def _conf(state: Path) -> str:
+    cpus = os.cpu_count() or 2
+    return f"""{MARK}
+ClusterName=wordorder
+SlurmctldHost=localhost
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation={state}/ctld
+SlurmdSpoolDir={state}/spool
+SlurmctldPidFile={state}/slurmctld.pid
+SlurmdPidFile={state}/slurmd.pid
+SlurmctldLogFile={state}/slurmctld.log
+SlurmdLogFile={state}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+MinJobAge=3600
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc={state}/jobcomp.txt
+NodeName=localhost CPUs={cpus} RealMemory=16000 State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if os.geteuid() != 0 or not shutil.which("slurmctld") or not shutil.which("munged"):
+        pytest.skip("a real SLURM needs root and Debian's slurm-wlm and munge (installed by .ci/run)")
+    if CONF.exists() and MARK not in CONF.read_text(encoding="utf-8"):
+        pytest.skip(f"{CONF} belongs to a real cluster: not touching it")
+    state = tmp_path_factory.mktemp("slurm")
+    for sub in ("ctld", "spool"):
+        (state / sub).mkdir()
+    CONF.parent.mkdir(parents=True, exist_ok=True)
+    CONF.write_text(_conf(state), encoding="utf-8")
+    Path("/run/munge").mkdir(parents=True, exist_ok=True)
+    subprocess.run(["chown", "-R", "munge:munge", "/run/munge", "/var/log/munge", "/var/lib/munge", "/etc/munge"],
+                   check=False)
+    if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
+        subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
+    subprocess.run(["scontrol", "shutdown"], capture_output=True)  # a cluster left by an earlier run
+    time.sleep(1)
+    subprocess.run(["slurmctld"], check=True)
+    subprocess.run(["slurmd"], check=True)
+    deadline = time.monotonic() + 60
+    while "idle" not in subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the node did not come up: {(state / 'slurmd.log').read_text(errors='replace')[-2000:]}")
+        time.sleep(0.5)
+    yield state
+    subprocess.run(["scontrol", "shutdown"], capture_output=True)
+
+
+def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp_path):
+    config = tiny_config(repo, shared_data, tmp_path)
+    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    # one system, no syntax/preorder branch: the point is that every job goes through sbatch
+    cfg["variants"] = ["transformer_tiny"]
+    cfg["preorder"]["methods"] = []
+    cfg["syntax"]["parse"] = False
+    cfg["evaluation"] = {}
+    del cfg["data"]["en-de"]["align_gold"]
+    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    run = snakemake(repo, "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"), "--configfile",
+                    str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
+                    "--slurm-init-seconds-before-status-checks", "1", timeout=1200)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-4000:]
+    out = tmp_path / "results" / "tiny"
+    assert "| transformer_tiny |" in (out / "tables" / "bleu.md").read_text(encoding="utf-8")
+    submitted = output.count("has been submitted with SLURM jobid")
+    assert submitted >= 15, output[-3000:]  # fetch ... train, translate, score, report: all through sbatch
+    completed = (cluster / "jobcomp.txt").read_text(encoding="utf-8")
+    assert completed.count("JobState=COMPLETED") >= submitted
