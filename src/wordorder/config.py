@@ -82,6 +82,18 @@ def load_variants(path: str | Path) -> dict[str, dict]:
     return registry["variants"]
 
 
+def apply_presets(variants: Mapping[str, dict], presets: Mapping[str, str] | None) -> dict[str, dict]:
+    """The registry with each family's ``preset`` replaced by ``presets[family]`` (config key
+    ``presets``), so one registry serves the CPU demos and the papers' full-scale runs."""
+    out = {}
+    for name, entry in variants.items():
+        family = entry["model"].get("family", "transformer")
+        if presets and family in presets:
+            entry = {**entry, "model": {**entry["model"], "preset": presets[family]}}
+        out[name] = entry
+    return out
+
+
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
     every pair can be annotated as its variants need (a parser with trees, or POS tags)."""
@@ -101,6 +113,7 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         src, tgt = pair.split("-")
         if src == tgt:
             raise WordorderError(f"pair '{pair}' has the same source and target language")
+        _check_sources(pair, data[pair])
     methods = config.get("preorder", {}).get("methods", [])
     if "rvnn" in methods:
         from wordorder.syntax.backends import require_annotations
@@ -137,6 +150,21 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
                 require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
 
 
+def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
+    """Every corpus source of the pair is well formed, so a typo fails before any job runs."""
+    from wordorder.corpus.sources import make_source
+
+    for split in split_names(pair_data):
+        spec = split_spec(pair_data, split)
+        if is_holdout(spec):
+            continue
+        try:
+            make_source(spec)
+        except WordorderError as e:
+            where = f"data.{pair}.{split}" if split in SPLITS else f"data.{pair}.test.{split}"
+            raise WordorderError(f"{where}: {e.message}", hint=e.hint) from None
+
+
 def _reads_trees(model: Mapping[str, Any]) -> bool:
     """Whether a registry entry's model reads the source dependency tree."""
     from wordorder.models.options import ModelOptions
@@ -150,7 +178,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     config = read_yaml(path) or {}
     config.update(overrides or {})
     validate_schema(config, "config.schema.yaml", path=path)
-    check_config(config, load_variants(Path(config["variants_file"])))
+    check_config(config, apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")))
     return config
 
 

@@ -83,6 +83,9 @@ def cluster(tmp_path_factory):
         time.sleep(0.5)
     yield state
     subprocess.run(["scontrol", "shutdown"], capture_output=True)
+    # Left in place, the config makes every later `snakemake` wait ~9 s: the SLURM executor
+    # plugin runs `scontrol show config` when it loads, which retries the stopped controller.
+    CONF.unlink()
 
 
 def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp_path):

@@ -29,7 +29,7 @@ def no_output(tmp_path) -> bool:
 
 
 def test_every_kind_is_registered():
-    assert set(SOURCES) == {"local", "manual", "url", "sacrebleu", "pypi"}
+    assert set(SOURCES) == {"local", "manual", "url", "sacrebleu", "pypi", "concat"}
     assert all(cls.kind == kind for kind, cls in SOURCES.items())
 
 

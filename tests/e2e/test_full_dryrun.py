@@ -1,0 +1,31 @@
+"""The union of the five full-scale paper configs plans as one DAG (workflow/papers.smk), each
+paper with its own options. How long that takes is measured in benchmarks/bench_dryrun.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.test_pipeline import snakemake
+
+pytestmark = pytest.mark.slow
+
+
+def test_union_of_the_full_configs_plans_every_paper(repo):
+    run = snakemake(repo, "-n", "-p", "-s", str(repo / "workflow" / "papers.smk"), timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:]
+    total = int(re.search(r"^total\s+(\d+)", out, flags=re.M).group(1))
+    assert total > 3000
+    for paper in ("chen2018", "chen2019", "chen2020", "kawara2021", "zhang2018"):
+        assert f"rule {paper}_train:" in out and f"results/{paper}_full/models/" in out
+    # each module keeps its own config: the papers' beam sizes and model sizes
+    beams: dict[str, set[str]] = {}
+    for line in out.splitlines():
+        if "wordorder translate " in line:
+            paper = re.search(r"--checkpoint results/(\w+)_full/", line).group(1)
+            beams.setdefault(paper, set()).add(re.search(r'"beam_size": (\d+)', line).group(1))
+    assert beams == {"chen2018": {"12"}, "chen2019": {"4"}, "chen2020": {"4"}, "kawara2021": {"5"},
+                     "zhang2018": {"10"}}
+    assert '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out

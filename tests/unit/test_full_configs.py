@@ -1,0 +1,88 @@
+"""The full-scale configs (configs/full/): valid, every source well formed and resolvable offline
+as far as that goes (sacreBLEU's test-set index, sha256 of every download), and all five in the
+union workflow (workflow/papers.smk)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wordorder.config import apply_presets, load_config, load_variants, split_names, split_spec
+
+REPO = Path(__file__).resolve().parents[2]
+FULL = sorted((REPO / "configs" / "full").glob("*.yaml"))
+PAPERS = {"chen2018", "chen2019", "chen2020", "kawara2021", "zhang2018"}
+
+
+def sources(spec):
+    """A source and, for concat, its parts (recursively)."""
+    yield spec
+    for part in spec.get("parts", []):
+        yield from sources(part)
+
+
+def test_one_full_config_per_paper():
+    assert {p.stem for p in FULL} == PAPERS
+
+
+@pytest.mark.parametrize("path", FULL, ids=lambda p: p.stem)
+def test_full_config_is_valid_and_its_sources_resolve(path, monkeypatch):
+    from sacrebleu.dataset import DATASETS
+
+    monkeypatch.chdir(REPO)
+    config = load_config(path)  # schema, variants, parsers and every source's keys
+    assert config["experiment"] == f"{path.stem}_full"
+    assert config["presets"], "a full-scale config sets the paper's model sizes"
+    variants = apply_presets(load_variants(config["variants_file"]), config["presets"])
+    for name in config["variants"]:
+        family = variants[name]["model"].get("family", "transformer")
+        assert variants[name]["model"]["preset"] == config["presets"][family]
+    kinds = set()
+    for pair in config["pairs"]:
+        data = config["data"][pair]
+        for split in split_names(data):
+            for spec in sources(split_spec(data, split)):
+                kinds.add(spec["kind"])
+                if spec["kind"] == "url":
+                    assert re.fullmatch(r"[0-9a-f]{64}", spec["sha256"])
+                    assert spec["url"].startswith(("https://", "http://"))
+                if spec["kind"] == "sacrebleu":
+                    langpair = spec.get("langpair", pair)
+                    assert langpair in DATASETS[spec["test_set"]].langpairs, (pair, spec)
+                if spec["kind"] == "manual":
+                    assert "corpora/" in str(spec.get("src", spec.get("files")))
+    # every paper needs at least one corpus it cannot download
+    assert "manual" in kinds
+
+
+def test_the_union_workflow_includes_every_full_config():
+    text = (REPO / "workflow" / "papers.smk").read_text(encoding="utf-8")
+    assert set(re.findall(r"^module (\w+):", text, flags=re.M)) == PAPERS
+    assert set(re.findall(r'paper_config\("(\w+)"\)', text)) == PAPERS
+
+
+def test_presets_replace_the_registry_preset_per_family():
+    registry = {"t": {"model": {"family": "transformer", "preset": "small", "relative_k": 4}},
+                "r": {"model": {"family": "rnn", "preset": "rnn_small", "d_model": 300}},
+                "u": {"model": {"preset": "tiny"}}}
+    out = apply_presets(registry, {"rnn": "rnmt", "transformer": "base"})
+    assert out["t"]["model"] == {"family": "transformer", "preset": "base", "relative_k": 4}
+    assert out["r"]["model"] == {"family": "rnn", "preset": "rnmt", "d_model": 300}  # explicit keys stay
+    assert out["u"]["model"]["preset"] == "base"  # no family = transformer
+    assert registry["t"]["model"]["preset"] == "small"  # the registry itself is untouched
+    assert apply_presets(registry, {}) == registry
+
+
+def test_schema_presets_are_the_registry_presets():
+    import yaml
+
+    from wordorder.models.registry import PRESETS
+
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
+    allowed = schema["properties"]["presets"]["properties"]
+    by_family = {"transformer": set(), "rnn": set()}
+    for name, preset in PRESETS.items():
+        by_family[preset.get("family", "transformer")].add(name)
+    assert {family: set(spec["enum"]) for family, spec in allowed.items()} == by_family

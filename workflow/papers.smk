@@ -1,0 +1,57 @@
+# The five papers at full scale in one DAG (configs/full/*.yaml): each is a module of the main
+# workflow with its own config and results/<paper>_full/, and Snakemake schedules all jobs
+# together (downloads are shared through results/downloads):
+#   snakemake -s workflow/papers.smk --workflow-profile workflow/profiles/slurm
+# Rules are renamed <paper>_<rule> (e.g. --until kawara2021_train). One paper alone:
+#   snakemake --configfile configs/full/<paper>.yaml
+import yaml
+
+
+def paper_config(name):
+    with open(f"configs/full/{name}.yaml", encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+module chen2018:
+    snakefile: "../Snakefile"
+    config: paper_config("chen2018")
+
+use rule * from chen2018 as chen2018_*
+
+
+module chen2019:
+    snakefile: "../Snakefile"
+    config: paper_config("chen2019")
+
+use rule * from chen2019 as chen2019_*
+
+
+module chen2020:
+    snakefile: "../Snakefile"
+    config: paper_config("chen2020")
+
+use rule * from chen2020 as chen2020_*
+
+
+module kawara2021:
+    snakefile: "../Snakefile"
+    config: paper_config("kawara2021")
+
+use rule * from kawara2021 as kawara2021_*
+
+
+module zhang2018:
+    snakefile: "../Snakefile"
+    config: paper_config("zhang2018")
+
+use rule * from zhang2018 as zhang2018_*
+
+
+rule all:
+    default_target: True
+    input:
+        rules.chen2018_all.input,
+        rules.chen2019_all.input,
+        rules.chen2020_all.input,
+        rules.kawara2021_all.input,
+        rules.zhang2018_all.input,
