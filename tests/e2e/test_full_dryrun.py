@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.e2e.test_pipeline import snakemake
+from test_pipeline import snakemake
 
 pytestmark = pytest.mark.slow
 
