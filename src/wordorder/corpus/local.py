@@ -71,7 +71,10 @@ class LocalSource(Source):
         for pattern in self.files:
             path = local_path(pattern, src_lang, tgt_lang)
             matches = sorted(glob.glob(str(path))) if glob.has_magic(str(path)) else []
-            found.extend(Path(m) for m in matches) if matches else found.append(path)
+            if matches:
+                found.extend(Path(m) for m in matches)
+            else:
+                found.append(path)  # reported as missing by the reader
         return found
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
