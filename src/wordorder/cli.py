@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -335,11 +336,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process or of the largest child it waited for (eflomal)."""
+    import resource
+
+    kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+              resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return kib / 1024  # Linux reports KiB
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    start = time.perf_counter()
     try:
         args.func(args)
+        # Every job's log ends with its time and peak memory (what to ask a cluster for).
+        logging.getLogger("wordorder").info("%s finished in %.1f s; peak memory %.0f MB", args.command,
+                                            time.perf_counter() - start, peak_memory_mb())
     except WordorderError as e:
         print(f"error: {e}", file=sys.stderr)
         from wordorder.train.resume import TrainingInterrupted

@@ -20,6 +20,8 @@ import yaml
 
 from test_pipeline import snakemake, tiny_config
 
+from wordorder.resources import MEMORY, memory_mb
+
 pytestmark = pytest.mark.slow
 
 CONF = Path("/etc/slurm/slurm.conf")  # where srun inside a job looks for it
@@ -109,3 +111,13 @@ def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp
     assert submitted >= 15, output[-3000:]  # fetch ... train, translate, score, report: all through sbatch
     completed = (cluster / "jobcomp.txt").read_text(encoding="utf-8")
     assert completed.count("JobState=COMPLETED") >= submitted
+    # Memory requests: a heavy rule asks from its input size (wordorder.resources), the rest get
+    # the profile's default.
+    asked, rule = {}, None
+    for line in output.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            rule = line.split()[1].rstrip(":")
+        elif line.startswith("    resources:") and "mem_mb=" in line and rule:
+            asked.setdefault(rule, int(line.split("mem_mb=")[1].split(",")[0]))
+    assert asked["split"] == memory_mb(*MEMORY["split"], 0.1) == 200, asked
+    assert asked["fetch"] == 2000 and asked["train"] == memory_mb(*MEMORY["train"], 0.1), asked

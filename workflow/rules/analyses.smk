@@ -64,6 +64,9 @@ rule translate_swapped:
     threads: config["threads"]["translate"]
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        gpu=gpus(config["decode"]["device"]),
+        mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
         "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
         " --lang {params.lang} --options {params.opts:q} --threads {threads}"

@@ -12,6 +12,7 @@ from wordorder.config import (
     split_names,
     split_spec,
 )
+from wordorder.resources import gpus, mem_mb
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
 check_config(config, VARIANTS)

@@ -26,6 +26,8 @@ rule tokenize:
     conda:
         "../../envs/wordorder.yaml"
     threads: config["threads"]["tokenize"]
+    resources:
+        mem_mb=mem_mb("tokenize"),
     shell:
         "wordorder tokenize --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
 
@@ -44,6 +46,8 @@ rule split:
         data=lambda w: as_json(config["data"][w.pair]),
         clean=lambda w: as_json(clean_options(config, w.pair)),
         seed=config["split_seed"],
+    resources:
+        mem_mb=mem_mb("split"),
     shell:
         "wordorder split --pair {wildcards.pair} --data {params.data:q} --clean {params.clean:q}"
         " --seed {params.seed} --tok-dir $(dirname {input.src[0]}) --output {output} > {log} 2>&1"
@@ -61,6 +65,8 @@ rule select:
         f"{L}/select/{{pair}}.{{split}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("select"),
     shell:
         "wordorder select --splits {input.splits} --split {wildcards.split} --raw {input.raw}"
         " --tok {input.tok} --out-raw {output.raw} --out-tok {output.tok} > {log} 2>&1"

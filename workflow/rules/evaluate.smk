@@ -21,6 +21,9 @@ rule translate:
         lang=tgt_lang,
         features=lambda w: as_json(variant_features(w, w.testset)),
     threads: config["threads"]["translate"]
+    resources:
+        gpu=gpus(config["decode"]["device"]),
+        mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
         "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
         " --lang {params.lang} --options {params.opts:q} --threads {threads} --features {params.features:q}"

@@ -47,6 +47,8 @@ rule align:
         seed=config["split_seed"],
         gold=align_gold_args,
     threads: config["threads"]["align"]
+    resources:
+        mem_mb=mem_mb("align"),
     shell:
         "wordorder align --src {input.src} --tgt {input.tgt} --splits {params.splits} {params.gold}"
         " --options {params.opts:q} --seed {params.seed} --output {output.joint} --stats {output.stats} > {log} 2>&1"
@@ -62,6 +64,8 @@ rule align_split:
         f"{L}/align/{{pair}}.{{split}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("align_split"),
     shell:
         "wordorder align-split --joint {input.joint} --stats {input.stats} --split {wildcards.split}"
         " --output {output} > {log} 2>&1"
@@ -80,6 +84,8 @@ rule preorder_gold:
     params:
         key=PREORDER["gold"]["key"],
         attach=PREORDER["gold"]["attach"],
+    resources:
+        mem_mb=mem_mb("preorder_gold"),
     shell:
         "wordorder preorder-gold --align {input.align} --tok {input.tok} --key {params.key}"
         " --attach {params.attach} --output {output} > {log} 2>&1"
@@ -98,6 +104,8 @@ rule word_classes:
         classes=PREORDER["word_classes"]["classes"],
         iterations=PREORDER["word_classes"]["iterations"],
         seed=config["split_seed"],
+    resources:
+        mem_mb=mem_mb("word_classes"),
     shell:
         "wordorder word-classes --input {input} --classes {params.classes} --iterations {params.iterations}"
         " --seed {params.seed} --output {output} > {log} 2>&1"
@@ -126,6 +134,8 @@ rule btg_train:
         f"{R}/benchmarks/btg_train/{{pair}}.tsv"
     params:
         opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
+    resources:
+        mem_mb=mem_mb("btg_train"),
     shell:
         "wordorder btg-train --tok {input.tok} --conllu {input.conllu} --classes {input.classes}"
         " --align {input.align} --options {params.opts:q} --model {output.model} --stats {output.stats} > {log} 2>&1"
@@ -144,6 +154,8 @@ rule btg_apply:
     params:
         pos=PREORDER["btg"]["pos"],
     threads: config["threads"]["preorder"]
+    resources:
+        mem_mb=mem_mb("btg_apply"),
     shell:
         "wordorder btg-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
         " --classes {input.classes} --pos {params.pos} --threads {threads} --output {output} > {log} 2>&1"
@@ -174,7 +186,8 @@ rule rvnn_train:
         opts=as_json({**PREORDER["rvnn"], "seed": config["split_seed"]}),
     threads: config["threads"]["preorder"]
     resources:
-        gpu=lambda w: 1 if str(PREORDER["rvnn"]["device"]).startswith("cuda") else 0,
+        mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
+        gpu=gpus(PREORDER["rvnn"]["device"]),
     shell:
         "wordorder rvnn-train --tok {input.tok} --conllu {input.conllu} --tree {input.tree}"
         " --align {input.align} --options {params.opts:q} --threads {threads}"
@@ -192,6 +205,8 @@ rule rvnn_apply:
     conda:
         "../../envs/wordorder.yaml"
     threads: config["threads"]["preorder"]
+    resources:
+        mem_mb=mem_mb("rvnn_apply"),
     shell:
         "wordorder rvnn-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
         " --tree {input.tree} --threads {threads} --output {output} > {log} 2>&1"

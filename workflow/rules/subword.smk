@@ -15,6 +15,8 @@ rule subword_train:
     params:
         opts=as_json(config["subword"]),
         seed=config["split_seed"],
+    resources:
+        mem_mb=mem_mb("subword_train"),
     shell:
         "wordorder subword-train --inputs {input.src} {input.tgt} --options {params.opts:q}"
         " --seed {params.seed} --model {output.model} > {log} 2>&1"
@@ -30,5 +32,7 @@ rule subword_encode:
         f"{L}/subword_encode/{{pair}}.{{split}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("subword_encode"),
     shell:
         "wordorder subword-encode --model {input.model} --input {input.text} --output {output} > {log} 2>&1"

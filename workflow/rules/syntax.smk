@@ -19,6 +19,8 @@ rule parse_shard:
     params:
         parsers=as_json(config["syntax"]["parsers"]),
         batch_size=config["syntax"]["batch_size"],
+    resources:
+        mem_mb=mem_mb("parse_shard"),
     shell:
         "wordorder parse --lang {wildcards.lang} --input {input} --shard {wildcards.scatteritem}"
         " --parsers {params.parsers:q} --batch-size {params.batch_size} --output {output.conllu} > {log} 2>&1"

@@ -30,7 +30,8 @@ rule train:
                   if config["train_processes"] > 1 else "wordorder"),
     threads: config["threads"]["train"]
     resources:
-        gpu=lambda w: config["train_processes"] if str(config["train"].get("device", "auto")).startswith("cuda") else 0,
+        mem_mb=mem_mb("train", config["train"].get("device", "auto")),
+        gpu=gpus(config["train"].get("device", "auto"), config["train_processes"]),
     shell:
         "{params.launcher} train --train-src {input.train_src} --train-tgt {input.train_tgt}"
         " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm}"
