@@ -10,6 +10,7 @@ cluster has no accounting database, so the jobs' states come from squeue
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -121,3 +122,35 @@ def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp
             asked.setdefault(rule, int(line.split("mem_mb=")[1].split(",")[0]))
     assert asked["split"] == memory_mb(*MEMORY["split"], 0.1) == 200, asked
     assert asked["fetch"] == 2000 and asked["train"] == memory_mb(*MEMORY["train"], 0.1), asked
+
+
+def test_training_stopped_by_the_time_limit_resumes_on_the_retry(cluster, repo, shared_data, tmp_path):
+    """SLURM ends the training job at its 1-minute limit (SIGTERM): the job saves its state and
+    fails, the profile's retry resubmits it, and training continues from the saved update."""
+    config = tiny_config(repo, shared_data, tmp_path)
+    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    cfg["variants"] = ["transformer_tiny"]
+    cfg["preorder"]["methods"] = []
+    cfg["syntax"]["parse"] = False
+    cfg["evaluation"] = {}
+    del cfg["data"]["en-de"]["align_gold"]
+    # 1.8 minutes of training: SLURM ends the first attempt between 60 and ~91 s (it checks time
+    # limits every 30 s). The rest may fit in the second attempt's minute or need a third (each
+    # resumes where the last stopped): hence --retries 2. No periodic saves: the states must
+    # come from SIGTERM.
+    cfg["train"].update(max_steps=10_000_000, max_minutes=1.8, eval_every=10_000_000, checkpoint_every=0,
+                        log_every=50)
+    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
+    run = snakemake(repo, str(model), "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"),
+                    "--configfile", str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
+                    "--slurm-init-seconds-before-status-checks", "1", "--set-resources", "train:runtime=1",
+                    "--retries", "2", timeout=1200)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-4000:]
+    assert "JobState=TIMEOUT" in (cluster / "jobcomp.txt").read_text(encoding="utf-8")
+    log = (tmp_path / "logs" / "tiny" / "train" / "en-de.transformer_tiny.seed1.log").read_text(encoding="utf-8")
+    resumed = re.search(r"resuming from \S+state\.pt at update (\d+)", log)  # the retry's log
+    assert resumed and int(resumed.group(1)) > 0, log[-3000:]
+    assert model.is_file() and '"stop_reason": "max_minutes"' in log
+    assert not (tmp_path / "results" / "tiny" / "resume" / "en-de" / "transformer_tiny" / "seed1" / "state.pt").exists()
