@@ -91,19 +91,29 @@ def cluster(tmp_path_factory):
     CONF.unlink()
 
 
-def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp_path):
+def slurm_config(repo, shared_data, tmp_path, **train):
+    """The tiny config with one system and no syntax/preorder branch (the point is that every
+    job goes through sbatch); ``train`` overrides training options."""
     config = tiny_config(repo, shared_data, tmp_path)
     cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
-    # one system, no syntax/preorder branch: the point is that every job goes through sbatch
     cfg["variants"] = ["transformer_tiny"]
     cfg["preorder"]["methods"] = []
     cfg["syntax"]["parse"] = False
     cfg["evaluation"] = {}
     del cfg["data"]["en-de"]["align_gold"]
+    cfg["train"].update(train)
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    run = snakemake(repo, "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"), "--configfile",
-                    str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
-                    "--slurm-init-seconds-before-status-checks", "1", timeout=1200)
+    return config
+
+
+def run_on_slurm(repo, config, *args):
+    return snakemake(repo, *args, "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"),
+                     "--configfile", str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
+                     "--slurm-init-seconds-before-status-checks", "1", timeout=1200)
+
+
+def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp_path):
+    run = run_on_slurm(repo, slurm_config(repo, shared_data, tmp_path))
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-4000:]
     out = tmp_path / "results" / "tiny"
@@ -127,25 +137,14 @@ def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp
 def test_training_stopped_by_the_time_limit_resumes_on_the_retry(cluster, repo, shared_data, tmp_path):
     """SLURM ends the training job at its 1-minute limit (SIGTERM): the job saves its state and
     fails, the profile's retry resubmits it, and training continues from the saved update."""
-    config = tiny_config(repo, shared_data, tmp_path)
-    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
-    cfg["variants"] = ["transformer_tiny"]
-    cfg["preorder"]["methods"] = []
-    cfg["syntax"]["parse"] = False
-    cfg["evaluation"] = {}
-    del cfg["data"]["en-de"]["align_gold"]
     # 1.8 minutes of training: SLURM ends the first attempt between 60 and ~91 s (it checks time
     # limits every 30 s). The rest may fit in the second attempt's minute or need a third (each
     # resumes where the last stopped): hence --retries 2. No periodic saves: the states must
     # come from SIGTERM.
-    cfg["train"].update(max_steps=10_000_000, max_minutes=1.8, eval_every=10_000_000, checkpoint_every=0,
-                        log_every=50)
-    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    config = slurm_config(repo, shared_data, tmp_path, max_steps=10_000_000, max_minutes=1.8,
+                          eval_every=10_000_000, checkpoint_every=0, log_every=50)
     model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
-    run = snakemake(repo, str(model), "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"),
-                    "--configfile", str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
-                    "--slurm-init-seconds-before-status-checks", "1", "--set-resources", "train:runtime=1",
-                    "--retries", "2", timeout=1200)
+    run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=1", "--retries", "2")
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-4000:]
     assert "JobState=TIMEOUT" in (cluster / "jobcomp.txt").read_text(encoding="utf-8")
