@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from wordorder.resources import DEFAULT, HEADROOM, MEMORY, memory_mb
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "ja-en_small_parallel_enja"
-sys.path.insert(0, str(REPO / "src"))
-from wordorder.resources import DEFAULT, HEADROOM, MEMORY, memory_mb  # noqa: E402
 
 CONFIG = """experiment: mem
 pairs: [en-ja]

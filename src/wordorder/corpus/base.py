@@ -7,8 +7,8 @@ line-aligned files, atomically (both files appear or neither does).
 
 from __future__ import annotations
 
+import itertools
 import re
-
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -113,6 +113,15 @@ def _one_line(text: str) -> str:
     return text
 
 
+def first_pairs(pairs: Iterable[tuple[str, str]], max_lines: int | None) -> Iterator[tuple[str, str]]:
+    """The first ``max_lines`` pairs (all with None), still reading the rest so that errors
+    further on (misaligned files, bad UTF-8) are not hidden."""
+    it = iter(pairs)
+    yield from itertools.islice(it, max_lines)
+    for _ in it:
+        pass
+
+
 def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path, out_tgt: Path,
                 max_lines: int | None = None) -> int:
     """Write pairs to two aligned files atomically; returns the number of lines written.
@@ -124,11 +133,10 @@ def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path, out_tgt: Path,
     with atomic_paths(out_src, out_tgt) as (tmp_src, tmp_tgt):
         with open(tmp_src, "w", encoding="utf-8", newline="\n") as fs, \
                 open(tmp_tgt, "w", encoding="utf-8", newline="\n") as ft:
-            for s, t in pairs:
-                if max_lines is None or n < max_lines:
-                    fs.write(_one_line(s) + "\n")
-                    ft.write(_one_line(t) + "\n")
-                    n += 1
+            for s, t in first_pairs(pairs, max_lines):
+                fs.write(_one_line(s) + "\n")
+                ft.write(_one_line(t) + "\n")
+                n += 1
         if n == 0:
             raise WordorderError(f"the corpus is empty: no lines for {out_src} and {out_tgt}",
                                  hint="check the source files (or the source definition)")

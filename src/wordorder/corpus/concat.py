@@ -8,11 +8,10 @@ limits that part, ``max_lines`` of the concat the whole.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
-from wordorder.corpus.base import Source
+from wordorder.corpus.base import Source, first_pairs
 from wordorder.errors import WordorderError
 
 
@@ -35,12 +34,5 @@ class ConcatSource(Source):
                                      hint=e.hint) from None
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
-        for part in self.parts:
-            lines = part.pairs(src_lang, tgt_lang, cache_dir)
-            # a part's own max_lines cuts that part (read to the end all the same, as write_pairs does)
-            if part.max_lines is None:
-                yield from lines
-            else:
-                yield from itertools.islice(lines, part.max_lines)
-                for _ in lines:
-                    pass
+        for part in self.parts:  # a part's own max_lines cuts that part
+            yield from first_pairs(part.pairs(src_lang, tgt_lang, cache_dir), part.max_lines)
