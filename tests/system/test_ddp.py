@@ -48,7 +48,13 @@ def run(tmp_path: Path, out: Path, processes: int) -> subprocess.CompletedProces
 
 
 def summaries(proc: subprocess.CompletedProcess) -> list[dict]:
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    """Every JSON summary printed. The processes share one stdout, and print() writes the object
+    and its newline separately, so two summaries can end up on one line: scan, don't split."""
+    decoder, text, found, i = json.JSONDecoder(), proc.stdout, [], 0
+    while (i := text.find('{"', i)) >= 0:
+        obj, i = decoder.raw_decode(text, i)
+        found.append(obj)
+    return found
 
 
 @pytest.mark.slow
