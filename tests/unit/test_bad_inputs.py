@@ -299,8 +299,8 @@ def test_download_announced_above_the_cap(site, tmp_path, capsys):
     data = _links_tar([("file", "c.en", os.urandom(300_000)), ("file", "c.de", b"x\n")])
     code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)),
                        capsys)
-    check("download larger than max_download_bytes", code, errors, f"announces 293.", "large.tgz",
-          "max_download_bytes (97.7 KiB); nothing was downloaded")
+    check("download larger than max_download_bytes", code, errors, f"announces {len(data):,} bytes", "large.tgz",
+          "max_download_bytes (100,000 bytes); nothing was downloaded")
     assert left_over(tmp_path / "cache") == [".lock"]
 
 
@@ -437,3 +437,24 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     if table:
         with open(table, "a", encoding="utf-8") as f:
             f.write("| temporaries of a fetch killed with -9 | removed by the next run (a live fetch's are kept) |\n")
+
+
+def test_test_sentences_in_training(tmp_path, capsys):
+    """Not an error, a wrong result made right: training loses the pairs that a dev/test set has."""
+    tok = tmp_path / "tok"
+    tok.mkdir()
+    for name, en, de in (("train", "a b\nc d\ne f\ng h\na  b\n", "x y\nz w\nu v\nq\nr\n"),
+                         ("dev", "c d\n", "p\n"), ("news", "a b\n", "x y\n")):
+        (tok / f"{name}.en").write_text(en, encoding="utf-8")
+        (tok / f"{name}.de").write_text(de, encoding="utf-8")
+    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    code = main(["split", "--pair", "en-de", "--data", json.dumps(data), "--clean", "{}", "--seed", "1",
+                 "--tok-dir", str(tok), "--output", str(tmp_path / "out" / "splits.json")])
+    assert code == 0 and '"removed": 3' in capsys.readouterr().out
+    table = json.loads((tmp_path / "out" / "splits.json").read_text(encoding="utf-8"))
+    assert table["overlap"] == {"pair": 1, "source": 2, "target": 0, "removed": 3}
+    assert table["splits"]["train"]["lines"] == [2, 3]
+    rows = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
+    if rows:
+        with open(rows, "a", encoding="utf-8") as f:
+            f.write("| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n")

@@ -110,10 +110,13 @@ def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bo
             raise _refuse(archive, e.member, e.why) from None
         # tarfile writes exactly the sizes in the headers, so their sum is what unpacking costs
         _check_total(sum(m.size for m in members if m.isfile()), cap, archive, tmp)
-        if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.11.4
-            tar.extractall(tmp, members=members)
-        else:
-            tar.extractall(tmp, members=members, filter="data" if data_filter else "fully_trusted")
+        try:
+            if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.11.4
+                tar.extractall(tmp, members=members)
+            else:
+                tar.extractall(tmp, members=members, filter="data" if data_filter else "fully_trusted")
+        except KeyError as e:  # tarfile's way of saying that a hard link's target is not in the archive
+            raise WordorderError(f"cannot unpack the archive: {e.args[0] if e.args else e}", path=archive) from None
 
 
 def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:

@@ -39,12 +39,12 @@ def parse_size(value: object, key: str, where: str) -> int:
 
 
 def human(n: int) -> str:
-    """``1610612736`` -> ``1.5 GiB``."""
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
+    """``1610612736`` -> ``1.5 GiB``; below a MiB exact: ``2048`` -> ``2,048 bytes``."""
+    for unit in ("TiB", "GiB", "MiB"):
         scale = _UNITS[unit[0]]
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
+    return f"{n:,} bytes"
 
 
 def unpack_cap(archive: Path, configured: int | None) -> tuple[int, str]:
