@@ -419,12 +419,30 @@ def _owned_temp(folder: Path, name: str, kind: str) -> tuple[subprocess.Popen, P
     return proc, Path(proc.stdout.readline().strip())
 
 
+def _killed_fetch(tmp_path: Path, out: Path) -> Path:
+    """Start ``wordorder fetch`` of a 300,000-line corpus and SIGKILL it while it writes; its
+    half-written temporary output stays behind."""
+    line = b"a b c d e f g h i j\n"
+    spec = local(tmp_path, line * 300_000, line * 300_000)
+    argv = [sys.executable, "-m", "wordorder.cli", *map(str, fetch_args(tmp_path, spec))]
+    proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not [p for p in out.glob(f".x.en.*~{proc.pid}.*.tmp") if p.stat().st_size]:
+        assert proc.poll() is None and time.monotonic() < deadline, "the fetch ended before it was killed"
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (left,) = out.glob(f".x.en.*~{proc.pid}.*.tmp")
+    return left
+
+
 def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
-    killed_file, dead_file = _owned_temp(out, "x.en", "file")
-    killed_dir, dead_dir = _owned_temp(out, "x.en", "dir")
-    live, live_file = _owned_temp(out, "x.en", "file")
+    killed_dir, dead_dir = _owned_temp(out, "x.en", "dir")  # e.g. an archive being unpacked
+    live, live_file = _owned_temp(out, "x.en", "file")  # another fetch of the same file, running
+    dead_file = _killed_fetch(tmp_path, out)  # (made last: making a temporary removes the stale ones)
     legacy = out / ".fetch.abcd1234"  # left by an older version killed a week ago
     legacy.mkdir()
     (legacy / "src").write_bytes(b"a\n")
@@ -432,10 +450,9 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     for p in (legacy / "src", legacy):
         os.utime(p, (week_ago, week_ago))
     try:
-        for proc in (killed_file, killed_dir):
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-        assert dead_file.exists() and dead_dir.exists()
+        killed_dir.send_signal(signal.SIGKILL)
+        killed_dir.wait()
+        assert dead_file.stat().st_size > 0 and dead_dir.exists() and not (out / "x.en").exists()
         assert main([str(a) for a in fetch_args(tmp_path, local(tmp_path, b"a b\n", b"x y\n"))]) == 0
         assert not dead_file.exists() and not dead_dir.exists() and not legacy.exists()
         assert live_file.exists()  # another fetch, still running: kept
