@@ -118,7 +118,7 @@ def _zip(claimed: int | None = None) -> bytes:
 
 def test_zip_cap_and_a_zip_whose_header_lies(tmp_path):
     (tmp_path / "z.zip").write_bytes(_zip())
-    with pytest.raises(WordorderError, match=r"unpacks to 120,000 bytes, more than max_unpacked_bytes \(102,400 bytes\)"):
+    with pytest.raises(WordorderError, match=r"unpacks to 120,000 bytes, more than max_unpacked_bytes \(102,400"):
         safe_extract(tmp_path / "z.zip", tmp_path / "dest", max_bytes=100 * 1024)
     safe_extract(tmp_path / "z.zip", tmp_path / "dest")
     assert (tmp_path / "dest" / "a.en").stat().st_size == 120_000

@@ -100,7 +100,7 @@ class LinkTree:
             raise Unsafe(f"its folder {parent!r} " + ("leads outside the archive through links" if e.why == OUTSIDE
                                                       else f"cannot be reached: {e.why}")) from None
         self._folders(folder)
-        if leaf in ("", "."):  # the root itself ("./" in archives made with `tar c .`)
+        if leaf in ("", "."):  # the folder itself ("./" in archives made with `tar c .`)
             if not member.isdir():
                 raise Unsafe("it has no file name")
             return
