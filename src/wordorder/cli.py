@@ -38,20 +38,19 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
 
 def cmd_fetch(a: argparse.Namespace) -> None:
-    import tempfile
-
     from wordorder.config import pair_langs
     from wordorder.corpus.sources import fetch_source
+    from wordorder.temps import remove_legacy_fetch_dirs
 
     src, tgt = pair_langs(a.pair)
     if a.lang not in (src, tgt):
         raise WordorderError(f"language '{a.lang}' is not part of the pair {a.pair}")
     out = Path(a.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch.") as tmp:
-        paths = {src: Path(tmp) / "src", tgt: Path(tmp) / "tgt"}
-        n = fetch_source(a.spec, src, tgt, paths[src], paths[tgt], Path(a.cache))
-        paths[a.lang].replace(out)
+    remove_legacy_fetch_dirs(out.parent, time.time())
+    # Both sides are read (to check that they line up); only this job's side is written.
+    n = fetch_source(a.spec, src, tgt, out if a.lang == src else None, out if a.lang == tgt else None,
+                     Path(a.cache))
     print(f"{out}: {n} lines")
 
 
@@ -67,7 +66,7 @@ def cmd_split(a: argparse.Namespace) -> None:
 
     table = make_splits(a.pair, a.data, a.clean, a.seed, Path(a.tok_dir))
     write_splits(table, Path(a.output))
-    print(json.dumps({"clean": table["clean"], "sizes": table["sizes"]}, indent=1))
+    print(json.dumps({"clean": table["clean"], "overlap": table["overlap"], "sizes": table["sizes"]}, indent=1))
 
 
 def cmd_select(a: argparse.Namespace) -> None:

@@ -2,7 +2,8 @@
 
 All pipeline files are UTF-8, one sentence per line, optionally gzip-compressed (``.gz``).
 Outputs are written to a temporary name in the same directory and renamed into place only
-when complete, so a failed step never leaves a partial file that looks finished.
+when complete, so a failed step never leaves a partial file that looks finished; the
+temporaries of a killed step are removed by the next one (:mod:`wordorder.temps`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import errno
 import gzip
 import json
 import os
-import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from wordorder.errors import WordorderError
+from wordorder.temps import make_temp
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -26,17 +28,37 @@ def _open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-def iter_lines(path: str | Path) -> Iterator[str]:
-    """Yield the lines of a UTF-8 text file without their line ends.
+def iter_lines(path: str | Path, max_chars: int | None = None) -> Iterator[str]:
+    """Yield the lines of a UTF-8 text file (``.gz`` decompressed) without their line ends.
+
+    With ``max_chars``, a line is read at most ``4 * max_chars + 2`` bytes far (a character has
+    at most 4 bytes in UTF-8, the line end 2): a longer one is refused without reading it
+    whole, so that a file without line breaks (or a compressed gigabyte on one line) costs
+    kilobytes of memory, not gigabytes. Lines in between are the caller's to check by characters.
 
     Raises:
-        WordorderError: the file is missing, or a line is not valid UTF-8 (naming the line).
+        WordorderError: the file is missing, a line is not valid UTF-8 or too long (naming the
+            line), or a ``.gz`` file is truncated, corrupt or not gzip-compressed at all.
     """
     path = Path(path)
     if not path.is_file():
         raise WordorderError("file not found", path=path, hint="check the path in your config")
+    limit = -1 if max_chars is None else 4 * max_chars + 2
+    number = 0
     with _open_binary(path) as f:
-        for number, raw in enumerate(f, start=1):
+        while True:
+            try:
+                raw = f.readline(limit)
+            except (EOFError, OSError, zlib.error) as e:  # gzip: cut off, not gzip, corrupt
+                raise _unreadable(path, number, e) from None
+            if not raw:
+                return
+            number += 1
+            if len(raw) == limit and not raw.endswith(b"\n"):
+                raise WordorderError(
+                    f"the line has more than {max_chars:,} characters", path=path, line=number,
+                    hint="one sentence per line is expected: the file has lost its line breaks, "
+                    "or the line is not a sentence")
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -47,6 +69,23 @@ def iter_lines(path: str | Path) -> Iterator[str]:
                     hint="convert the file to UTF-8 (e.g. iconv -f <encoding> -t UTF-8)",
                 ) from None
             yield text.rstrip("\r\n")
+
+
+def _unreadable(path: Path, lines_read: int, error: BaseException) -> WordorderError:
+    """The error for a file that breaks off while being read (in practice, a bad ``.gz``)."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if path.suffix == ".gz" and not head.startswith(b"\x1f\x8b"):
+        return WordorderError(
+            f"the file is not gzip-compressed although its name ends in .gz (it starts with {head!r})",
+            path=path, hint="if it is plain text, rename it without .gz; if it was downloaded, it may be "
+            "an error page: download it again")
+    if isinstance(error, EOFError):
+        return WordorderError(f"the compressed file is truncated: it ends after line {lines_read}",
+                              path=path, hint="the file is incomplete (an interrupted copy or download): "
+                              "copy or download it again")
+    return WordorderError(f"cannot read the file after line {lines_read}: {error}", path=path,
+                          hint="the file is corrupt: copy or download it again")
 
 
 def read_lines(path: str | Path) -> list[str]:
@@ -88,9 +127,7 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
     try:
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            os.close(fd)
-            temps.append(Path(name))
+            temps.append(make_temp(target.parent, target.name))  # removes stale ones first
         yield temps
     except BaseException as e:
         for tmp in temps:

@@ -6,13 +6,18 @@ With ``WORDORDER_BAD_INPUT_TABLE=FILE`` set, each case appends its row (input | 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import io
 import json
 import os
+import signal
 import subprocess
+import sys
 import tarfile
 import threading
+import time
+import tracemalloc
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -206,3 +211,277 @@ def test_disk_full(tmp_path, capsys):
     finally:
         subprocess.run(["umount", str(disk)], check=False)
 
+
+
+# --- hostile archives and downloads (issue 19: items 3 and 4) ---------------------------------
+
+def _links_tar(entries: list[tuple[str, str, object]]) -> bytes:
+    """A .tgz of ("file", name, bytes) / ("dir", name, None) / ("sym", name, target) entries, in order."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for kind, name, value in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size = len(value)
+                tar.addfile(info, io.BytesIO(value))
+                continue
+            info.type = tarfile.DIRTYPE if kind == "dir" else tarfile.SYMTYPE
+            info.linkname = value or ""
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def _url_spec(root: Path, url: str, name: str, data: bytes, **more) -> dict:
+    (root / name).write_bytes(data)
+    return {"kind": "url", "url": f"{url}/{name}", "sha256": hashlib.sha256(data).hexdigest(),
+            "src": "c.en", "tgt": "c.de", **more}
+
+
+def test_archive_chained_symlinks(site, tmp_path, capsys):
+    root, url = site
+    data = _links_tar([("file", "c.en", b"a\n"), ("file", "c.de", b"x\n"), ("dir", "d", None),
+                       ("sym", "d/l", ".."), ("sym", "e", "d/l/.."), ("file", "e/evil.sh", b"rm -rf /\n")])
+    code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "chain.tgz", data)), capsys)
+    check("archive with chained symlinks (d/l -> .., e -> d/l/..)", code, errors, "chain.tgz", "member 'e'",
+          "outside the archive")
+    assert left_over(tmp_path / "out") == [] and not list(tmp_path.rglob("evil.sh"))
+
+
+def _sparse_tgz(name: str, real_size: int, data: bytes) -> bytes:
+    """A .tgz of one GNU sparse member: ``real_size`` bytes of holes and ``data`` (a tiny archive
+    that unpacks to ``real_size`` bytes, as a decompression bomb does)."""
+    info = tarfile.TarInfo(name)
+    info.type, info.size = tarfile.GNUTYPE_SPARSE, len(data)
+    header = bytearray(info.tobuf(format=tarfile.GNU_FORMAT))
+    header[386:398] = b"%011o\0" % (real_size - len(data))  # one data block, at the end
+    header[398:410] = b"%011o\0" % len(data)
+    header[483:495] = b"%011o\0" % real_size  # the real size
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % sum(header)
+    return gzip.compress(bytes(header) + data + b"\0" * (-len(data) % 512 + 1024))
+
+
+def test_archive_bomb_default_cap(site, tmp_path, capsys):
+    root, url = site
+    data = _sparse_tgz("c.en", 2 << 30, b"a\n")  # 100 bytes that unpack to 2 GiB
+    code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "bomb.tgz", data)), capsys)
+    check("archive bomb (100 bytes unpacking to 2 GiB)", code, errors, "bomb.tgz", "unpacks to 2.0 GiB",
+          "default limit of 200 times the archive's size")
+    assert left_over(tmp_path / "out") == []  # the cache keeps the download, nothing unpacked
+    assert left_over(tmp_path / "cache") == [".bomb.tgz.verified", ".lock", "bomb.tgz"]
+
+
+def test_archive_above_max_unpacked_bytes(site, tmp_path, capsys):
+    root, url = site
+    data = _links_tar([("file", "c.en", b"a b c\n" * 200_000), ("file", "c.de", b"x\n")])  # 1.2 MB
+    spec = _url_spec(root, url, "big.tgz", data, max_unpacked_bytes="1M")
+    code, errors = run(fetch_args(tmp_path, spec), capsys)
+    check("archive above max_unpacked_bytes", code, errors, "big.tgz", "unpacks to 1.1 MiB, more than "
+          "max_unpacked_bytes (1.0 MiB)")
+    assert left_over(tmp_path / "cache").count("big.tgz") == 1 and not list((tmp_path / "cache").rglob("c.en"))
+
+
+def warm_up(tmp_path: Path, capsys) -> None:
+    """Fail a fetch once on a small file: what the CLI imports on the way (torch) is then not
+    counted in the memory or time a test measures."""
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    run(fetch_args(warm, local(warm, b"w" * 30_000 + b"\n", b"x\n")), capsys)
+
+
+def test_download_of_dev_zero_stops_at_the_cap_at_once(tmp_path, capsys):
+    warm_up(tmp_path, capsys)
+    (tmp_path / "c.de").write_bytes(b"x\n")
+    spec = {"kind": "url", "max_download_bytes": "4M",
+            "src": {"url": "file:///dev/zero", "sha256": "0" * 64},
+            "tgt": {"url": (tmp_path / "c.de").as_uri(), "sha256": hashlib.sha256(b"x\n").hexdigest()}}
+    start = time.monotonic()
+    code, errors = run(fetch_args(tmp_path, spec), capsys)
+    check("endless download (file:///dev/zero)", code, errors, "file:///dev/zero", "grew past "
+          "max_download_bytes (4.0 MiB)")
+    assert time.monotonic() - start < 5 and "tries" not in errors[0]  # not retried as a network fault
+    assert left_over(tmp_path / "out") == [] and left_over(tmp_path / "cache") == [".lock"]
+
+
+def test_download_announced_above_the_cap(site, tmp_path, capsys):
+    root, url = site
+    data = _links_tar([("file", "c.en", os.urandom(300_000)), ("file", "c.de", b"x\n")])
+    code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)),
+                       capsys)
+    check("download larger than max_download_bytes", code, errors, f"announces {len(data):,} bytes", "large.tgz",
+          "max_download_bytes (100,000 bytes); nothing was downloaded")
+    assert left_over(tmp_path / "cache") == [".lock"]
+
+
+def test_overlong_line_is_refused_while_streaming(tmp_path, capsys):
+    """A 50 MB line (50 kB compressed) is refused after reading ~80 kB of it, not read whole."""
+    with gzip.open(tmp_path / "c.en.gz", "wb", compresslevel=1) as f:
+        for _ in range(50):
+            f.write(b"w" * 1_000_000)
+    (tmp_path / "c.de").write_bytes(b"x\n")
+    spec = {"kind": "local", "src": str(tmp_path / "c.en.gz"), "tgt": str(tmp_path / "c.de")}
+    warm_up(tmp_path, capsys)
+    tracemalloc.start()
+    try:
+        code, errors = run(fetch_args(tmp_path, spec), capsys)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    check("a compressed 50 MB single line", code, errors, "c.en.gz:1:", "more than 20,000 characters")
+    assert peak < 4_000_000, peak  # reading it whole would take 50 MB (and 3.3 GB for a 1 GiB line)
+    assert left_over(tmp_path / "out") == []
+
+
+# --- clear errors (issue 19: item 9) ----------------------------------------------------------
+
+_LINES = "".join(f"sentence {i} of {i * 7919 % 10007}\n" for i in range(5000)).encode()
+
+
+@pytest.mark.parametrize("case, content, must", [
+    ("truncated .gz", gzip.compress(_LINES)[:10_000], ["c.en.gz", "truncated: it ends after line "]),
+    ("plain text named .gz", b"a b\nc d\n", ["c.en.gz", "not gzip-compressed although its name ends in .gz"]),
+], ids=["truncated", "plain"])
+def test_bad_gzip(case, content, must, tmp_path, capsys):
+    (tmp_path / "c.en.gz").write_bytes(content)
+    (tmp_path / "c.de").write_bytes(b"x\n" * 5000)
+    spec = {"kind": "local", "src": str(tmp_path / "c.en.gz"), "tgt": str(tmp_path / "c.de")}
+    code, errors = run(fetch_args(tmp_path, spec), capsys)
+    check(case, code, errors, *must)
+    assert left_over(tmp_path / "out") == []
+
+
+def test_unwritable_download_cache(site, tmp_path, capsys):
+    root, url = site
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if os.geteuid() == 0:  # root writes anywhere: mount a read-only disk instead
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)],
+                          capture_output=True).returncode != 0:
+            pytest.skip("cannot mount a read-only tmpfs here")
+    else:
+        cache.chmod(0o555)
+    try:
+        data = _links_tar([("file", "c.en", b"a\n"), ("file", "c.de", b"x\n")])
+        code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "ok.tgz", data)), capsys)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(cache)], check=False)
+        cache.chmod(0o755)
+    check("unwritable download cache", code, errors, "cannot write the download cache", str(cache))
+    assert left_over(tmp_path / "out") == []
+
+
+def test_empty_corpus_names_the_source_files_and_the_output(tmp_path, capsys):
+    code, errors = run(fetch_args(tmp_path, local(tmp_path, b"", b"")), capsys)
+    check("empty corpus", code, errors, f"{tmp_path / 'c.en'} and {tmp_path / 'c.de'} gave no lines",
+          str(tmp_path / "out" / "x.en"))
+    assert ".fetch" not in errors[0] and left_over(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("case, sides, must", [
+    ("file:// source and target the same file", "same url", ["'src.url' and 'tgt.url'", "give the same file"]),
+    ("file:// source and target the same content", "same sha256",
+     ["'src.sha256' and 'tgt.sha256' of the url source are equal"]),
+    ("local source and target the same file (a link)", "local link",
+     ["'src' and 'tgt' of the local source are the same file"]),
+])
+def test_source_and_target_the_same_file(case, sides, must, tmp_path, capsys):
+    (tmp_path / "c.en").write_bytes(b"a b\n")
+    (tmp_path / "copy.en").write_bytes(b"a b\n")
+    (tmp_path / "c.de").symlink_to(tmp_path / "c.en")
+    side = {"url": (tmp_path / "c.en").as_uri(), "sha256": hashlib.sha256(b"a b\n").hexdigest()}
+    spec = {"same url": {"kind": "url", "src": side, "tgt": dict(side)},
+            "same sha256": {"kind": "url", "src": side, "tgt": {**side, "url": (tmp_path / "copy.en").as_uri()}},
+            "local link": {"kind": "local", "src": str(tmp_path / "c.en"), "tgt": str(tmp_path / "c.de")}}[sides]
+    code, errors = run(fetch_args(tmp_path, spec), capsys)
+    check(case, code, errors, *must)
+    assert left_over(tmp_path / "out") == []
+
+
+# --- a killed fetch's temporaries (issue 19: item 10) -------------------------------------------
+
+_OWN_A_TEMP = """
+import os, sys, time
+from pathlib import Path
+from wordorder.temps import make_temp
+path = make_temp(Path(sys.argv[1]), sys.argv[2], directory=sys.argv[3] == "dir")
+(path / "part" if path.is_dir() else path).write_bytes(b"half a corpus" * 1000)
+print(path, flush=True)
+time.sleep(60)
+"""
+
+
+def _owned_temp(folder: Path, name: str, kind: str) -> tuple[subprocess.Popen, Path]:
+    """A real process that makes a temporary for ``name`` in ``folder`` and waits (to be killed)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-c", _OWN_A_TEMP, str(folder), name, kind], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def _killed_fetch(tmp_path: Path, out: Path) -> Path:
+    """Start ``wordorder fetch`` of a 300,000-line corpus and SIGKILL it while it writes; its
+    half-written temporary output stays behind."""
+    line = b"a b c d e f g h i j\n"
+    spec = local(tmp_path, line * 300_000, line * 300_000)
+    argv = [sys.executable, "-m", "wordorder.cli", *map(str, fetch_args(tmp_path, spec))]
+    proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not [p for p in out.glob(f".x.en.*~{proc.pid}.*.tmp") if p.stat().st_size]:
+        assert proc.poll() is None and time.monotonic() < deadline, "the fetch ended before it was killed"
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (left,) = out.glob(f".x.en.*~{proc.pid}.*.tmp")
+    return left
+
+
+def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    killed_dir, dead_dir = _owned_temp(out, "x.en", "dir")  # e.g. an archive being unpacked
+    live, live_file = _owned_temp(out, "x.en", "file")  # another fetch of the same file, running
+    dead_file = _killed_fetch(tmp_path, out)  # (made last: making a temporary removes the stale ones)
+    legacy = out / ".fetch.abcd1234"  # left by an older version killed a week ago
+    legacy.mkdir()
+    (legacy / "src").write_bytes(b"a\n")
+    week_ago = time.time() - 7 * 86400
+    for p in (legacy / "src", legacy):
+        os.utime(p, (week_ago, week_ago))
+    try:
+        killed_dir.send_signal(signal.SIGKILL)
+        killed_dir.wait()
+        assert dead_file.stat().st_size > 0 and dead_dir.exists() and not (out / "x.en").exists()
+        assert main([str(a) for a in fetch_args(tmp_path, local(tmp_path, b"a b\n", b"x y\n"))]) == 0
+        assert not dead_file.exists() and not dead_dir.exists() and not legacy.exists()
+        assert live_file.exists()  # another fetch, still running: kept
+        assert sorted(p.name for p in out.iterdir()) == sorted([live_file.name, "x.en"])
+    finally:
+        live.kill()
+        live.wait()
+    table = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
+    if table:
+        with open(table, "a", encoding="utf-8") as f:
+            f.write("| temporaries of a fetch killed with -9 | removed by the next run (a live fetch's are kept) |\n")
+
+
+def test_test_sentences_in_training(tmp_path, capsys):
+    """Not an error, a wrong result made right: training loses the pairs that a dev/test set has."""
+    tok = tmp_path / "tok"
+    tok.mkdir()
+    for name, en, de in (("train", "a b\nc d\ne f\ng h\na  b\n", "x y\nz w\nu v\nq\nr\n"),
+                         ("dev", "c d\n", "p\n"), ("news", "a b\n", "x y\n")):
+        (tok / f"{name}.en").write_text(en, encoding="utf-8")
+        (tok / f"{name}.de").write_text(de, encoding="utf-8")
+    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    code = main(["split", "--pair", "en-de", "--data", json.dumps(data), "--clean", "{}", "--seed", "1",
+                 "--tok-dir", str(tok), "--output", str(tmp_path / "out" / "splits.json")])
+    assert code == 0 and '"removed": 3' in capsys.readouterr().out
+    table = json.loads((tmp_path / "out" / "splits.json").read_text(encoding="utf-8"))
+    assert table["overlap"] == {"pair": 1, "source": 2, "target": 0, "removed": 3}
+    assert table["splits"]["train"]["lines"] == [2, 3]
+    rows = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
+    if rows:
+        with open(rows, "a", encoding="utf-8") as f:
+            f.write("| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n")

@@ -78,6 +78,8 @@ def test_manual_columns_missing_file_names_it_with_instructions(tmp_path):
     ({"kind": "local", "files": "a", "columns": {"ja": 0, "en": 1}, "src": "x"}, "unknown key 'src'"),
     ({"kind": "local", "files": "a"}, "missing key 'columns'"),
     ({"kind": "manual", "files": "a", "columns": {"ja": 0, "en": 1}, "name": "X"}, "missing key 'instructions'"),
+    ({"kind": "local", "files": "a", "columns": {"ja": 2, "en": 2}}, "gives ja and en the same field 2"),
+    ({"kind": "local", "src": "c.{src}", "tgt": "c.{src}"}, "'src' and 'tgt' of the local source are the same file"),
     ({"kind": "concat", "parts": []}, "'parts' in concat source must be a non-empty list"),
     ({"kind": "concat", "parts": [{"kind": "local", "src": "a", "tgt": "b"}, {"kind": "url"}]},
      "part 2 of the concat source: missing key 'src'"),

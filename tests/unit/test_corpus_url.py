@@ -344,3 +344,28 @@ def test_two_jobs_fetching_the_same_archive_at_once_share_one_download(server, t
     assert not errors and results == {"en": 200, "de": 200}
     assert len(server.requests) == 1
     assert (tmp_path / "de" / "t").read_text(encoding="utf-8") == text(DE).decode()
+
+
+def test_source_and_target_must_be_two_files(server, tmp_path):
+    data = make_tar({"c.en": text(EN)}, links={"c.de": "c.en"})  # a member that is a link to the other
+    server.files["/c.tgz"] = data
+    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "c.en", "tgt": "c.de"}
+    with pytest.raises(WordorderError, match=r"'src' and 'tgt' of the url source are the same file"):
+        fetch(spec, tmp_path)
+    with pytest.raises(WordorderError, match=r"'src' and 'tgt' of the url source name the same member"):
+        fetch({**spec, "tgt": "c.en"}, tmp_path)
+    with pytest.raises(WordorderError, match=r"'src.url' and 'tgt.url' of the url source give the same file"):
+        side = {"url": server.url + "/c.tgz", "sha256": sha(data), "member": "c.en"}
+        fetch({"kind": "url", "src": side, "tgt": side}, tmp_path)
+
+
+def test_url_caps_are_read_from_the_spec(server, tmp_path):
+    data = make_tar({"a.en": text(EN), "a.de": text(DE)})
+    server.files["/c.tgz"] = data
+    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "a.{src}", "tgt": "a.{tgt}",
+            "max_download_bytes": len(data) - 1}
+    with pytest.raises(WordorderError, match=f"announces {len(data):,} bytes"):
+        fetch(spec, tmp_path)
+    assert fetch({**spec, "max_download_bytes": len(data), "max_unpacked_bytes": "10K"}, tmp_path)[0] == 200
+    with pytest.raises(WordorderError, match="'max_unpacked_bytes' in url source must be a positive number"):
+        fetch({**spec, "max_unpacked_bytes": "lots"}, tmp_path)

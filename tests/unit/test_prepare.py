@@ -72,3 +72,41 @@ def test_holdouts_larger_than_the_corpus_are_an_error(tmp_path):
     data = {"train": {"kind": "local"}, "dev": {"holdout": 2}, "test": {"t": {"holdout": 2}}}
     with pytest.raises(WordorderError):
         make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
+
+
+def _norm(line):
+    return " ".join(line.split())
+
+
+def test_dev_and_test_sentences_leave_training_counted_per_reason(tmp_path):
+    src = [f"w{i} x" for i in range(20)] + ["n1 a", "n1 a", "w3  x ", "p q", "n2 b", "s t"]
+    tgt = [f"v{i} y" for i in range(20)] + ["m1 a", "other", "new", "m2 b", "zz", "d5 y"]
+    corpus(tmp_path, "train", src, tgt)
+    corpus(tmp_path, "news", ["n1 a", "n2  b"], ["m1  a", "m2 b"])  # external test set
+    corpus(tmp_path, "dev", ["w3 x", "dd"], ["v3 y", "d5 y"])  # external dev set
+    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    table = make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
+    # line 20 is a news pair; 21 and 24 have a news source, 22 (spaced) and 3 a dev source;
+    # 23 has a news target, 25 a dev target
+    assert table["overlap"] == {"pair": 2, "source": 3, "target": 2, "removed": 7}
+    assert table["splits"]["train"]["lines"] == [i for i in range(20) if i != 3]
+    assert table["sizes"] == {"train": 19, "dev": 2, "news": 2}
+
+
+def test_every_copy_of_a_held_out_sentence_leaves_training(tmp_path):
+    # 60 distinct pairs, each repeated (same pair, same source only, or same target only)
+    src = [f"s{i} a" for i in range(60)] * 2 + [f"s{i} a" for i in range(0, 60, 3)] + ["u1", "u2"] * 10
+    tgt = [f"t{i} b" for i in range(60)] * 2 + [f"x{i}" for i in range(0, 60, 3)] + ["t5 b", "t7 b"] * 10
+    corpus(tmp_path, "train", src, tgt)
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 10}, "test": {"held": {"holdout": 15}}}
+    table = make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path)
+    held = [i for name in ("dev", "held") for i in table["splits"][name]["lines"]]
+    train = table["splits"]["train"]["lines"]
+    held_src, held_tgt = {_norm(src[i]) for i in held}, {_norm(tgt[i]) for i in held}
+    assert not any(src[i] in held_src or tgt[i] in held_tgt for i in train)
+    candidates = set(range(len(src))) - set(held)  # nothing was cleaned away here
+    removed = candidates - set(train)
+    assert all(src[i] in held_src or tgt[i] in held_tgt for i in removed)  # nothing removed without cause
+    assert table["overlap"]["removed"] == len(removed) > 0
+    assert sum(table["overlap"][r] for r in ("pair", "source", "target")) == len(removed)
+    assert make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path) == table

@@ -1,22 +1,29 @@
 """Safe unpacking of downloaded archives (.tar, .tar.gz/.tgz, .tar.bz2/.xz, .zip).
 
 Archives from the internet may try to write outside the target directory (absolute member
-names, ``..`` components, links pointing elsewhere). Every member is checked before anything
-is written; an unsafe archive is refused as a whole, naming the archive and the member. The
-archive is unpacked into a temporary directory that is renamed into place only when done.
+names, ``..`` components, links pointing elsewhere, alone or in chains: see
+:mod:`wordorder.corpus.links`) or to fill the disk (see :mod:`wordorder.corpus.limits`). Every
+member is checked before anything is written; an unsafe archive is refused as a whole, naming
+the archive and the member. The archive is unpacked into a temporary directory that is
+renamed into place only when done.
 """
 
 from __future__ import annotations
 
-import gzip
+import errno
 import os
 import shutil
 import tarfile
-import tempfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
+from wordorder.corpus.limits import check_free, human, too_big, unpack_cap
+from wordorder.corpus.links import Unsafe, check_tar_links
 from wordorder.errors import WordorderError
+from wordorder.temps import make_temp
+
+_CHUNK = 1 << 20
 
 
 def archive_type(path: Path) -> str:
@@ -45,24 +52,9 @@ def _unsafe_tar_member(member: tarfile.TarInfo) -> str | None:
     why = _unsafe_name(member.name)
     if why:
         return why
-    if member.issym() or member.islnk():
-        # Symbolic links are relative to the member's folder, hard links to the archive root.
-        base = PurePosixPath(member.name).parent if member.issym() else PurePosixPath()
-        target = member.linkname
-        if target.startswith("/") or _escapes(base / target):
-            return f"it links to {target!r}, outside the archive"
-    elif not (member.isfile() or member.isdir()):
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
         return "it is a device or pipe, not a file"
-    return None
-
-
-def _escapes(path: PurePosixPath) -> bool:
-    depth = 0
-    for part in path.parts:
-        depth += -1 if part == ".." else (0 if part in (".", "") else 1)
-        if depth < 0:
-            return True
-    return False
+    return None  # where links lead is checked on all members together (check_tar_links)
 
 
 def _refuse(archive: Path, member: str, why: str) -> WordorderError:
@@ -70,40 +62,94 @@ def _refuse(archive: Path, member: str, why: str) -> WordorderError:
                           hint="this archive is unsafe or corrupt; check the URL")
 
 
-def safe_extract(archive: Path, dest: Path) -> None:
-    """Unpack ``archive`` into ``dest`` (which must not exist yet), refusing unsafe members."""
+def safe_extract(archive: Path, dest: Path, max_bytes: int | None = None,
+                 data_filter: bool = True) -> None:
+    """Unpack ``archive`` into ``dest`` (which must not exist yet), refusing unsafe members.
+
+    Args:
+        max_bytes: the most bytes it may unpack to (None: the default of
+            :func:`~wordorder.corpus.limits.unpack_cap`).
+        data_filter: also apply Python's ``data`` extraction filter where it exists (a second
+            line of defence; off only to test the checks here on their own).
+    """
     kind = archive_type(archive)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    cap = unpack_cap(archive, max_bytes)
+    tmp = make_temp(dest.parent, dest.name, directory=True)
     try:
         if kind == "tar":
-            with tarfile.open(archive, "r:*") as tar:
-                members = tar.getmembers()
-                for m in members:
-                    why = _unsafe_tar_member(m)
-                    if why:
-                        raise _refuse(archive, m.name, why)
-                if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4: a second line of defence
-                    tar.extractall(tmp, members=members, filter="data")
-                else:  # pragma: no cover
-                    tar.extractall(tmp, members=members)
+            _extract_tar(archive, tmp, cap, data_filter)
         elif kind == "zip":
-            with zipfile.ZipFile(archive) as zf:
-                for name in zf.namelist():
-                    why = _unsafe_name(name)
-                    if why:
-                        raise _refuse(archive, name, why)
-                zf.extractall(tmp)
+            _extract_zip(archive, tmp, cap)
         else:
             raise WordorderError(f"not an archive (it is a {kind} file), so it has no members",
                                  path=archive,
                                  hint="give src and tgt their own url and sha256 instead")
         os.replace(tmp, dest)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, gzip.BadGzipFile) as e:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as e:
+        raise WordorderError(f"cannot unpack the archive: {e}", path=archive) from None
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # reported as a full disk
         raise WordorderError(f"cannot unpack the archive: {e}", path=archive) from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bool) -> None:
+    with tarfile.open(archive, "r:*") as tar:
+        members = tar.getmembers()
+        for m in members:
+            why = _unsafe_tar_member(m)
+            if why:
+                raise _refuse(archive, m.name, why)
+        try:
+            check_tar_links(members)
+        except Unsafe as e:
+            raise _refuse(archive, e.member, e.why) from None
+        # tarfile writes exactly the sizes in the headers, so their sum is what unpacking costs
+        _check_total(sum(m.size for m in members if m.isfile()), cap, archive, tmp)
+        try:
+            if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.11.4
+                tar.extractall(tmp, members=members)
+            else:
+                tar.extractall(tmp, members=members, filter="data" if data_filter else "fully_trusted")
+        except KeyError as e:  # tarfile's way of saying that a hard link's target is not in the archive
+            raise WordorderError(f"cannot unpack the archive: {e.args[0] if e.args else e}",
+                                 path=archive) from None
+
+
+def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
+    """Unpack member by member, counting the bytes written: a zip's sizes are only claims."""
+    with zipfile.ZipFile(archive) as zf:
+        infos = zf.infolist()
+        for info in infos:
+            why = _unsafe_name(info.filename)
+            if why:
+                raise _refuse(archive, info.filename, why)
+        claimed = sum(i.file_size for i in infos)
+        _check_total(claimed, cap, archive, tmp)
+        written = 0
+        for info in infos:
+            target = tmp / info.filename
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                while chunk := src.read(_CHUNK):
+                    written += len(chunk)
+                    if written > cap[0]:
+                        raise too_big(f"the archive unpacks to more than {cap[1]}, although its headers "
+                                      f"claim {human(claimed)}", "max_unpacked_bytes", archive)
+                    out.write(chunk)
+
+
+def _check_total(total: int, cap: tuple[int, str], archive: Path, tmp: Path) -> None:
+    if total > cap[0]:
+        raise too_big(f"the archive unpacks to {human(total)}, more than {cap[1]}", "max_unpacked_bytes", archive)
+    check_free(tmp, total, f"unpacking {archive}")
 
 
 def member_path(root: Path, member: str, archive: Path) -> Path:

@@ -7,7 +7,9 @@ line-aligned files, atomically (both files appear or neither does).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
@@ -86,7 +88,7 @@ def iter_file_pairs(src: Path, tgt: Path) -> Iterator[tuple[str, str]]:
             is overlong (naming file and line), or the line counts differ (naming both files
             and both counts; counted to the end).
     """
-    a, b = iter_lines(src), iter_lines(tgt)
+    a, b = iter_lines(src, MAX_LINE_CHARS), iter_lines(tgt, MAX_LINE_CHARS)
     n = 0
     for left in a:
         right = next(b, None)
@@ -122,25 +124,45 @@ def first_pairs(pairs: Iterable[tuple[str, str]], max_lines: int | None) -> Iter
         pass
 
 
-def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path, out_tgt: Path,
-                max_lines: int | None = None) -> int:
+def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path | None, out_tgt: Path | None,
+                max_lines: int | None = None, inputs: str = "the source") -> int:
     """Write pairs to two aligned files atomically; returns the number of lines written.
 
+    A side whose path is None is read (so that both sides are checked) but not written.
     With ``max_lines`` only the first pairs are written, but ``pairs`` is still consumed to
-    the end so that errors further on are not hidden.
+    the end so that errors further on are not hidden. ``inputs`` names what the pairs are read
+    from, for the error when there are none.
     """
+    outputs = [p for p in (out_src, out_tgt) if p is not None]
     n = 0
-    with atomic_paths(out_src, out_tgt) as (tmp_src, tmp_tgt):
-        with open(tmp_src, "w", encoding="utf-8", newline="\n") as fs, \
-                open(tmp_tgt, "w", encoding="utf-8", newline="\n") as ft:
-            for s, t in first_pairs(pairs, max_lines):
+    with atomic_paths(*outputs) as temps, contextlib.ExitStack() as files:
+        tmp = iter(temps)
+        fs, ft = (None if p is None else files.enter_context(open(next(tmp), "w", encoding="utf-8", newline="\n"))
+                  for p in (out_src, out_tgt))
+        for s, t in first_pairs(pairs, max_lines):
+            if fs is not None:
                 fs.write(_one_line(s) + "\n")
+            if ft is not None:
                 ft.write(_one_line(t) + "\n")
-                n += 1
+            n += 1
         if n == 0:
-            raise WordorderError(f"the corpus is empty: no lines for {out_src} and {out_tgt}",
-                                 hint="check the source files (or the source definition)")
+            raise WordorderError(f"the corpus is empty: {inputs} gave no lines, so nothing was written to "
+                                 f"{' and '.join(map(str, outputs))}",
+                                 hint="check that the source's files have content (or the source definition)")
     return n
+
+
+def refuse_same_file(a: Path, b: Path, keys: tuple[str, str], where: str) -> None:
+    """Both sides of a corpus must be two files: refuse one file given for both (the same path,
+    another spelling of it, or a link to it), naming the two config keys."""
+    same = a.resolve() == b.resolve()
+    if not same and a.exists() and b.exists():
+        same = os.path.samefile(a, b)
+    if same:
+        raise WordorderError(f"'{keys[0]}' and '{keys[1]}' of the {where} are the same file: {a}"
+                             + (f" and {b}" if str(a) != str(b) else ""),
+                             hint="the source and the target side of a parallel corpus are two files, "
+                             "one per language")
 
 
 class Source(ABC):
@@ -170,12 +192,21 @@ class Source(ABC):
     def validate(self) -> None:
         """Check the values of the kind's own keys (the keys themselves are already checked)."""
 
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        """What the pairs are read from (the user's files, URLs or data set), for messages."""
+        return f"the {self.where}"
+
     @abstractmethod
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         """Yield the aligned (source-language, target-language) sentence pairs, in a fixed order."""
 
-    def fetch(self, src_lang: str, tgt_lang: str, out_src: Path, out_tgt: Path,
+    def fetch(self, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None,
               cache_dir: Path) -> int:
-        """Write the corpus to ``out_src``/``out_tgt`` (both or none); returns the line count."""
-        return write_pairs(self.pairs(src_lang, tgt_lang, Path(cache_dir)), Path(out_src),
-                           Path(out_tgt), self.max_lines)
+        """Write the corpus to ``out_src``/``out_tgt`` (both or none); returns the line count.
+
+        A side given as None is read and checked but not written (a fetch job writes one side).
+        """
+        return write_pairs(self.pairs(src_lang, tgt_lang, Path(cache_dir)),
+                           None if out_src is None else Path(out_src),
+                           None if out_tgt is None else Path(out_tgt), self.max_lines,
+                           self.describe(src_lang, tgt_lang))

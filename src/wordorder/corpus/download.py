@@ -12,6 +12,7 @@ is reported in seconds, not minutes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import http.client
@@ -26,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from urllib.error import HTTPError
 from urllib.parse import unquote, urlsplit
 
+from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, check_free, human, too_big
 from wordorder.errors import WordorderError
 
 DEFAULT_RETRIES = 3
@@ -118,14 +120,27 @@ def locked(entry: Path) -> Iterator[None]:
 
 
 def cached_download(url: str, sha256: str, cache_dir: Path, retries: int = DEFAULT_RETRIES,
-                    timeout: float = DEFAULT_TIMEOUT) -> Path:
+                    timeout: float = DEFAULT_TIMEOUT, max_bytes: int = DEFAULT_MAX_DOWNLOAD) -> Path:
     """Return the path of the verified file for ``url``, downloading it only if not cached.
 
     Raises:
         WordorderError: the URL cannot be reached (after ``retries`` tries), the server
-            refuses it, or the sha256 does not match (the bad download is deleted).
+            refuses it, the sha256 does not match (the bad download is deleted), the download
+            is larger than ``max_bytes`` (at once, not retried), or the cache cannot be written.
     """
     target = cache_path(url, sha256, cache_dir)
+    try:
+        return _cached(url, sha256, target, retries, timeout, max_bytes)
+    except OSError as e:  # network errors are handled below: this is the local cache
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise  # reported as a full disk
+        raise WordorderError(f"cannot write the download cache: {e.strerror or e}",
+                             path=e.filename or target.parent,
+                             hint=f"make {Path(cache_dir).absolute()} writable, or point results: in the config at "
+                             "a folder you can write (downloads are kept in <results>/downloads)") from None
+
+
+def _cached(url: str, sha256: str, target: Path, retries: int, timeout: float, max_bytes: int) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     verified = target.with_name(f".{target.name}.verified")
     with locked(target.parent):
@@ -138,19 +153,19 @@ def cached_download(url: str, sha256: str, cache_dir: Path, retries: int = DEFAU
                         hint=f"this file is not the one at {url}; delete it and rerun")
                 verified.touch()
             return target
-        _download(url, target, sha256, retries, timeout)
+        _download(url, target, sha256, retries, timeout, max_bytes)
         verified.touch()
     return target
 
 
-def _download(url: str, target: Path, sha256: str, retries: int, timeout: float) -> None:
+def _download(url: str, target: Path, sha256: str, retries: int, timeout: float, max_bytes: int) -> None:
     part = target.with_name(target.name + ".part")
     reason = "no attempt made"
     for attempt in range(max(1, retries)):
         if attempt:
             time.sleep(BACKOFF * 2 ** (attempt - 1))
         try:
-            _fetch_into(url, part, sha256, timeout)
+            _fetch_into(url, part, sha256, timeout, max_bytes)
         except _Transient as e:
             reason = str(e)
             continue
@@ -169,8 +184,12 @@ def _download(url: str, target: Path, sha256: str, retries: int, timeout: float)
              f"(its sha256 must be {sha256}), or use a 'local' source with files on disk")
 
 
-def _fetch_into(url: str, part: Path, sha256: str, timeout: float) -> None:
-    """One attempt: append to (or restart) ``part`` until the server's body is complete."""
+def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: int) -> None:
+    """One attempt: append to (or restart) ``part`` until the server's body is complete.
+
+    Failures of the network are :class:`_Transient`; a body above ``max_bytes`` and errors
+    writing ``part`` are not (retrying cannot help).
+    """
     scheme = urlsplit(url).scheme
     offset = part.stat().st_size if part.exists() else 0
     headers = {"User-Agent": "wordorder"}
@@ -204,14 +223,28 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float) -> None:
         if not resume:
             offset = 0  # the server sent the whole file (it ignored the Range header)
         length = response.headers.get("Content-Length")
+        if length is not None and length.isdigit():
+            if offset + int(length) > max_bytes:
+                raise too_big(f"the server announces {human(offset + int(length))} for {url}, more than "
+                              f"max_download_bytes ({human(max_bytes)}); nothing was downloaded",
+                              "max_download_bytes")
+            check_free(part.parent, int(length), f"downloading {url}")
         received = 0
-        try:
-            with open(part, "ab" if resume else "wb") as f:
-                while chunk := response.read(_CHUNK):
-                    f.write(chunk)
-                    received += len(chunk)
-        except (OSError, http.client.HTTPException) as e:
-            raise _Transient(f"connection lost after {offset + received} bytes: {e}") from None
+        with open(part, "ab" if resume else "wb") as f:  # errors writing it are not the network's
+            while True:
+                try:
+                    chunk = response.read(_CHUNK)
+                except (OSError, http.client.HTTPException) as e:
+                    raise _Transient(f"connection lost after {offset + received} bytes: {e}") from None
+                if not chunk:
+                    break
+                received += len(chunk)
+                if offset + received > max_bytes:
+                    f.close()
+                    part.unlink()
+                    raise too_big(f"the download of {url} grew past max_download_bytes ({human(max_bytes)}): "
+                                  "stopped and deleted", "max_download_bytes")
+                f.write(chunk)
     if length is not None and length.isdigit() and received < int(length):
         raise _Transient(f"connection closed after {offset + received} of "
                          f"{offset + int(length)} bytes")

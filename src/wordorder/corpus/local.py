@@ -17,12 +17,14 @@ from pathlib import Path
 
 from wordorder.corpus.base import (
     COMMON_KEYS,
+    MAX_LINE_CHARS,
     Source,
     check_keys,
     check_line,
     iter_file_pairs,
     local_path,
     need_str,
+    refuse_same_file,
 )
 from wordorder.errors import WordorderError
 from wordorder.io import iter_lines
@@ -55,6 +57,10 @@ class LocalSource(Source):
                 raise WordorderError(
                     f"'columns' in {where} must map the pair's two language codes to 0-based field "
                     f"numbers, e.g. {{ja: 3, en: 4}}, not {columns!r}")
+            (a, i), (b, j) = columns.items()
+            if i == j:
+                raise WordorderError(f"'columns' in {where} gives {a} and {b} the same field {i}",
+                                     hint="each language of the pair has its own column")
             self.separator = spec.get("separator", "\t")
             if not isinstance(self.separator, str) or not self.separator:
                 raise WordorderError(f"'separator' in {where} must be a non-empty string")
@@ -62,6 +68,8 @@ class LocalSource(Source):
             check_keys(spec, _TWO_FILES, allowed, where)
             need_str(spec, "src", where)
             need_str(spec, "tgt", where)
+            if spec["src"] == spec["tgt"]:  # the same file for every pair; links are checked on fetch
+                refuse_same_file(Path(spec["src"]), Path(spec["tgt"]), _TWO_FILES, where)
 
     def paths(self, src_lang: str, tgt_lang: str) -> list[Path]:
         """The files to read (after placeholder and glob expansion; globs matching nothing stay)."""
@@ -77,9 +85,13 @@ class LocalSource(Source):
                 found.append(path)  # reported as missing by the reader
         return found
 
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        return " and ".join(map(str, self.paths(src_lang, tgt_lang)))
+
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         paths = self.paths(src_lang, tgt_lang)
         if "files" not in self.spec:
+            refuse_same_file(*paths, _TWO_FILES, self.where)
             return iter_file_pairs(*paths)
         return self._columns(paths, src_lang, tgt_lang)
 
@@ -91,8 +103,8 @@ class LocalSource(Source):
                                  hint=f"it names {', '.join(columns)}; the pair is {src_lang}-{tgt_lang}")
         i, j = columns[src_lang], columns[tgt_lang]
         need = max(i, j) + 1
-        for path in paths:
-            for number, line in enumerate(iter_lines(path), start=1):
+        for path in paths:  # a line holds several fields: allow it their length (CzEng has 6)
+            for number, line in enumerate(iter_lines(path, 8 * MAX_LINE_CHARS), start=1):
                 fields = line.split(self.separator)
                 if len(fields) < need:
                     raise WordorderError(

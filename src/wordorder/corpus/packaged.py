@@ -39,6 +39,9 @@ class PypiSource(Source):
             raise WordorderError(f"no reader for the package '{package}' in the pypi source",
                                  hint=f"packages with a reader: {', '.join(sorted(READERS))}")
 
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        return f"the package '{self.spec['package']}'"
+
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         package = self.spec["package"]
         reader = READERS[package]

@@ -9,16 +9,20 @@ detokenized references.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from wordorder.config import is_holdout, pair_langs, split_names, split_spec
 from wordorder.corpus.clean import CleanOptions, clean_parallel
+from wordorder.corpus.overlap import remove_overlap
 from wordorder.corpus.split import holdout_split
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, read_lines, read_parallel, write_parallel
 from wordorder.text.normalize import normalize_line
+
+log = logging.getLogger(__name__)
 
 
 def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int,
@@ -27,7 +31,9 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
 
     The training corpus is cleaned; holdout dev/test sets are drawn from the cleaned lines
     (so they obey the same length limits) and removed from training. Splits with a source of
-    their own are used whole and unfiltered: official test sets are never altered.
+    their own are used whole and unfiltered: official test sets are never altered. Then every
+    training pair whose source or target occurs in a dev/test set leaves training
+    (:mod:`wordorder.corpus.overlap`); the counts are in the table's ``overlap``.
     """
     src, tgt = pair_langs(pair)
     tok_dir = Path(tok_dir)
@@ -37,17 +43,27 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
     holdouts = {n: split_spec(data, n)["holdout"] for n in names[1:] if is_holdout(split_spec(data, n))}
     parts = holdout_split(len(kept), holdouts, seed)
     splits: dict[str, dict] = {}
+    held: list[tuple[str, str]] = []  # every dev/test pair, tokenized
     for name in names:
         if name == "train" or name in holdouts:
             splits[name] = {"corpus": "train", "lines": [kept[i] for i in parts[name]]}
+            if name != "train":
+                held.extend((train_src[i], train_tgt[i]) for i in splits[name]["lines"])
         else:
             s, t = read_parallel(tok_dir / f"{name}.{src}", tok_dir / f"{name}.{tgt}")
             _refuse_empty_lines(name, s, t, src, tgt, tok_dir.parent / "raw")
             splits[name] = {"corpus": name, "lines": list(range(len(s)))}
+            held.extend(zip(s, t))
+    splits["train"]["lines"], overlap = remove_overlap(splits["train"]["lines"], train_src, train_tgt, held)
+    log.info("%s: %d training pairs removed because they occur in a dev/test set (same pair %d, same "
+             "source %d, same target %d)", pair, overlap["removed"], overlap["pair"], overlap["source"],
+             overlap["target"])
     if not splits["train"]["lines"]:
-        raise WordorderError(f"no training sentences left for {pair} after cleaning",
-                             hint=f"cleaning removed them: {stats}; relax clean.max_len / max_ratio")
-    return {"pair": pair, "seed": seed, "clean": stats,
+        raise WordorderError(f"no training sentences left for {pair} after cleaning and removing the dev/test "
+                             "sentences",
+                             hint=f"cleaning removed {stats}; overlap with the dev/test sets removed {overlap}; "
+                             "relax clean.max_len / max_ratio, or use other dev/test sets")
+    return {"pair": pair, "seed": seed, "clean": stats, "overlap": overlap,
             "sizes": {n: len(s["lines"]) for n, s in splits.items()}, "splits": splits}
 
 

@@ -50,15 +50,15 @@ def make_source(spec: Mapping[str, Any]) -> Source:
     return SOURCES[kind](spec)
 
 
-def fetch_source(spec: dict, src_lang: str, tgt_lang: str, out_src: Path, out_tgt: Path,
+def fetch_source(spec: dict, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None,
                  cache_dir: Path) -> int:
     """Materialise one parallel corpus as two line-aligned raw UTF-8 files; returns the line count.
 
-    Both files appear or neither does. ``cache_dir`` holds downloads shared between runs.
+    Both files appear or neither does; a side given as None is read and checked but not
+    written. ``cache_dir`` holds downloads shared between runs.
     The line order is deterministic for every kind of source.
 
     Raises:
         WordorderError: a bad source definition, missing or broken input, or a failed download.
     """
-    return make_source(spec).fetch(src_lang, tgt_lang, Path(out_src), Path(out_tgt),
-                                   Path(cache_dir))
+    return make_source(spec).fetch(src_lang, tgt_lang, out_src, out_tgt, Path(cache_dir))

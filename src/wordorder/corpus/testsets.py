@@ -32,6 +32,9 @@ class SacrebleuSource(Source):
             if key in self.spec:
                 need_str(self.spec, key, self.where)
 
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        return f"sacrebleu test set '{self.spec['test_set']}'"
+
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         from sacrebleu.dataset import DATASETS
 

@@ -9,6 +9,8 @@ In the first form the download is an archive (.tar, .tar.gz/.tgz, .zip) and ``sr
 name files inside it (``{src}``/``{tgt}`` placeholders allowed). In the second form each
 side is its own plain or ``.gz`` file, or an archive when that side also gives a ``member``.
 Optional ``retries`` and ``timeout`` (seconds) tune the download; the defaults fail fast.
+Optional ``max_download_bytes`` and ``max_unpacked_bytes`` cap what a download may cost (see
+:mod:`wordorder.corpus.limits`). The two sides must be two different files.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from wordorder.corpus.archive import archive_type, member_path, safe_extract
-from wordorder.corpus.base import COMMON_KEYS, Source, check_keys, expand, iter_file_pairs, need_str
+from wordorder.corpus.base import (
+    COMMON_KEYS,
+    Source,
+    check_keys,
+    expand,
+    iter_file_pairs,
+    need_str,
+    refuse_same_file,
+)
 from wordorder.corpus.download import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
@@ -27,6 +37,7 @@ from wordorder.corpus.download import (
     check_url,
     locked,
 )
+from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, parse_size
 from wordorder.errors import WordorderError
 
 
@@ -34,7 +45,8 @@ class UrlSource(Source):
     """A corpus downloaded from ``http``, ``https`` or ``file`` URLs into the download cache."""
 
     kind = "url"
-    optional = ("url", "sha256", "src", "tgt", "retries", "timeout")
+    optional = ("url", "sha256", "src", "tgt", "retries", "timeout", "max_download_bytes",
+                "max_unpacked_bytes")
 
     def validate(self) -> None:
         spec, where = self.spec, self.where
@@ -47,6 +59,8 @@ class UrlSource(Source):
             check_sha256(spec["sha256"], where)
             need_str(spec, "src", where)
             need_str(spec, "tgt", where)
+            if spec["src"] == spec["tgt"]:
+                _same("'src' and 'tgt'", "name the same member", spec["src"], where)
         else:  # one download per side
             for key in ("src", "tgt"):
                 side, side_where = spec[key], f"'{key}' of the {where}"
@@ -59,6 +73,13 @@ class UrlSource(Source):
                 check_sha256(side["sha256"], side_where)
                 if "member" in side:
                     need_str(side, "member", side_where)
+            src, tgt = spec["src"], spec["tgt"]
+            same_sha = check_sha256(src["sha256"], where) == check_sha256(tgt["sha256"], where)
+            if src.get("member") == tgt.get("member") and (src["url"] == tgt["url"] or same_sha):
+                if src["url"] == tgt["url"]:
+                    _same("'src.url' and 'tgt.url'", "give the same file", src["url"], where)
+                _same("'src.sha256' and 'tgt.sha256'", "are equal, so the two files have the same content",
+                      f"{src['url']}, {tgt['url']}", where)
         self.retries = spec.get("retries", DEFAULT_RETRIES)
         self.timeout = spec.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 1:
@@ -66,6 +87,18 @@ class UrlSource(Source):
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) \
                 or self.timeout <= 0:
             raise WordorderError(f"'timeout' in {where} must be a positive number of seconds")
+        self.max_download = parse_size(spec.get("max_download_bytes", DEFAULT_MAX_DOWNLOAD),
+                                       "max_download_bytes", where)
+        self.max_unpacked = (parse_size(spec["max_unpacked_bytes"], "max_unpacked_bytes", where)
+                             if "max_unpacked_bytes" in spec else None)
+
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        spec = self.spec
+        if "url" in spec:
+            return (f"{expand(spec['src'], src_lang, tgt_lang)} and {expand(spec['tgt'], src_lang, tgt_lang)} "
+                    f"in {spec['url']}")
+        return " and ".join(side["url"] + (f" ({expand(side['member'], src_lang, tgt_lang)})"
+                                           if "member" in side else "") for side in (spec["src"], spec["tgt"]))
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         spec = self.spec
@@ -80,19 +113,27 @@ class UrlSource(Source):
                            expand(side["member"], src_lang, tgt_lang) if "member" in side else None,
                            cache_dir)
                 for side in (spec["src"], spec["tgt"]))
+        # e.g. file:// URLs spelling one file two ways, or members that are links to one file
+        refuse_same_file(src, tgt, ("src", "tgt"), self.where)
         return iter_file_pairs(src, tgt)
 
     def _file(self, url: str, sha256: str, member: str | None, cache_dir: Path) -> Path:
         """The local file to read: the download itself, or one member of it once unpacked."""
         sha256 = sha256.strip().lower()
-        download = cached_download(url, sha256, cache_dir, self.retries, self.timeout)
+        download = cached_download(url, sha256, cache_dir, self.retries, self.timeout, self.max_download)
         if member is None:
             return _readable(download)
         unpacked = download.parent / "unpacked"
         with locked(download.parent):  # the other side's fetch job may be unpacking it too
             if not unpacked.is_dir():
-                safe_extract(download, unpacked)
+                safe_extract(download, unpacked, self.max_unpacked)
         return member_path(unpacked, member, download)
+
+
+def _same(keys: str, verb: str, value: str, where: str) -> None:
+    raise WordorderError(f"{keys} of the {where} {verb} ({value}): both sides would be one text",
+                         hint="the source and the target side of a parallel corpus are two files, "
+                         "one per language")
 
 
 def _readable(download: Path) -> Path:

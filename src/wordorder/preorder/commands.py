@@ -47,11 +47,10 @@ def cmd_align(a: argparse.Namespace) -> None:
     With a gold set (``--gold-pairs``, ``--gold-links``), its sentences are aligned together with
     the corpus as one more split, scored by AER, and left out of the joint file.
     """
-    import tempfile
-
     from wordorder.align.eflomal_run import align_corpus
     from wordorder.io import atomic_open
     from wordorder.io import write_json
+    from wordorder.temps import temp_dir
 
     if not (len(a.src) == len(a.tgt) == len(a.splits)):
         raise WordorderError("--src, --tgt and --splits need one value per split each")
@@ -59,7 +58,7 @@ def cmd_align(a: argparse.Namespace) -> None:
         raise WordorderError("--gold-pairs and --gold-links go together")
     out = Path(a.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".align.") as tmp:
+    with temp_dir(out.parent, out.name) as tmp:  # a killed run's is removed by the next one
         src, tgt = [Path(p) for p in a.src], [Path(p) for p in a.tgt]
         if a.gold_pairs:
             gold_src, gold_tgt, gold_src_lens, gold_tgt_lens = _gold_sentences(a, Path(tmp))
