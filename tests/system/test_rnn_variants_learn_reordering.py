@@ -29,7 +29,7 @@ VARIANTS = {
     "double_local": {"second_context": "local"},
     "double_flexible": {"second_context": "flexible"},
     "double_chen2017": {"second_context": "sdr"},
-    "rnmt": {"relation_layers": True, "decoder": "rnnsearch"},
+    "rnmt": {"relation_layers": True},  # Zhang 2018: RNNsearch* (cGRU) with relation layers
 }
 
 
