@@ -94,6 +94,13 @@ def apply_presets(variants: Mapping[str, dict], presets: Mapping[str, str] | Non
     return out
 
 
+def variant_model(entry: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """The model options a registry entry trains with on one language pair: its ``model``, with
+    the keys of ``pair_model[pair]`` replacing those of ``model`` (a paper that sizes a system
+    per pair, e.g. Zhang et al. 2018's relation layers for En-De; other pairs keep ``model``)."""
+    return {**entry["model"], **entry.get("pair_model", {}).get(pair, {})}
+
+
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
     every pair can be annotated as its variants need (a parser with trees, or POS tags)."""
@@ -139,14 +146,14 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         if method and method not in methods:
             raise WordorderError(f"variant '{name}' reads {method} preorders, but preorder.methods is "
                                  f"{methods or '[]'}", hint=f"add {method} to preorder.methods in the config")
-        needs = list(variants[name].get("needs", []))
-        if "trees" not in needs and _reads_trees(variants[name]["model"]):
-            needs.append("trees")
-        if needs:
-            from wordorder.syntax.backends import require_annotations
+        for pair in config["pairs"]:
+            needs = list(variants[name].get("needs", []))
+            if "trees" not in needs and _reads_trees(variant_model(variants[name], pair)):
+                needs.append("trees")
+            if needs:
+                from wordorder.syntax.backends import require_annotations
 
-            parsers = config.get("syntax", {}).get("parsers", {})
-            for pair in config["pairs"]:
+                parsers = config.get("syntax", {}).get("parsers", {})
                 require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
 
 

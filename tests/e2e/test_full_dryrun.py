@@ -29,3 +29,10 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
     assert beams == {"chen2018": {"12"}, "chen2019": {"4"}, "chen2020": {"4"}, "kawara2021": {"5"},
                      "zhang2018": {"10"}}
     assert '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out
+    # a registry entry's per-pair options reach that pair's training only (Zhang 2018's relation layers)
+    rnmt = {}
+    for line in out.splitlines():
+        m = re.search(r"--output results/zhang2018_full/models/([a-z-]+)/zhang2018_rnmt/", line)
+        if "wordorder train " in line and m:
+            rnmt[m.group(1)] = re.search(r'"relation_convs": (\[\[[^"]*\]\]), "relation_layers"', line).group(1)
+    assert rnmt == {"en-de": "[[3, 96]]", "zh-en": "[[1, 128], [3, 256]]"}

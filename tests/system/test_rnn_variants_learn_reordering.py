@@ -29,7 +29,10 @@ VARIANTS = {
     "double_local": {"second_context": "local"},
     "double_flexible": {"second_context": "flexible"},
     "double_chen2017": {"second_context": "sdr"},
-    "rnmt": {"relation_layers": True, "decoder": "rnnsearch"},
+    # Zhang 2018 §5.2: RNNsearch* (cGRU) with relation layers shaped as for En-De (one k=3
+    # convolution), dropout on the output layer only, U(-0.1, 0.1), untied embeddings
+    "rnmt": {"relation_layers": True, "relation_convs": [[3, 24]], "relation_width": 32, "output_dropout": 0.5,
+             "init_uniform": 0.1, "tie_embeddings": False},
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from wordorder.config import clean_options, load_config, load_variants, split_names
+from wordorder.config import clean_options, load_config, load_variants, split_names, variant_model
 from wordorder.errors import WordorderError
 
 
@@ -142,10 +142,11 @@ def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch
     config = load_config(repo / "configs" / f"{name}.yaml")
     registry = load_variants(repo / "configs" / "variants.yaml")
     for variant in config["variants"]:
-        model = registry[variant]["model"]
-        needs = resolve_options(dict(model)).required_features()
-        sizes = {n: 20 for n in needs if n in CATEGORICAL_FEATURES}
-        build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
+        for pair in config["pairs"]:
+            model = variant_model(registry[variant], pair)
+            needs = resolve_options(dict(model)).required_features()
+            sizes = {n: 20 for n in needs if n in CATEGORICAL_FEATURES}
+            build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
     baseline = config["evaluation"]["baseline"]
     assert baseline is None or baseline in config["variants"]
 

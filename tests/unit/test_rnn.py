@@ -181,7 +181,9 @@ VARIANTS = {
     "double_flexible": {"second_context": "flexible"},
     "double_chen2017": {"second_context": "sdr"},
     "sdrnmt1": {"source_dependency": True},
-    "rnmt": {"relation_layers": True, "decoder": "rnnsearch"},
+    "rnmt": {"relation_layers": True},  # Zhang 2018: RNNsearch* (cGRU) with relation layers
+    "rnmt_ende": {"relation_layers": True, "relation_convs": [[3, 24]], "relation_width": 32},
+    "rnmt_rnnsearch": {"relation_layers": True, "decoder": "rnnsearch"},
 }
 
 
@@ -245,6 +247,15 @@ def test_gradients_reach_every_parameter():
     ({"preset": "tiny", "attention": "syntax"}, "attention does not apply to the transformer family"),
     ({"preset": "rnn_tiny", "attention": "local", "second_context": "syntax"}, "double-context"),
     ({"preset": "rnn_tiny", "decoder": "lstm"}, "decoder must be one of"),
+    ({"preset": "rnn_tiny", "relation_layers": True, "relation_convs": [[2, 96]]}, "kernel widths must be odd"),
+    ({"preset": "rnn_tiny", "relation_convs": [[3]]}, r"relation_convs must be a non-empty list of \[kernel"),
+    ({"preset": "rnn_tiny", "relation_convs": []}, "relation_convs must be a non-empty list"),
+    ({"preset": "rnn_tiny", "relation_convs": [[3, 0]]}, "relation_convs must be a non-empty list"),
+    ({"preset": "tiny", "relation_convs": [[3, 96]]}, "relation_convs does not apply to the transformer family"),
+    ({"preset": "tiny", "output_dropout": 0.5}, "output_dropout does not apply to the transformer family"),
+    ({"preset": "rnn_tiny", "output_dropout": 1.0}, r"output_dropout must be in \[0, 1\)"),
+    ({"preset": "rnn_tiny", "init_uniform": -0.1}, "init_uniform must be a non-negative number"),
+    ({"preset": "rnn_tiny", "attention_dim": -1}, "attention_dim must be a non-negative integer"),
 ])
 def test_option_conflicts(options, message):
     with pytest.raises(WordorderError, match=message):
@@ -257,3 +268,65 @@ def test_syntax_variants_need_the_tree():
     src, tgt, _ = _batch()
     with pytest.raises(ValueError, match="word"):
         model(src, tgt)
+
+
+# --- Zhang et al. 2018's training setup and the RNMT system (§5.2) --------------------------
+
+
+def test_output_dropout_drops_the_readout_and_nothing_else():
+    torch.manual_seed(0)
+    model = build_model({"preset": "rnn_tiny", "dropout": 0.0, "output_dropout": 0.5, "relation_layers": True}, 30)
+    assert model.dropout.p == 0.0 and model.decoder.dropout.p == 0.5
+    src, tgt, _ = _batch()
+    model.train()
+    enc1, enc2 = model.encode(src), model.encode(src)
+    torch.testing.assert_close(enc1.memory, enc2.memory)  # no dropout before the readout
+    readout = model.decode_hidden(enc1, tgt)  # (B, T, e)
+    dropped = readout.eq(0).float().mean().item()
+    assert 0.4 < dropped < 0.6
+    model.eval()
+    assert model.decode_hidden(model.encode(src), tgt).eq(0).float().mean().item() < 0.01
+    # None (the default) follows `dropout`
+    assert build_model({"preset": "rnn_tiny", "dropout": 0.3}, 30).decoder.dropout.p == 0.3
+
+
+def test_init_uniform_draws_every_parameter_from_the_interval():
+    torch.manual_seed(0)
+    model = build_model({"preset": "rnn_tiny", "relation_layers": True, "init_uniform": 0.1,
+                         "tie_embeddings": False}, 30)
+    values = torch.cat([p.detach().flatten() for p in model.parameters()])
+    assert values.abs().max() <= 0.1 and values.abs().max() > 0.099  # many draws reach the ends
+    assert abs(values.mean().item()) < 0.005 and values.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.02)
+    assert model.src_embed.weight[0].abs().max() == 0 and model.tgt_embed.weight[0].abs().max() == 0  # PAD
+    default = build_model({"preset": "rnn_tiny"}, 30)
+    assert any(p.abs().max() > 0.1 for p in default.parameters())  # 0 keeps the layers' own init
+
+
+def test_attention_dim_sizes_the_scorer():
+    model = build_model({"preset": "rnn_tiny", "attention_dim": 48, "second_context": "sdr"}, 30)
+    assert model.decoder.scorer.key.weight.shape == (48, 128)  # annotations 2·d_model wide
+    assert model.decoder.scorer.query.weight.shape == (48, 64)
+    assert model.decoder.scorer.v.weight.shape == (1, 48)
+    assert model.decoder.unit_scorer.key.weight.shape == (48, 128)
+    assert build_model({"preset": "rnn_tiny"}, 30).decoder.scorer.key.weight.shape == (64, 128)  # 0 = d_model
+
+
+@pytest.mark.parametrize("name", ["rnmt", "rnmt_ende"])
+def test_rnmt_with_the_cgru_decoder_beam_search(name):
+    from wordorder.decode.beam import beam_search, beam_search_hypotheses, greedy_decode
+
+    torch.manual_seed(3)
+    model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **VARIANTS[name]}, 30).eval()
+    assert model.decoder.cgru and model.decoder.gru1 is not None
+    src, _, _ = _batch()
+    assert beam_search(model, src, beam_size=1, length_penalty=0.0) == [[h] for h in greedy_decode(model, src)]
+    hyps = beam_search_hypotheses(model, src, beam_size=4, length_penalty=0.0, n_best=2)
+    for b, sent in enumerate(hyps):
+        assert len(sent) == 2 and sent[0].score >= sent[1].score
+        best = sent[0].tokens
+        tgt_in = torch.tensor([[BOS_ID, *best]])
+        gold = torch.tensor([[*best, EOS_ID]])
+        n = int(src[b].ne(0).sum())
+        with torch.no_grad():
+            forced = model(src[b : b + 1, :n], tgt_in).log_softmax(-1).gather(-1, gold[..., None]).sum().item()
+        assert sent[0].score == pytest.approx(forced, abs=1e-4)

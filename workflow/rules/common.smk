@@ -11,6 +11,7 @@ from wordorder.config import (
     pair_langs,
     split_names,
     split_spec,
+    variant_model,
 )
 from wordorder.resources import gpus, mem_mb
 
@@ -99,7 +100,7 @@ def variant_features(w, split):
     from wordorder.models.options import ModelOptions
 
     entry = variant_entry(w)
-    model = {k: v for k, v in entry["model"].items() if k != "preset"}
+    model = {k: v for k, v in variant_model(entry, w.pair).items() if k != "preset"}
     src = src_lang(w)
     files = {}
     for name in sorted(ModelOptions(**model).required_features()):

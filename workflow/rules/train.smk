@@ -19,7 +19,7 @@ rule train:
     benchmark:
         f"{R}/benchmarks/train/{{pair}}.{{variant}}.seed{{seed}}.tsv"
     params:
-        model=lambda w: as_json(VARIANTS[w.variant]["model"]),
+        model=lambda w: as_json(variant_model(VARIANTS[w.variant], w.pair)),
         train=as_json(config["train"]),
         features=lambda w: as_json(train_features(w)),
         # Not an output: Snakemake keeps it when the job fails or hits a time limit, and the

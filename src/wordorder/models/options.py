@@ -31,7 +31,8 @@ TRANSFORMER_ONLY = {"additional_pe": "none", "relative_k": 0, "reordering_embedd
                     "preorder_encoding": "none", "input_groups": None, "factors": None, "directional": False,
                     "disagreement": "none"}
 RNN_ONLY = {"embed_dim": 0, "decoder": "cgru", "attention": "global", "second_context": "none",
-            "source_dependency": False, "relation_layers": False, "relation_pad_quirk": False, "relation_width": 256}
+            "source_dependency": False, "relation_layers": False, "relation_pad_quirk": False, "relation_width": 256,
+            "relation_convs": None, "attention_dim": 0, "output_dropout": None, "init_uniform": 0.0}
 
 
 @dataclass
@@ -80,6 +81,12 @@ class ModelOptions:
     RNN family (``family: rnn``; Bahdanau et al. 2015, Chen et al. 2018, Zhang et al. 2018):
         d_model is the GRU state size (the encoder's annotations are 2·d_model wide).
         embed_dim: word embedding size (0 = d_model); the readout layer has this size too.
+        attention_dim: width of the additive attention's hidden layer (0 = d_model; Nematus
+            and dl4mt use the annotation width 2·d_model).
+        output_dropout: dropout on the readout t, the input of the output layer; None = ``dropout``
+            (Zhang et al. 2018 §5.2: 0.5 there and no dropout elsewhere).
+        init_uniform: a > 0 draws every parameter from U(−a, a) (Zhang et al. 2018 §5.2: 0.1);
+            0 keeps the layers' own initialisation.
         decoder: "rnnsearch" (Bahdanau: attention queried with s_{i−1}, GRU on [E y; c]) or
             "cgru" (Nematus' conditional GRU, "RNNsearch*").
         attention: the context of the decoder: "global" (Bahdanau), "local" (Luong local-p),
@@ -93,9 +100,12 @@ class ModelOptions:
         flexible_skip: flexible attention's test-time threshold on the penalty;
         unit_size: M, slots of a dependency unit.
         relation_layers: Zhang 2018's RNMT encoder (GRUs and relation-network layers, dense
-            concatenation); relation_width: width h of the pair function g (the paper: 256,
-            with CNN channels h/2 and h); relation_chunk: query rows per block of the graph
-            propagation;
+            concatenation); relation_width: the paper's "MLP units", width of the pair function
+            g and of the output MLP f (Zh-En 256, En-De 128); relation_convs: the CNN layer as
+            [[kernel width, channels], ...], parallel convolutions whose outputs are
+            concatenated (None = [[1, w/2], [3, w]] with w = relation_width: the Zh-En
+            [[1, 128], [3, 256]]; En-De [[3, 96]]); relation_chunk: query rows per block of
+            the graph propagation;
         relation_pad_quirk: average the pair function over the padded length, as the
             reference code does (default: over the real words).
     """
@@ -138,8 +148,12 @@ class ModelOptions:
     unit_size: int = 8
     relation_layers: bool = False
     relation_width: int = 256
+    relation_convs: list[list[int]] | None = None
     relation_chunk: int = 16
     relation_pad_quirk: bool = False
+    attention_dim: int = 0
+    output_dropout: float | None = None
+    init_uniform: float = 0.0
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ModelOptions:
@@ -185,6 +199,13 @@ class ModelOptions:
             need.update(("word", "head"))
         return need
 
+    def relation_channels(self) -> list[tuple[int, int]]:
+        """(kernel width, channels) of each convolution of a relation layer (Zhang 2018 §5.2)."""
+        if self.relation_convs is None:
+            w = self.relation_width
+            return [(1, w // 2), (3, w)]
+        return [(int(k), int(c)) for k, c in self.relation_convs]
+
     def syntax_tree(self) -> bool:
         """Whether the model reads the source dependency tree (the ``word``/``head`` inputs)."""
         return (self.attention == "syntax" or self.second_context in ("syntax", "sdr")
@@ -200,18 +221,24 @@ class ModelOptions:
 
         for name in ("d_model", "d_ff", "heads", "encoder_layers", "decoder_layers", "max_positions",
                      "relative_k", "preorder_k", "loc_kernel", "embed_dim", "local_window", "syntax_n",
-                     "unit_size", "relation_chunk", "relation_width"):
+                     "unit_size", "relation_chunk", "relation_width", "attention_dim"):
             value = getattr(self, name)
-            lowest = 0 if "layers" in name or name in ("relative_k", "embed_dim") else 1
+            lowest = 0 if "layers" in name or name in ("relative_k", "embed_dim", "attention_dim") else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
                 raise WordorderError(f"model option {name} must be a {'non-negative' if lowest == 0 else 'positive'}"
                                      f" integer, got {value!r}")
         if self.d_model % self.heads or self.d_model % 2:
             raise WordorderError(f"d_model={self.d_model} must be even and divisible by heads={self.heads}")
-        for name in ("dropout", "attention_dropout", "activation_dropout"):
+        for name in ("dropout", "attention_dropout", "activation_dropout", "output_dropout"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            if name == "output_dropout" and value is None:
+                continue
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value < 1.0:
                 raise WordorderError(f"model option {name} must be in [0, 1), got {value!r}")
+        if not isinstance(self.init_uniform, (int, float)) or isinstance(self.init_uniform, bool) \
+                or self.init_uniform < 0:
+            raise WordorderError(f"model option init_uniform must be a non-negative number, got {self.init_uniform!r}")
+        self._validate_relation()
         self._choice("norm", ("post", "pre"))
         self._choice("positions", ("absolute", "none"))
         self._choice("relative_sides", SIDES[1:])
@@ -232,6 +259,22 @@ class ModelOptions:
             raise WordorderError(f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}")
         self._validate_groups()
         self._validate_conflicts()
+
+    def _validate_relation(self) -> None:
+        convs = self.relation_convs
+        if convs is None:
+            if self.relation_width < 2:
+                raise WordorderError(f"model option relation_width must be at least 2 (the convolution of width 1 "
+                                     f"has relation_width/2 channels), got {self.relation_width}")
+            return
+        if not isinstance(convs, (list, tuple)) or not convs or any(
+                not isinstance(c, (list, tuple)) or len(c) != 2
+                or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in c) for c in convs):
+            raise WordorderError(f"model option relation_convs must be a non-empty list of [kernel width, channels] "
+                                 f"with positive integers, got {convs!r}", hint="Zhang et al. 2018, En-De: [[3, 96]]")
+        if any(k % 2 == 0 for k, _ in convs):
+            raise WordorderError(f"model option relation_convs: kernel widths must be odd (a window centred on "
+                                 f"the word, Zhang et al. 2018 Eq. 7), got {convs!r}")
 
     def _validate_groups(self) -> None:
         if self.input_groups is not None:

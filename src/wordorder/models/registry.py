@@ -29,10 +29,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     # RNN family: d_model is the GRU state, embed_dim the word embedding and readout size.
     "rnn_tiny": {"family": "rnn", "d_model": 64, "embed_dim": 64, "heads": 1, "relation_width": 64},
     "rnn_small": {"family": "rnn", "d_model": 256, "embed_dim": 256, "heads": 1, "dropout": 0.2},
-    # Chen et al. 2018 (Nematus): embeddings 620, hidden 1000.
-    "rnnsearch": {"family": "rnn", "d_model": 1000, "embed_dim": 620, "heads": 1, "dropout": 0.2},
-    # Zhang et al. 2018: embeddings 512, hidden 512.
-    "rnmt": {"family": "rnn", "d_model": 512, "embed_dim": 512, "heads": 1, "dropout": 0.2},
+    # Chen et al. 2018 (Nematus): embeddings 620, hidden 1000, attention 2000 (the annotation
+    # width, Nematus' W_c), dropout 0.2.
+    "rnnsearch": {"family": "rnn", "d_model": 1000, "embed_dim": 620, "attention_dim": 2000, "heads": 1,
+                  "dropout": 0.2},
+    # Zhang et al. 2018 §5.2: embeddings 512, hidden 512, dropout 0.5 on the output layer only,
+    # every parameter from U(-0.1, 0.1).
+    "rnmt": {"family": "rnn", "d_model": 512, "embed_dim": 512, "heads": 1, "dropout": 0.0, "output_dropout": 0.5,
+             "init_uniform": 0.1},
 }
 
 FAMILIES: dict[str, Callable[[Any, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}

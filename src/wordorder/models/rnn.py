@@ -55,15 +55,26 @@ class RNNModel(Seq2SeqModel):
         if o.relation_layers:
             from wordorder.models.relation import RNMTEncoder
 
-            w = o.relation_width
-            self.encoder: nn.Module = RNMTEncoder(d_in, 2 * h, channels=((1, w // 2), (3, w)), gp_hidden=w,
-                                                  chunk=o.relation_chunk, pad_quirk=o.relation_pad_quirk)
+            self.encoder: nn.Module = RNMTEncoder(d_in, 2 * h, channels=o.relation_channels(),
+                                                  gp_hidden=o.relation_width, chunk=o.relation_chunk,
+                                                  pad_quirk=o.relation_pad_quirk)
         else:
             self.encoder = BiGRUEncoder(d_in, h)
         self.unit_encoder = BiGRUEncoder(unit_width, h) if o.second_context == "sdr" else None
         self.decoder = RNNDecoder(o, e)
         self.record_attention = False  # keep the first context's weights of decode_hidden
         self.attention: Tensor | None = None  # (B, T, S) when recorded
+        if o.init_uniform > 0:
+            self._init_uniform(o.init_uniform)
+
+    def _init_uniform(self, a: float) -> None:
+        """Every parameter from U(−a, a), as Zhang et al. 2018 (§5.2) initialise all of theirs
+        (BatchNorm scales included, as the authors' code does); PAD rows stay zero."""
+        with torch.no_grad():
+            for p in self.parameters():
+                p.uniform_(-a, a)
+            self.src_embed.weight[PAD_ID].zero_()
+            self.tgt_embed.weight[PAD_ID].zero_()
 
     @property
     def output_weight(self) -> Tensor:

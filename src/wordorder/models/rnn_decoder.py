@@ -4,9 +4,10 @@ GRU of Nematus (Sennrich et al. 2017), with the contexts of Chen et al. 2018.
 One step (``RNNDecoder.step``), for the previous target word y and state s:
 
 - RNNsearch: the attention is queried with s; s ← GRU([E y; c], s).
-- cGRU: s' = GRU₁(E y, s); the attention is queried with s'; s ← GRU₂(c, s').
-- readout t = tanh(L_w E y + L_d s + L_c c [+ L_c2 c₂]); logits = t · Eᵀ (Eq. 4 and 14 of
-  Chen et al. 2018; Nematus' readout).
+- cGRU: s' = GRU₁(E y, s); the attention is queried with s'; s ← GRU₂(c, s') (Zhang et al.
+  2018 Eq. 13, whose RNNsearch* and RNMT use it).
+- readout t = tanh(L_w E y + L_d s + L_c c [+ L_c2 c₂]), dropped out with ``output_dropout``;
+  logits = t · Eᵀ (Eq. 4 and 14 of Chen et al. 2018; Nematus' readout).
 
 ``attention`` picks how the context c is weighted (global, local-p, flexible, syntax-directed);
 ``second_context`` adds Chen 2018's second context c₂ to the readout only (Eq. 14), weighted
@@ -101,17 +102,19 @@ class RNNDecoder(nn.Module):
         # RNNsearch's GRU reads [E y; c]: the E y part of its input projection is precomputed.
         self.gru2 = GRUCell(mem if self.cgru else d_embed, h)
         self.context_in = None if self.cgru else nn.Linear(mem, 3 * h, bias=False)
-        self.scorer = AdditiveScorer(mem, h, h)
+        a = o.attention_dim or h
+        self.scorer = AdditiveScorer(mem, h, a)
         self.attention = o.attention
         self.first = _weights_module(o.attention, o, h)
         self.second_kind = o.second_context
         self.second = _weights_module(o.second_context, o, h)
-        self.unit_scorer = AdditiveScorer(mem, h, h) if o.second_context == "sdr" else None
+        self.unit_scorer = AdditiveScorer(mem, h, a) if o.second_context == "sdr" else None
         self.read_y = nn.Linear(d_embed, d_embed)
         self.read_s = nn.Linear(h, d_embed, bias=False)
         self.read_c = nn.Linear(mem, d_embed, bias=False)
         self.read_c2 = nn.Linear(mem, d_embed, bias=False) if o.second_context != "none" else None
-        self.dropout = Dropout(o.dropout)
+        # on the readout, the output layer's input (Zhang et al. 2018 §5.2 drop only there)
+        self.dropout = Dropout(o.dropout if o.output_dropout is None else o.output_dropout)
 
     def project_input(self, embedded: Tensor) -> Tensor:
         """(..., e) target embeddings → (..., 3h) input projection of the first GRU."""
