@@ -18,8 +18,9 @@ class TrainOptions:
     ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
     ``warmup`` updates; with ``schedule: noam`` it is the factor of Vaswani et al.'s Eq. 3 and
-    the peak is lr·d_model^-0.5·warmup^-0.5 (:func:`wordorder.train.schedule.peak_lr`). Training stops at whichever of ``max_steps`` / ``max_epochs`` /
-    ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
+    the peak is lr·d_model^-0.5·warmup^-0.5 (:func:`wordorder.train.schedule.peak_lr`).
+    Training stops at whichever of ``max_steps`` / ``max_epochs`` / ``max_minutes`` /
+    ``patience`` (evaluations without a dev-BLEU improvement) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
