@@ -102,6 +102,7 @@ def cmd_train(a: argparse.Namespace) -> None:
         dev_ref=Path(a.dev_ref), spm=Path(a.spm), model_options=a.model_options,
         train_options=a.train_options, seed=a.seed, threads=a.threads, output=Path(a.output),
         features=a.features, state=Path(a.state) if a.state else None,
+        spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
     print(json.dumps(summary, indent=1))
 
@@ -116,6 +117,7 @@ def cmd_average_checkpoints(a: argparse.Namespace) -> None:
     model.load_state_dict(average_checkpoints(a.inputs))
     options = meta.pop("options")
     meta.pop("vocab_size")
+    meta.pop("tgt_vocab_size")
     save_checkpoint(a.output, model, options, {**meta, "averaged": [str(p) for p in a.inputs]})
     print(f"{a.output}: the mean of {len(a.inputs)} checkpoints ({sum(p.numel() for p in model.parameters()):,} "
           f"parameters, torch {torch.__version__})")
@@ -127,7 +129,7 @@ def cmd_translate(a: argparse.Namespace) -> None:
     summary = run_translation(
         checkpoint=Path(a.checkpoint), spm=Path(a.spm), source=Path(a.input), lang=a.lang,
         options=a.options, threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
-        features=a.features,
+        features=a.features, spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
     print(json.dumps(summary, indent=1))
 
@@ -248,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--splits", "--split", "--raw", "--tok", "--out-raw", "--out-tok"):
         s.add_argument(name, required=True)
 
-    s = add("subword-train", cmd_subword_train, "train the joint sentencepiece model")
+    s = add("subword-train", cmd_subword_train, "train a sentencepiece model (joint: on both sides' inputs)")
     s.add_argument("--inputs", nargs="+", required=True)
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--seed", type=int, default=1)
@@ -269,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}')
     s.add_argument("--state", default=None, help="resumable training state (saved every train.checkpoint_every "
                    "updates and on SIGTERM; a rerun continues from it)")
+    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
+                   "(--spm is then the source side's)")
 
     s = add("average-checkpoints", cmd_average_checkpoints, "average the weights of checkpoints of one model")
     s.add_argument("--inputs", nargs="+", required=True)
@@ -280,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--threads", type=int, default=None)
     s.add_argument("--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}')
+    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
+                   "(--spm is then the source side's)")
 
     s = add("score", cmd_score, "score translations (BLEU, chrF) into a JSON")
     for name in ("--hyp", "--ref", "--lang", "--output", "--pair", "--variant", "--testset"):

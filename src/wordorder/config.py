@@ -79,26 +79,40 @@ def load_variants(path: str | Path) -> dict[str, dict]:
     """Read and validate the variant registry; returns ``{name: entry}``."""
     registry = read_yaml(path)
     validate_schema(registry, "variants.schema.yaml", path=path)
+    for name, entry in registry["variants"].items():
+        if entry.get("keep_preset") and "preset" not in entry["model"]:
+            raise WordorderError(f"variant '{name}' has keep_preset: true but names no model.preset to keep",
+                                 path=path, hint="add the size the paper names (e.g. preset: big), or drop keep_preset")
     return registry["variants"]
 
 
 def apply_presets(variants: Mapping[str, dict], presets: Mapping[str, str] | None) -> dict[str, dict]:
     """The registry with each family's ``preset`` replaced by ``presets[family]`` (config key
-    ``presets``), so one registry serves the CPU demos and the papers' full-scale runs."""
+    ``presets``), so one registry serves the CPU demos and the papers' full-scale runs. Entries
+    with ``keep_preset: true`` keep their own: a size the paper names for that system (e.g.
+    Chen 2019's Transformer (big) rows in a config whose other rows are base)."""
     out = {}
     for name, entry in variants.items():
         family = entry["model"].get("family", "transformer")
-        if presets and family in presets:
+        if presets and family in presets and not entry.get("keep_preset"):
             entry = {**entry, "model": {**entry["model"], "preset": presets[family]}}
         out[name] = entry
     return out
 
 
-def variant_model(entry: Mapping[str, Any], pair: str) -> dict[str, Any]:
-    """The model options a registry entry trains with on one language pair: its ``model``, with
-    the keys of ``pair_model[pair]`` replacing those of ``model`` (a paper that sizes a system
-    per pair, e.g. Zhang et al. 2018's relation layers for En-De; other pairs keep ``model``)."""
+def entry_model(entry: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """A registry entry's model options on one language pair: its ``model``, with the keys of
+    ``pair_model[pair]`` replacing those of ``model`` (a paper that sizes a system per pair, e.g.
+    Zhang et al. 2018's relation layers for En-De; other pairs keep ``model``)."""
     return {**entry["model"], **entry.get("pair_model", {}).get(pair, {})}
+
+
+def variant_model(config: Mapping[str, Any], variants: Mapping[str, dict], variant: str, pair: str) -> dict:
+    """The model options of ``variant`` on ``pair``: the registry entry's (presets applied
+    already, see :func:`apply_presets`, and its ``pair_model`` for the pair), then the config's
+    ``model``, then ``data.<pair>.model`` (later keys win)."""
+    pair_model = config.get("data", {}).get(pair, {}).get("model") or {}
+    return {**entry_model(variants[variant], pair), **(config.get("model") or {}), **pair_model}
 
 
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
@@ -121,6 +135,7 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         if src == tgt:
             raise WordorderError(f"pair '{pair}' has the same source and target language")
         _check_sources(pair, data[pair])
+    _check_model_overrides(config, variants)
     methods = config.get("preorder", {}).get("methods", [])
     if "rvnn" in methods:
         from wordorder.syntax.backends import require_annotations
@@ -148,13 +163,37 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
                                  f"{methods or '[]'}", hint=f"add {method} to preorder.methods in the config")
         for pair in config["pairs"]:
             needs = list(variants[name].get("needs", []))
-            if "trees" not in needs and _reads_trees(variant_model(variants[name], pair)):
+            if "trees" not in needs and _reads_trees(variant_model(config, variants, name, pair)):
                 needs.append("trees")
             if needs:
                 from wordorder.syntax.backends import require_annotations
 
                 parsers = config.get("syntax", {}).get("parsers", {})
                 require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
+
+
+def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
+    """The config's model options name real options, and separate vocabularies come with
+    untied source and target embeddings (checked here, before any job runs)."""
+    from wordorder.models.options import ModelOptions
+
+    known = {f.name for f in dataclasses.fields(ModelOptions)} - {"family"}
+    places = [("model", config.get("model") or {})]
+    places += [(f"data.{p}.model", config.get("data", {}).get(p, {}).get("model") or {}) for p in config["pairs"]]
+    for where, options in places:
+        for key in options:
+            if key not in known:
+                raise WordorderError(f"{where}: unknown model option '{key}'",
+                                     hint=f"valid model options: {', '.join(sorted(known))}")
+    if config.get("subword", {}).get("joint", True):
+        return
+    for pair in config["pairs"]:
+        for name in config["variants"]:
+            if name in variants and variant_model(config, variants, name, pair).get("tie_embeddings", True):
+                raise WordorderError(f"subword.joint is false (a vocabulary per side), but variant '{name}' ties its "
+                                     f"source and target embeddings on {pair}",
+                                     hint="add tie_embeddings: false to the config's model (or data."
+                                     f"{pair}.model), or set subword.joint: true")
 
 
 def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:

@@ -286,3 +286,52 @@ def test_partial_runs_select_pairs_and_variants(repo, shared_data, tmp_path):
     one = planned("pairs=[de-en]", "variants=[transformer_tiny]")
     assert "pair=de-en" in one and "pair=en-de" not in one
     assert "variant=transformer_tiny_preordered" not in one and "variant=rnn_tiny" not in one
+
+
+def test_a_vocabulary_per_side_reaches_every_consumer(repo, shared_data, tmp_path):
+    """subword.joint: false (Chen 2019/2020's OpenNMT-py setup): one sentencepiece model per side,
+    trained on that side's text; training, decoding, attention AER, head similarity, swap noise
+    and the systems table each read the side's model, and the checkpoints record both."""
+    import yaml
+
+    from wordorder.text.subword import SubwordModel
+
+    config = tiny_config(repo, shared_data, tmp_path)
+    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    cfg.update(variants=["transformer_tiny", "rnn_tiny"], model={"tie_embeddings": False, "tie_output": False})
+    cfg["subword"]["joint"] = False
+    cfg["syntax"]["parse"] = False
+    cfg["preorder"]["methods"] = []
+    cfg["train"].update(max_steps=10, eval_every=10)
+    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "results" / "tiny"
+    targets = [out / "tables" / "systems.md", out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp",
+               out / "heads" / "en-de" / "transformer_tiny" / "seed1" / "held.json"]
+    targets += [out / "aer" / "en-de" / v / "seed1.json" for v in ("transformer_tiny", "rnn_tiny")]
+    run = snakemake(repo, *map(str, targets), "--cores", "2", "--configfile", str(config))
+    assert run.returncode == 0, run.stderr[-4000:]
+
+    data = out / "data" / "en-de"
+    assert not (data / "spm.model").exists()
+    sides = {lang: SubwordModel(data / f"spm.{lang}.model") for lang in ("en", "de")}
+    for lang, sp in sides.items():  # each side's text is in pieces of its own model only
+        pieces = {p for line in (data / f"train.bpe.{lang}").read_text(encoding="utf-8").splitlines() for p in line.split()}
+        assert all(sp.piece_to_id(p) != 1 for p in pieces), lang
+    assert {sides["en"].id_to_piece(i) for i in range(300, 330)} != {sides["de"].id_to_piece(i) for i in range(300, 330)}
+    for variant in ("transformer_tiny", "rnn_tiny"):
+        ckpt = torch.load(out / "models" / "en-de" / variant / "seed1" / "best.pt", weights_only=True)
+        assert ckpt["meta"]["spm"].endswith("spm.en.model") and ckpt["meta"]["spm_tgt"].endswith("spm.de.model")
+        assert ckpt["options"]["tie_output"] is False
+        assert ckpt.get("tgt_vocab_size", ckpt["vocab_size"]) == sides["de"].vocab_size
+        assert ckpt["vocab_size"] == sides["en"].vocab_size
+        state = ckpt["state_dict"]
+        assert state["src_embed.weight"].size(0) == sides["en"].vocab_size
+        assert state["output_proj.weight"].size(0) == state["tgt_embed.weight"].size(0) == sides["de"].vocab_size
+        for testset in ("flickr2016", "held"):  # German output, decoded with the German model
+            hyp = (out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp.tok").read_text(encoding="utf-8")
+            assert len(hyp.splitlines()) == 30 and "\u2581" not in hyp
+        assert json.loads((out / "aer" / "en-de" / variant / "seed1.json").read_text())["sentences"] == 10
+    assert len((out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp").read_text().splitlines()) == 30
+    assert json.loads((out / "heads" / "en-de" / "transformer_tiny" / "seed1" / "held.json").read_text())["tokens"] > 0
+    systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
+    assert "| en-de | transformer_tiny | " in systems and "| en-de | rnn_tiny | " in systems

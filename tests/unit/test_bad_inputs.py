@@ -155,6 +155,26 @@ def test_corrupt_checkpoint(tmp_path, capsys):
     assert left_over(tmp_path / "out") == []
 
 
+def test_subword_model_of_another_vocabulary(tmp_path, capsys):
+    """A checkpoint with a vocabulary per side, decoded with a subword model of another size
+    (e.g. the joint model, or the sides swapped): refused before decoding."""
+    from wordorder.models import build_model
+    from wordorder.text.subword import train_sentencepiece
+    from wordorder.train.checkpoint import save_checkpoint
+
+    (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
+    spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
+    model = build_model({"preset": "tiny", "tie_embeddings": False}, 30, 50)
+    save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
+    (tmp_path / "src.bpe").write_text("\u2581a1\n", encoding="utf-8")
+    code, errors = run(["translate", "--checkpoint", tmp_path / "best.pt", "--spm", spm, "--spm-tgt", spm,
+                        "--input", tmp_path / "src.bpe", "--lang", "de", "--output", tmp_path / "out" / "h",
+                        "--output-tok", tmp_path / "out" / "h.tok"], capsys)
+    check("subword models of another vocabulary", code, errors, "best.pt",
+          "vocabularies have 30 (source) and 50 (target) entries")
+    assert left_over(tmp_path / "out") == []
+
+
 def _tar(members: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from wordorder.config import clean_options, load_config, load_variants, split_names, variant_model
+from wordorder.config import clean_options, entry_model, load_config, load_variants, split_names
 from wordorder.errors import WordorderError
 
 
@@ -143,7 +143,7 @@ def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch
     registry = load_variants(repo / "configs" / "variants.yaml")
     for variant in config["variants"]:
         for pair in config["pairs"]:
-            model = variant_model(registry[variant], pair)
+            model = entry_model(registry[variant], pair)
             needs = resolve_options(dict(model)).required_features()
             sizes = {n: 20 for n in needs if n in CATEGORICAL_FEATURES}
             build_model({**model, "feature_sizes": sizes} if sizes else model, 100)
@@ -160,3 +160,30 @@ def test_update_size_must_split_over_the_training_processes(repo, tmp_path, monk
         load_config(write(tmp_path, config))
     config["train"]["accum_steps"] = 4
     assert load_config(write(tmp_path, config))["train_processes"] == 2
+
+
+def test_config_model_options_are_checked_before_any_job(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["model"] = {"attention_dropot": 0.1}
+    with pytest.raises(WordorderError, match=r"model: unknown model option 'attention_dropot'"):
+        load_config(write(tmp_path, config))
+    config["model"] = {"attention_dropout": 0.1}
+    config["data"]["en-ja"]["model"] = {"tie_outptu": False}
+    with pytest.raises(WordorderError, match=r"data\.en-ja\.model: unknown model option 'tie_outptu'"):
+        load_config(write(tmp_path, config))
+    config["data"]["en-ja"]["model"] = {"preset": "big"}  # sizes come from presets / keep_preset
+    with pytest.raises(WordorderError, match=r"data\.en-ja\.model"):
+        load_config(write(tmp_path, config))
+
+
+def test_separate_vocabularies_need_untied_embeddings(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["subword"]["joint"] = False
+    with pytest.raises(WordorderError, match=r"subword.joint is false .* ties its source and target embeddings") as e:
+        load_config(write(tmp_path, config))
+    assert "tie_embeddings: false" in e.value.hint
+    config["model"] = {"tie_embeddings": False}
+    assert load_config(write(tmp_path, config))["subword"]["joint"] is False
+    assert load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True  # the default

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wordorder.config import apply_presets, load_config, load_variants, split_names, split_spec
+from wordorder.config import apply_presets, load_config, load_variants, split_names, split_spec, variant_model
+from wordorder.errors import WordorderError
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = sorted((REPO / "configs" / "full").glob("*.yaml"))
@@ -36,9 +37,12 @@ def test_full_config_is_valid_and_its_sources_resolve(path, monkeypatch):
     assert config["experiment"] == f"{path.stem}_full"
     assert config["presets"], "a full-scale config sets the paper's model sizes"
     variants = apply_presets(load_variants(config["variants_file"]), config["presets"])
+    registry = load_variants(config["variants_file"])
     for name in config["variants"]:
         family = variants[name]["model"].get("family", "transformer")
-        assert variants[name]["model"]["preset"] == config["presets"][family]
+        # a size the paper names for the system (keep_preset), else the config's for the family
+        want = registry[name]["model"]["preset"] if registry[name].get("keep_preset") else config["presets"][family]
+        assert variants[name]["model"]["preset"] == want
     kinds = set()
     for pair in config["pairs"]:
         data = config["data"][pair]
@@ -73,6 +77,34 @@ def test_presets_replace_the_registry_preset_per_family():
     assert out["u"]["model"]["preset"] == "base"  # no family = transformer
     assert registry["t"]["model"]["preset"] == "small"  # the registry itself is untouched
     assert apply_presets(registry, {}) == registry
+
+
+def test_an_entry_with_keep_preset_keeps_its_size():
+    registry = {"big": {"keep_preset": True, "model": {"family": "transformer", "preset": "big"}},
+                "rows": {"keep_preset": False, "model": {"family": "transformer", "preset": "small"}}}
+    out = apply_presets(registry, {"transformer": "base"})
+    assert out["big"]["model"]["preset"] == "big"
+    assert out["rows"]["model"]["preset"] == "base"
+
+
+def test_keep_preset_without_a_preset_is_an_error(tmp_path):
+    path = tmp_path / "variants.yaml"
+    path.write_text("variants:\n  v: {keep_preset: true, model: {family: transformer, relative_k: 4}}\n",
+                    encoding="utf-8")
+    with pytest.raises(WordorderError, match="keep_preset") as e:
+        load_variants(path)
+    assert e.value.path == str(path)
+
+
+def test_model_options_of_a_variant_on_a_pair_layer_registry_config_and_pair():
+    variants = {"v": {"model": {"family": "transformer", "preset": "base", "dropout": 0.3, "relative_k": 4}}}
+    config = {"model": {"dropout": 0.1, "attention_dropout": 0.1, "tie_output": False},
+              "data": {"zh-en": {"model": {"tie_output": True}}, "en-de": {}}}
+    assert variant_model(config, variants, "v", "en-de") == {
+        "family": "transformer", "preset": "base", "dropout": 0.1, "relative_k": 4, "attention_dropout": 0.1,
+        "tie_output": False}
+    assert variant_model(config, variants, "v", "zh-en")["tie_output"] is True
+    assert variant_model({"data": {}}, variants, "v", "en-de") == variants["v"]["model"]
 
 
 def test_schema_presets_are_the_registry_presets():

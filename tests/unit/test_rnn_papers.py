@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from wordorder.config import apply_presets, load_config, load_variants, variant_model
+from wordorder.config import apply_presets, entry_model, load_config, load_variants
 from wordorder.errors import WordorderError
 from wordorder.models import build_model
 
@@ -22,7 +22,7 @@ ZHANG = ("zhang2018_rnnsearch", "zhang2018_rnnsearch_star", "zhang2018_rnmt")
 def paper_model(name: str, pair: str, preset: str, vocab: int = 30000):
     entry = apply_presets(REGISTRY, {"rnn": preset})[name]
     with torch.device("meta"):
-        return build_model(variant_model(entry, pair), vocab)
+        return build_model(entry_model(entry, pair), vocab)
 
 
 def n_params(module: torch.nn.Module) -> int:
@@ -152,10 +152,10 @@ def test_chen2018_full_config_setup(monkeypatch):
 def test_pair_model_replaces_the_entry_options_on_its_pair_only():
     entry = {"model": {"family": "rnn", "preset": "rnn_small", "relation_width": 256},
              "pair_model": {"en-de": {"relation_width": 128, "relation_convs": [[3, 96]]}}}
-    assert variant_model(entry, "en-de") == {"family": "rnn", "preset": "rnn_small", "relation_width": 128,
+    assert entry_model(entry, "en-de") == {"family": "rnn", "preset": "rnn_small", "relation_width": 128,
                                              "relation_convs": [[3, 96]]}
-    assert variant_model(entry, "de-en") == entry["model"]
-    assert variant_model({"model": {"family": "rnn"}}, "en-de") == {"family": "rnn"}
+    assert entry_model(entry, "de-en") == entry["model"]
+    assert entry_model({"model": {"family": "rnn"}}, "en-de") == {"family": "rnn"}
     assert entry["model"]["relation_width"] == 256  # the registry is untouched
 
 

@@ -36,3 +36,33 @@ def test_lambda_lr_factory_gives_the_kth_update_the_kth_rate():
     assert seen[0] == pytest.approx(2e-3 / 10)  # update 1
     assert seen[9] == pytest.approx(2e-3)  # update 10 = warmup: the peak
     assert seen[39] == pytest.approx(1e-3)  # update 40 = 4 * warmup: half the peak
+
+
+def test_noam_gives_each_width_vaswanis_peak():
+    from wordorder.models import build_model
+    from wordorder.train.loop import TrainOptions, make_optimizer
+    from wordorder.train.schedule import peak_lr
+
+    # Vaswani et al. Eq. 3 at step = warmup: d^-0.5 * warmup^-0.5 (Chen 2019/2020: warmup 8000)
+    assert peak_lr(1.0, 8000, "noam", 512) == pytest.approx(512**-0.5 * 8000**-0.5) == pytest.approx(4.941e-4, rel=1e-3)
+    assert peak_lr(1.0, 8000, "noam", 1024) == pytest.approx(3.494e-4, rel=1e-3)
+    assert peak_lr(2.0, 4000, "noam", 512) == pytest.approx(2 * 6.988e-4, rel=1e-3)
+    assert peak_lr(7e-4, 4000, "inverse_sqrt", 1024) == 7e-4  # the peak itself, whatever the width
+    model = build_model({"preset": "tiny"}, 30)  # d_model 64
+    opt = make_optimizer(model, TrainOptions(lr=1.0, warmup=100, schedule="noam"))
+    assert opt.param_groups[0]["lr"] == pytest.approx(64**-0.5 * 100**-0.5)
+    sched = inverse_sqrt_scheduler(opt, 100)
+    for step in range(1, 301):  # the whole curve is Eq. 3
+        assert opt.param_groups[0]["lr"] == pytest.approx(64**-0.5 * min(step**-0.5, step * 100**-1.5))
+        opt.step()
+        sched.step()
+
+
+def test_noam_needs_a_warmup_and_schedules_are_checked():
+    from wordorder.errors import WordorderError
+    from wordorder.train.loop import TrainOptions
+
+    with pytest.raises(WordorderError, match="warmup"):
+        TrainOptions.from_dict({"schedule": "noam", "warmup": 0})
+    with pytest.raises(WordorderError, match="schedule must be one of inverse_sqrt, noam"):
+        TrainOptions.from_dict({"schedule": "cosine"})

@@ -48,8 +48,8 @@ rule swap_project:
 
 rule translate_swapped:
     input:
+        unpack(spm_inputs),  # spm (source or joint), spm_tgt
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        spm=f"{R}/data/{{pair}}/spm.model",
         src=rules.swap_project.output.bpe,
     output:
         hyp=f"{R}/noise/{{pair}}/swap{{percent}}/{{variant}}/seed{{seed}}/{{testset}}.hyp",
@@ -61,6 +61,7 @@ rule translate_swapped:
     params:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
+        spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     conda:
         "../../envs/wordorder.yaml"
@@ -68,7 +69,7 @@ rule translate_swapped:
         gpu=gpus(config["decode"]["device"]),
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
-        "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
+        "wordorder translate --checkpoint {input.model} --spm {input.spm} {params.spm_tgt} --input {input.src}"
         " --lang {params.lang} --options {params.opts:q} --threads {threads}"
         " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
 

@@ -94,13 +94,34 @@ def variant_entry(w):
     return VARIANTS[w.variant]
 
 
+def model_options(w):
+    """The variant's model options on the pair (registry, config model, data.<pair>.model)."""
+    return variant_model(config, VARIANTS, w.variant, w.pair)
+
+
+def spm_model(pair, lang):
+    """The subword model of one side: the pair's joint model, or the side's own (subword.joint: false)."""
+    return f"{R}/data/{pair}/spm.model" if config["subword"]["joint"] else f"{R}/data/{pair}/spm.{lang}.model"
+
+
+def spm_inputs(w):
+    """The subword models a model of the pair reads: {"spm": source (or joint), "spm_tgt": target}."""
+    return {"spm": spm_model(w.pair, src_lang(w)), "spm_tgt": spm_model(w.pair, tgt_lang(w))}
+
+
+def spm_tgt_arg(w):
+    """The CLI argument naming the target side's model: empty for a joint model."""
+    models = spm_inputs(w)
+    return f"--spm-tgt {models['spm_tgt']}" if models["spm_tgt"] != models["spm"] else ""
+
+
 def variant_features(w, split):
     """The extra source inputs of a variant for one split: {name: file} (POS/BIEO tags of the
     syntax stage, preordered positions of the variant's preordering method)."""
     from wordorder.models.options import ModelOptions
 
     entry = variant_entry(w)
-    model = {k: v for k, v in variant_model(entry, w.pair).items() if k != "preset"}
+    model = {k: v for k, v in model_options(w).items() if k != "preset"}
     src = src_lang(w)
     files = {}
     for name in sorted(ModelOptions(**model).required_features()):

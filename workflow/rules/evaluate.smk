@@ -3,8 +3,8 @@
 
 rule translate:
     input:
+        unpack(spm_inputs),  # spm (source or joint), spm_tgt
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        spm=f"{R}/data/{{pair}}/spm.model",
         src=lambda w: variant_source(w, w.testset),
         features=lambda w: list(variant_features(w, w.testset).values()),
     output:
@@ -20,12 +20,13 @@ rule translate:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
         features=lambda w: as_json(variant_features(w, w.testset)),
+        spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     resources:
         gpu=gpus(config["decode"]["device"]),
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
-        "wordorder translate --checkpoint {input.model} --spm {input.spm} --input {input.src}"
+        "wordorder translate --checkpoint {input.model} --spm {input.spm} {params.spm_tgt} --input {input.src}"
         " --lang {params.lang} --options {params.opts:q} --threads {threads} --features {params.features:q}"
         " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
 
@@ -188,8 +189,8 @@ rule systems:
 
 rule attention_aer:
     input:
+        unpack(spm_inputs),  # spm (source or joint), spm_tgt
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        spm=f"{R}/data/{{pair}}/spm.model",
         gold=lambda w: [align_gold(w.pair)[k] for k in ("pairs", "links")],
     output:
         json=f"{R}/aer/{{pair}}/{{variant}}/seed{{seed}}.json",
@@ -200,9 +201,11 @@ rule attention_aer:
         "../../envs/wordorder.yaml"
     params:
         swap=lambda w: "--gold-swap" if align_gold(w.pair).get("swap") else "",
+        spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     shell:
-        "wordorder attention-aer --checkpoint {input.model} --spm {input.spm} --gold-pairs {input.gold[0]}"
+        "wordorder attention-aer --checkpoint {input.model} --spm {input.spm} {params.spm_tgt}"
+        " --gold-pairs {input.gold[0]}"
         " --gold-links {input.gold[1]} {params.swap} --pair {wildcards.pair} --variant {wildcards.variant}"
         " --seed {wildcards.seed} --output {output.json} --alignments {output.links} > {log} 2>&1"
 
@@ -241,7 +244,7 @@ def head_similarity_targets():
 rule head_similarity:
     input:
         model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        spm=f"{R}/data/{{pair}}/spm.model",
+        spm=lambda w: spm_inputs(w)["spm"],  # the source side's (or the joint) model
         src=lambda w: variant_source(w, w.testset),
         features=lambda w: list(variant_features(w, w.testset).values()),
     output:

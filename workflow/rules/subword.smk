@@ -1,4 +1,10 @@
-# Joint sentencepiece BPE over both sides of the training data.
+# Sentencepiece BPE: one joint model over both sides of the training data, or (subword.joint:
+# false) one model per side, trained on that side's training text.
+
+
+def subword_options():
+    """The sentencepiece options (``joint`` decides which rule runs, not how a model trains)."""
+    return as_json({k: v for k, v in config["subword"].items() if k != "joint"})
 
 
 rule subword_train:
@@ -13,7 +19,7 @@ rule subword_train:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        opts=as_json(config["subword"]),
+        opts=subword_options(),
         seed=config["split_seed"],
     resources:
         mem_mb=mem_mb("subword_train"),
@@ -22,10 +28,30 @@ rule subword_train:
         " --seed {params.seed} --model {output.model} > {log} 2>&1"
 
 
+rule subword_train_side:
+    input:
+        f"{R}/data/{{pair}}/train.tok.{{lang}}",
+    output:
+        model=f"{R}/data/{{pair}}/spm.{{lang}}.model",
+        vocab=f"{R}/data/{{pair}}/spm.{{lang}}.vocab",
+    log:
+        f"{L}/subword_train/{{pair}}.{{lang}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        opts=subword_options(),
+        seed=config["split_seed"],
+    resources:
+        mem_mb=mem_mb("subword_train"),
+    shell:
+        "wordorder subword-train --inputs {input} --options {params.opts:q}"
+        " --seed {params.seed} --model {output.model} > {log} 2>&1"
+
+
 rule subword_encode:
     input:
         text=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
-        model=f"{R}/data/{{pair}}/spm.model",
+        model=lambda w: spm_model(w.pair, w.lang),
     output:
         f"{R}/data/{{pair}}/{{split}}.bpe.{{lang}}",
     log:

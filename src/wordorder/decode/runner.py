@@ -19,9 +19,10 @@ DECODE_KEYS = {"beam_size", "max_len_a", "max_len_b", "length_penalty", "batch_t
 
 def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: Mapping[str, Any],
                     threads: int | None, output: Path, output_tok: Path,
-                    features: Mapping[str, str] | None = None) -> dict:
+                    features: Mapping[str, str] | None = None, spm_tgt: Path | None = None) -> dict:
     """Translate ``source``; ``features`` (name → path) are the extra source inputs the
-    checkpoint's model needs (tags are mapped with the checkpoint's vocabularies)."""
+    checkpoint's model needs (tags are mapped with the checkpoint's vocabularies). ``spm``
+    is the joint subword model, or the source side's when ``spm_tgt`` is the target side's."""
     import time
 
     import torch
@@ -30,7 +31,7 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     from wordorder.device import resolve_device
     from wordorder.text.tokenize import get_tokenizer
     from wordorder.train.checkpoint import load_model
-    from wordorder.train.runner import read_ids
+    from wordorder.train.runner import read_ids, subword_models
 
     unknown = set(options) - DECODE_KEYS
     if unknown:
@@ -40,8 +41,9 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
         torch.set_num_threads(threads)
     device = resolve_device(str(options.get("device", "auto")))
     model, meta = load_model(checkpoint, device)
-    sp = SubwordModel(spm)
-    sources = read_ids(read_lines(source), sp, source)
+    sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
+    check_vocabularies(model, sp_src, sp, checkpoint)
+    sources = read_ids(read_lines(source), sp_src, source)
     feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
     start = time.perf_counter()
     hyps = translate_batches(
@@ -58,6 +60,18 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
                "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}
     summary.update(vision_span(model))
     return summary
+
+
+def check_vocabularies(model: Any, sp_src: SubwordModel, sp_tgt: SubwordModel, checkpoint: Path) -> None:
+    """The subword models must be the ones the checkpoint was trained with (as far as their
+    sizes tell): ids of another vocabulary would give fluent nonsense, not an error."""
+    want = (int(model.vocab_size), int(getattr(model, "tgt_vocab_size", model.vocab_size)))
+    have = (sp_src.vocab_size, sp_tgt.vocab_size)
+    if want != have:
+        raise WordorderError(f"the checkpoint's vocabularies have {want[0]} (source) and {want[1]} (target) entries, "
+                             f"the subword models {have[0]} and {have[1]}", path=checkpoint,
+                             hint="give the subword model(s) the model was trained with (--spm, and --spm-tgt when "
+                             "each side has its own)")
 
 
 def vision_span(model: Any) -> dict:

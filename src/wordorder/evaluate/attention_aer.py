@@ -92,10 +92,12 @@ def attention_alignments(model: Seq2SeqModel, sources: Sequence[tuple[list[int],
 
 
 def evaluate_attention_aer(model: Seq2SeqModel, sp: SubwordModel, gold_pairs: str | Path, gold_links: str | Path,
-                           swap: bool = False, batch_size: int = 32, progress: bool = False
-                           ) -> tuple[dict, list[np.ndarray]]:
+                           swap: bool = False, batch_size: int = 32, progress: bool = False,
+                           sp_tgt: SubwordModel | None = None) -> tuple[dict, list[np.ndarray]]:
     """AER of ``model``'s attention on a gold set (awesome-align files; ``swap``: the files'
-    sides are target ||| source of the model). Returns the AER dict and the links."""
+    sides are target ||| source of the model). ``sp`` encodes the source words (and the
+    target words too, unless ``sp_tgt`` gives the target side its own subword model).
+    Returns the AER dict and the links."""
     src_words, tgt_words = read_src_tgt(gold_pairs)
     gold = read_gold(gold_links, [len(s) for s in src_words], [len(t) for t in tgt_words])
     sure, possible = gold.sure, gold.possible
@@ -103,7 +105,7 @@ def evaluate_attention_aer(model: Seq2SeqModel, sp: SubwordModel, gold_pairs: st
         src_words, tgt_words = tgt_words, src_words
         sure, possible = [g[:, ::-1].copy() for g in sure], [g[:, ::-1].copy() for g in possible]
     sources = [encode_words(sp, s) for s in src_words]
-    targets = [encode_words(sp, t) for t in tgt_words]
+    targets = [encode_words(sp if sp_tgt is None else sp_tgt, t) for t in tgt_words]
     links = attention_alignments(model, sources, targets, batch_size, progress)
     scores = aer(links, sure, possible)  # aer() adds the sure links to the possible ones
     scores["gold_links_dropped"] = gold.out_of_range_links

@@ -109,9 +109,14 @@ def cmd_attention_aer(a: argparse.Namespace) -> None:
     from wordorder.text.subword import SubwordModel
     from wordorder.train.checkpoint import load_model
 
+    from wordorder.decode.runner import check_vocabularies
+    from wordorder.train.runner import subword_models
+
     model, _ = load_model(a.checkpoint)
-    scores, links = evaluate_attention_aer(model, SubwordModel(a.spm), a.gold_pairs, a.gold_links, a.gold_swap,
-                                           progress=True)
+    sp_src, sp_tgt = subword_models(Path(a.spm), Path(a.spm_tgt) if a.spm_tgt else None)
+    check_vocabularies(model, sp_src, sp_tgt, Path(a.checkpoint))
+    scores, links = evaluate_attention_aer(model, sp_src, a.gold_pairs, a.gold_links, a.gold_swap,
+                                           progress=True, sp_tgt=sp_tgt)
     if a.alignments:
         write_pharaoh(a.alignments, *flatten(links))
     meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "method": "mean target rows, summed source columns"}
@@ -147,7 +152,12 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
     from wordorder.train.runner import read_ids
 
     model, meta = load_model(a.checkpoint)
-    sources = read_ids(read_lines(a.input), SubwordModel(a.spm), Path(a.input))
+    sp = SubwordModel(a.spm)  # the source side's (or the joint) model
+    if sp.vocab_size != model.vocab_size:
+        raise WordorderError(f"the checkpoint's source vocabulary has {model.vocab_size} entries, the subword model "
+                             f"{sp.vocab_size}", path=a.spm, hint="give the source side's subword model the model "
+                             "was trained with")
+    sources = read_ids(read_lines(a.input), sp, Path(a.input))
     feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
     result = encoder_head_similarity(model, sources, feats)
     write_scores(Path(a.output), result, {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset})
@@ -178,6 +188,8 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--gold-swap", action="store_true", help="the gold files are target ||| source of the model")
+    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
+                   "(--spm is then the source side's)")
     s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
 
     s = add("aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner")

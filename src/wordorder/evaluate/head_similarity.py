@@ -25,9 +25,9 @@ from wordorder.train.batching import pad, pad_feature
 
 
 def head_groups(options) -> list[tuple[str, int]]:
-    """(group name, number of heads) in head order."""
+    """(group name, number of heads) in head order (input groups resolved to this model's heads)."""
     if options.input_groups:
-        return [(str(name), int(heads)) for name, heads in options.input_groups]
+        return options.group_heads()
     return [("global", int(options.heads))]
 
 

@@ -58,13 +58,15 @@ def select_rows(obj: Any, index: Tensor) -> Any:
 class Seq2SeqModel(nn.Module):
     """Base class of all model families.
 
-    Subclasses set ``self.options`` (their options dataclass) and ``self.vocab_size``, and
+    Subclasses set ``self.options`` (their options dataclass), ``self.vocab_size`` (the source
+    or joint vocabulary) and ``self.tgt_vocab_size`` (the target's; the same when joint), and
     implement the methods below. Token conventions (see :mod:`wordorder.specials`): source =
     ids + [EOS], decoder input = [BOS] + ids, decoder output = ids + [EOS], PAD = 0.
     """
 
     options: Any
     vocab_size: int
+    tgt_vocab_size: int
 
     def forward(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
         """Teacher-forced logits.

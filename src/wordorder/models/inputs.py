@@ -184,10 +184,10 @@ class FactoredInput(nn.Module):
     concatenation [word; factor_1; ...; factor_k] (in the order of ``factors``), with the
     factor dimensions taken from the model dimension so the total stays d_model.
 
-    Our source, target and output embeddings are one tied matrix, so the word part is the
-    first d_model − Σ dims columns of that matrix's rows rather than a table of its own.
-    The result is scaled by sqrt(d_model) and gets the d_model sinusoidal PE, as the plain
-    embedding would.
+    With tied embeddings the source and target share one d_model-wide matrix, so the word part
+    is the first d_model − Σ dims columns of its rows; an untied source matrix is only that
+    wide. The result is scaled by sqrt(d_model) and gets the d_model sinusoidal PE, as the
+    plain embedding would.
     """
 
     def __init__(self, d_model: int, factors: Mapping[str, int], factor_vocab: Mapping[str, int]) -> None:
@@ -218,7 +218,7 @@ class FactoredInput(nn.Module):
         self.positions = SinusoidalPositions(d_model)
 
     def forward(self, word_emb: Tensor, feats: Feats) -> Tensor:
-        """word_emb: (B, S, d_model) unscaled rows of the shared embedding; feats: name →
+        """word_emb: (B, S, ≥ word_dim) unscaled rows of the source embedding; feats: name →
         (B, S) factor ids (0 = PAD) → (B, S, d_model)."""
         missing = [name for name in self.factors if name not in feats]
         if missing:

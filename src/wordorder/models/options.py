@@ -46,7 +46,10 @@ class ModelOptions:
         dropout: on embeddings and every residual branch.
         attention_dropout: on attention weights.
         activation_dropout: after the FFN's ReLU.
-        tie_embeddings: one matrix for source, target and output embeddings (joint vocabulary).
+        tie_embeddings: one matrix for the source and target embeddings (needs one joint
+            vocabulary: ``subword.joint``); False = a matrix per side, each of its side's size.
+        tie_output: the output projection is the target embedding matrix (Press & Wolf 2017);
+            False = an output matrix of its own (OpenNMT-py's default, as the Chen papers used).
         norm: "post" (the paper) or "pre" layer normalisation.
         max_positions: initial size of the position table (it grows when needed).
 
@@ -65,8 +68,10 @@ class ModelOptions:
         preorder_k: clipping distance of the relative preordering encoding.
 
     Source input representation (Chen et al. 2020):
-        input_groups: [[feature, heads], ...] with feature in global/rec/loc/syn and sizes in
-            heads (d_g = heads · d_model/heads_total); None = the plain embedding.
+        input_groups: [[feature, share], ...] with feature in global/rec/loc/syn; None = the
+            plain embedding. Shares are positive integers, resolved to whole heads of this
+            model by :meth:`group_heads` (e.g. Table I's [[global, 5], [syn, 3]] is 5+3 of 8
+            heads, 10+6 of 16, 3+1 of 4); a group's size is its heads · d_model/heads.
         rec_cell: "gru" or "lstm" for the recurrence group; loc_kernel: width of the local group's
             convolution.
         factors: Sennrich & Haddow's linguistic input features {bieo|pos|dep: dimension},
@@ -120,6 +125,7 @@ class ModelOptions:
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
     tie_embeddings: bool = True
+    tie_output: bool = True
     norm: str = "post"
     max_positions: int = 1024
     positions: str = "absolute"
@@ -172,6 +178,30 @@ class ModelOptions:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
+
+    def group_heads(self) -> list[tuple[str, int]]:
+        """``input_groups`` as (feature, heads) of this model; [] without groups.
+
+        Each group gets ``share / Σ shares · heads`` heads, rounded by the largest remainder
+        (Hamilton's method): every group first gets the floor of its quota, then the heads left
+        over go one each to the groups with the largest fractional parts, ties to the group
+        listed first. Shares that add up to ``heads`` are taken as they are. A group left with
+        0 heads is an error (:meth:`validate`).
+
+        >>> ModelOptions(heads=4, input_groups=[["global", 5], ["syn", 3]]).group_heads()
+        [('global', 3), ('syn', 1)]
+        """
+        if not self.input_groups:
+            return []
+        shares = [int(share) for _, share in self.input_groups]
+        total = sum(shares)
+        # Exact integer arithmetic: quota_g = share_g · heads / total.
+        heads = [share * self.heads // total for share in shares]
+        remainders = [share * self.heads % total for share in shares]
+        left = self.heads - sum(heads)
+        for g in sorted(range(len(shares)), key=lambda g: (-remainders[g], g))[:left]:
+            heads[g] += 1
+        return [(str(feature), n) for (feature, _), n in zip(self.input_groups, heads)]
 
     def position_slot(self, side: str) -> str:
         """What fills the slot after self-attention on ``side`` (encoder|decoder): "none",
@@ -229,6 +259,9 @@ class ModelOptions:
                                      f" integer, got {value!r}")
         if self.d_model % self.heads or self.d_model % 2:
             raise WordorderError(f"d_model={self.d_model} must be even and divisible by heads={self.heads}")
+        for name in ("tie_embeddings", "tie_output"):
+            if not isinstance(getattr(self, name), bool):
+                raise WordorderError(f"model option {name} must be true or false, got {getattr(self, name)!r}")
         for name in ("dropout", "attention_dropout", "activation_dropout", "output_dropout"):
             value = getattr(self, name)
             if name == "output_dropout" and value is None:
@@ -278,17 +311,20 @@ class ModelOptions:
 
     def _validate_groups(self) -> None:
         if self.input_groups is not None:
-            total = 0
+            if not isinstance(self.input_groups, (list, tuple)) or not self.input_groups:
+                raise WordorderError(f"model option input_groups must be a non-empty list of [feature, share], "
+                                     f"got {self.input_groups!r}")
             for group in self.input_groups:
                 if (not isinstance(group, (list, tuple)) or len(group) != 2 or group[0] not in GROUP_FEATURES
-                        or not isinstance(group[1], int) or group[1] < 1):
-                    raise WordorderError(f"model option input_groups: {group!r} is not [feature, heads] with feature in "
-                                         f"{', '.join(GROUP_FEATURES)} and heads ≥ 1")
-                total += group[1]
-            if total != self.heads:
-                raise WordorderError(f"model option input_groups: the groups take {total} heads but the model has "
-                                     f"{self.heads}", hint="group sizes are multiples of the head size (Chen et al. "
-                                     "2020, Table I) and must add up to d_model")
+                        or not isinstance(group[1], int) or isinstance(group[1], bool) or group[1] < 1):
+                    raise WordorderError(f"model option input_groups: {group!r} is not [feature, share] with feature "
+                                         f"in {', '.join(GROUP_FEATURES)} and a whole share ≥ 1")
+            empty = [feature for feature, n in self.group_heads() if n == 0]
+            if empty:
+                raise WordorderError(f"model option input_groups: {self.input_groups} leaves the group(s) "
+                                     f"{', '.join(empty)} without a head of the model's {self.heads}",
+                                     hint="each group needs at least one whole head (Chen et al. 2020, Table I): "
+                                     "raise its share or use a model with more heads")
         if self.factors is not None:
             if not isinstance(self.factors, Mapping) or not self.factors or any(
                     f not in FACTORS or not isinstance(n, int) or n < 1 for f, n in self.factors.items()):

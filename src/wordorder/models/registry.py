@@ -39,7 +39,9 @@ PRESETS: dict[str, dict[str, Any]] = {
              "init_uniform": 0.1},
 }
 
-FAMILIES: dict[str, Callable[[Any, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}
+# A family's constructor takes the options, the source (or joint) vocabulary size and the
+# target vocabulary size.
+FAMILIES: dict[str, Callable[[Any, int, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}
 
 
 def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
@@ -57,14 +59,23 @@ def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
     return ModelOptions.from_dict(d)
 
 
-def build_model(options: Mapping[str, Any] | ModelOptions, vocab_size: int) -> Seq2SeqModel:
+def build_model(options: Mapping[str, Any] | ModelOptions, vocab_size: int,
+                tgt_vocab_size: int | None = None) -> Seq2SeqModel:
     """Build a freshly initialised model of the options' family.
 
     Args:
         options: a :class:`ModelOptions` or a dict of its fields plus an optional ``preset``.
-        vocab_size: size of the joint vocabulary (ids 0..vocab_size-1).
+        vocab_size: size of the source vocabulary, or of the joint one (ids 0..vocab_size-1).
+        tgt_vocab_size: size of the target vocabulary when the sides have their own
+            (``subword.joint: false``); None = the joint ``vocab_size``. Sides of different
+            sizes cannot share an embedding matrix (``tie_embeddings: false``).
     """
     opts = resolve_options(options)
-    if vocab_size <= 3:
-        raise WordorderError(f"vocabulary size {vocab_size} is too small (the 4 special ids alone need 4)")
-    return FAMILIES[opts.family](opts, vocab_size)
+    tgt = vocab_size if tgt_vocab_size is None else int(tgt_vocab_size)
+    for size in (vocab_size, tgt):
+        if size <= 3:
+            raise WordorderError(f"vocabulary size {size} is too small (the 4 special ids alone need 4)")
+    if opts.tie_embeddings and tgt != vocab_size:
+        raise WordorderError(f"tie_embeddings shares one matrix between the source ({vocab_size}) and target "
+                             f"({tgt}) vocabularies, which differ", hint="set tie_embeddings: false")
+    return FAMILIES[opts.family](opts, vocab_size, tgt)

@@ -6,8 +6,9 @@ Source: embeddings (optionally [E x; VU] with the dependency-unit encoding, SDRN
 bidirectional GRU, or the RNMT encoder with relation-network layers → annotations (B, S, 2h).
 Target: the decoder of :mod:`wordorder.models.rnn_decoder`, one step per position; teacher
 forcing runs the same step over the target in a loop (the recurrence needs it) with every
-input projection computed for all positions at once. With ``tie_embeddings`` the source,
-target and output embeddings are one (V, e) matrix.
+input projection computed for all positions at once. With ``tie_embeddings`` the source and
+target embeddings are one (V, e) matrix (otherwise one per side, of its vocabulary's size); with
+``tie_output`` the output matrix is the target embedding, otherwise a (V_tgt, e) matrix of its own.
 """
 
 from __future__ import annotations
@@ -35,14 +36,16 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
-    def __init__(self, options: ModelOptions, vocab_size: int) -> None:
+    def __init__(self, options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
+        self.tgt_vocab_size = vocab_size if tgt_vocab_size is None else tgt_vocab_size
         e, h = o.embed_dim or o.d_model, o.d_model
         self.src_embed = nn.Embedding(vocab_size, e, padding_idx=PAD_ID)
         nn.init.normal_(self.src_embed.weight, std=e**-0.5)
-        self.tgt_embed = self.src_embed if o.tie_embeddings else nn.Embedding(vocab_size, e, padding_idx=PAD_ID)
+        self.tgt_embed = (self.src_embed if o.tie_embeddings
+                          else nn.Embedding(self.tgt_vocab_size, e, padding_idx=PAD_ID))
         if not o.tie_embeddings:
             nn.init.normal_(self.tgt_embed.weight, std=e**-0.5)
         with torch.no_grad():
@@ -62,6 +65,10 @@ class RNNModel(Seq2SeqModel):
             self.encoder = BiGRUEncoder(d_in, h)
         self.unit_encoder = BiGRUEncoder(unit_width, h) if o.second_context == "sdr" else None
         self.decoder = RNNDecoder(o, e)
+        self.output_proj: nn.Linear | None = None  # created last: tied models draw the same weights as before
+        if not o.tie_output:
+            self.output_proj = nn.Linear(e, self.tgt_vocab_size, bias=False)
+            nn.init.normal_(self.output_proj.weight, std=e**-0.5)
         self.record_attention = False  # keep the first context's weights of decode_hidden
         self.attention: Tensor | None = None  # (B, T, S) when recorded
         if o.init_uniform > 0:
@@ -78,7 +85,7 @@ class RNNModel(Seq2SeqModel):
 
     @property
     def output_weight(self) -> Tensor:
-        return self.tgt_embed.weight
+        return self.tgt_embed.weight if self.output_proj is None else self.output_proj.weight
 
     def encode(self, src: Tensor, feats: Feats | None = None) -> RNNEncoderOut:
         """(B, S) ids (+ ``word``/``head`` for the syntax variants) → annotations (B, S, 2h)."""
@@ -153,6 +160,6 @@ class RNNModel(Seq2SeqModel):
             self.attention = None
 
 
-def build_rnn(options: ModelOptions, vocab_size: int) -> RNNModel:
+def build_rnn(options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> RNNModel:
     """Family constructor registered as ``rnn`` in :data:`registry.FAMILIES`."""
-    return RNNModel(options, vocab_size)
+    return RNNModel(options, vocab_size, tgt_vocab_size)

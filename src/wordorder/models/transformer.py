@@ -3,8 +3,10 @@
 Layer normalisation is "post" (``x = LN(x + Dropout(sublayer(x)))``, as in the paper and the
 word-order papers built on it) or "pre" (``x = x + Dropout(sublayer(LN(x)))``, with a final
 LN after each stack). Embeddings are scaled by sqrt(d_model), added to sinusoidal positions
-and dropped out; with ``tie_embeddings`` the source, target and output embeddings are one
-matrix (the vocabulary is a joint BPE).
+and dropped out. With ``tie_embeddings`` the source and target embeddings are one matrix (the
+vocabulary is a joint BPE); otherwise each side has its own, of its own vocabulary's size.
+With ``tie_output`` the output projection is the target embedding matrix, otherwise a
+(V_tgt, d) matrix of its own. The defaults tie all three.
 
 The source input is one of: the plain embedding + PE; Chen 2020's grouped input
 (:class:`~wordorder.models.inputs.GroupedInput`); Sennrich & Haddow's factors
@@ -68,13 +70,18 @@ class TransformerState(DecoderState):
 class TransformerModel(Seq2SeqModel):
     """Encoder-decoder Transformer; see the module docstring for the conventions."""
 
-    def __init__(self, options: ModelOptions, vocab_size: int) -> None:
+    def __init__(self, options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
+        self.tgt_vocab_size = vocab_size if tgt_vocab_size is None else tgt_vocab_size
         self.embed_scale = math.sqrt(o.d_model)
-        self.src_embed = self._embedding(vocab_size, o.d_model)
-        self.tgt_embed = self.src_embed if o.tie_embeddings else self._embedding(vocab_size, o.d_model)
+        # Sennrich & Haddow's factors take part of d_model: an untied source matrix holds only
+        # the word part (a tied one keeps d_model columns for the target side).
+        src_width = o.d_model - sum(o.factors.values()) if o.factors and not o.tie_embeddings else o.d_model
+        self.src_embed = self._embedding(vocab_size, src_width, o.d_model)
+        self.tgt_embed = (self.src_embed if o.tie_embeddings
+                          else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model))
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
         self.embed_dropout = Dropout(o.dropout)
         self.source_input = build_source_input(o)
@@ -89,6 +96,11 @@ class TransformerModel(Seq2SeqModel):
         pre = o.norm == "pre"
         self.encoder_norm = nn.LayerNorm(o.d_model) if pre else nn.Identity()
         self.decoder_norm = nn.LayerNorm(o.d_model) if pre else nn.Identity()
+        # Created last, so the models with a tied output draw the same initial weights as before.
+        self.output_proj: nn.Linear | None = None
+        if not o.tie_output:
+            self.output_proj = nn.Linear(o.d_model, self.tgt_vocab_size, bias=False)
+            nn.init.normal_(self.output_proj.weight, mean=0.0, std=o.d_model**-0.5)  # as a tied matrix
         self.auxiliary_loss: Tensor | None = None  # λ·(−D) of the last training encode
         if o.disagreement != "none":
             for layer in self.encoder:
@@ -96,8 +108,9 @@ class TransformerModel(Seq2SeqModel):
                 layer.need_weights = o.disagreement == "position"
 
     @staticmethod
-    def _embedding(vocab_size: int, d_model: int) -> nn.Embedding:
-        emb = nn.Embedding(vocab_size, d_model, padding_idx=PAD_ID)
+    def _embedding(vocab_size: int, width: int, d_model: int) -> nn.Embedding:
+        """A (vocab_size, width) table, PAD row zero."""
+        emb = nn.Embedding(vocab_size, width, padding_idx=PAD_ID)
         # std d^-0.5 so that after scaling by sqrt(d) the embeddings have unit variance,
         # comparable to the position encodings.
         nn.init.normal_(emb.weight, mean=0.0, std=d_model**-0.5)
@@ -139,8 +152,8 @@ class TransformerModel(Seq2SeqModel):
         return x
 
     def _logits(self, h: Tensor) -> Tensor:
-        """(..., d) decoder outputs → (..., V) logits through the (tied) output matrix."""
-        return F.linear(self.decoder_norm(h), self.tgt_embed.weight)
+        """(..., d) decoder outputs → (..., V_tgt) logits through the output matrix."""
+        return F.linear(self.decoder_norm(h), self.output_weight)
 
     def forward(self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None) -> Tensor:
         """(B, S) source ids, (B, T) decoder input ids, optional source features → (B, T, V)."""
@@ -198,7 +211,8 @@ class TransformerModel(Seq2SeqModel):
 
     @property
     def output_weight(self) -> Tensor:
-        return self.tgt_embed.weight
+        """(V_tgt, d): the target embedding matrix, or the output matrix of its own."""
+        return self.tgt_embed.weight if self.output_proj is None else self.output_proj.weight
 
     def decode_hidden(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
         """tgt_in: (B, T) ids → (B, T, d) final decoder states, every position at once (causal)."""
@@ -273,7 +287,7 @@ def build_source_input(o: ModelOptions) -> nn.Module | None:
             raise WordorderError(f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
                                  hint="the trainer sets it from the data; set feature_sizes when building a model by hand")
     if o.input_groups:
-        groups = [(name, heads * o.head_dim) for name, heads in o.input_groups]
+        groups = [(name, heads * o.head_dim) for name, heads in o.group_heads()]
         return GroupedInput(o.d_model, groups, pos_vocab=int(sizes.get("pos", 0)), rec_cell=o.rec_cell,
                             loc_kernel=o.loc_kernel)
     if o.factors:
@@ -281,6 +295,6 @@ def build_source_input(o: ModelOptions) -> nn.Module | None:
     return None
 
 
-def build_transformer(options: ModelOptions, vocab_size: int) -> TransformerModel:
+def build_transformer(options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> TransformerModel:
     """Family constructor registered as ``transformer`` in :data:`registry.FAMILIES`."""
-    return TransformerModel(options, vocab_size)
+    return TransformerModel(options, vocab_size, tgt_vocab_size)

@@ -1,6 +1,7 @@
 """Checkpoints that hold only tensors and plain Python values.
 
-A checkpoint is a dict ``{"format", "options", "vocab_size", "state_dict", "meta"}``; it is
+A checkpoint is a dict ``{"format", "options", "vocab_size", "state_dict", "meta"}`` (plus
+``"tgt_vocab_size"`` when the target has a vocabulary of its own size); it is
 read with ``torch.load(weights_only=True)`` (no arbitrary code runs on loading) and the model
 is rebuilt from its options with :func:`wordorder.models.build_model`. Files are written to a
 temporary name and renamed, so a crash never leaves a truncated checkpoint.
@@ -66,6 +67,9 @@ def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, An
         "state_dict": state,
         "meta": plain(meta),
     }
+    tgt_vocab = int(getattr(model, "tgt_vocab_size", obj["vocab_size"]))
+    if tgt_vocab != obj["vocab_size"]:  # separate vocabularies; a joint one writes what it always did
+        obj["tgt_vocab_size"] = tgt_vocab
     with atomic_open(path, "wb") as f:
         torch.save(obj, f)
 
@@ -111,14 +115,17 @@ def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Se
     """Rebuild the model of a checkpoint on ``device``, in eval mode.
 
     Returns:
-        The model and the checkpoint's meta dict, with ``options`` and ``vocab_size`` added.
+        The model and the checkpoint's meta dict, with ``options``, ``vocab_size`` and
+        ``tgt_vocab_size`` added (checkpoints of a joint vocabulary have none: it is
+        ``vocab_size``).
     """
     obj = _read(Path(path), device)
-    model = build_model(obj["options"], obj["vocab_size"])
+    tgt_vocab = obj.get("tgt_vocab_size", obj["vocab_size"])
+    model = build_model(obj["options"], obj["vocab_size"], tgt_vocab)
     model.load_state_dict(obj["state_dict"])
     model.to(device).eval()
     meta = dict(obj.get("meta") or {})
-    meta.update(options=obj["options"], vocab_size=obj["vocab_size"])
+    meta.update(options=obj["options"], vocab_size=obj["vocab_size"], tgt_vocab_size=tgt_vocab)
     return model, meta
 
 

@@ -17,8 +17,10 @@ class TrainOptions:
     ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
     ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
-    ``warmup`` updates. Training stops at whichever of ``max_steps`` / ``max_epochs`` /
-    ``max_minutes`` / ``patience`` (evaluations without a dev-BLEU improvement) comes first.
+    ``warmup`` updates; with ``schedule: noam`` it is the factor of Vaswani et al.'s Eq. 3 and
+    the peak is lr·d_model^-0.5·warmup^-0.5 (:func:`wordorder.train.schedule.peak_lr`).
+    Training stops at whichever of ``max_steps`` / ``max_epochs`` / ``max_minutes`` /
+    ``patience`` (evaluations without a dev-BLEU improvement) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
@@ -32,6 +34,7 @@ class TrainOptions:
     accum_steps: int = 1
     lr: float = 7e-4
     warmup: int = 4000
+    schedule: str = "inverse_sqrt"
     betas: tuple[float, float] = (0.9, 0.98)
     eps: float = 1e-9
     weight_decay: float = 0.0
@@ -69,6 +72,12 @@ class TrainOptions:
         for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
                 raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+        from wordorder.train.schedule import SCHEDULES
+
+        if opts.schedule not in SCHEDULES:
+            raise WordorderError(f"train option schedule must be one of {', '.join(SCHEDULES)}, got {opts.schedule!r}")
+        if opts.schedule == "noam" and (not isinstance(opts.warmup, int) or opts.warmup < 1):
+            raise WordorderError("train option schedule: noam needs warmup ≥ 1 (its peak is at step = warmup)")
         if not isinstance(opts.average_last, int) or opts.average_last < 0:
             raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:

@@ -52,11 +52,21 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def subword_models(spm: Path, spm_tgt: Path | None) -> tuple[SubwordModel, SubwordModel]:
+    """The source and target subword models: one joint model, or one per side."""
+    src = SubwordModel(spm)
+    return src, (src if spm_tgt is None or Path(spm_tgt) == Path(spm) else SubwordModel(spm_tgt))
+
+
 def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
                  model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
                  threads: int | None, output: Path,
-                 features: Mapping[str, Mapping[str, str]] | None = None, state: Path | None = None) -> dict:
+                 features: Mapping[str, Mapping[str, str]] | None = None, state: Path | None = None,
+                 spm_tgt: Path | None = None) -> dict:
     """Train one model; ``output`` is the best checkpoint (its folder receives the other files).
+
+    ``spm`` is the joint subword model, or the source side's when ``spm_tgt`` gives the
+    target side its own (``subword.joint: false``); the model then has a vocabulary per side.
 
     ``features``: extra source inputs the variant needs, ``{name: {"train": path, "dev": path}}``
     (see :mod:`wordorder.train.features`); their tag vocabularies go into the checkpoint.
@@ -76,10 +86,10 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     if opts.threads:
         torch.set_num_threads(opts.threads)
     seed_everything(seed)
-    sp = SubwordModel(spm)
+    sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
     src_lines, tgt_lines = read_parallel(train_src, train_tgt)
-    pairs = list(zip(read_ids(src_lines, sp, train_src), read_ids(tgt_lines, sp, train_tgt)))
-    dev_ids = dev_all = read_ids(read_lines(dev_src), sp, dev_src)
+    pairs = list(zip(read_ids(src_lines, sp_src, train_src), read_ids(tgt_lines, sp, train_tgt)))
+    dev_ids = dev_all = read_ids(read_lines(dev_src), sp_src, dev_src)
     refs = read_lines(dev_ref)
     if len(refs) != len(dev_ids):
         raise WordorderError(f"{len(dev_ids)} dev sources but {len(refs)} references in {dev_ref}", path=dev_src)
@@ -97,9 +107,15 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     if dev_feats and opts.eval_sentences:
         dev_feats = {k: v[: opts.eval_sentences] for k, v in dev_feats.items()}
     options.feature_sizes = vocab_sizes(vocabs)
-    model = build_model(options, vocab_size=sp.vocab_size)
+    if sp is not sp_src and options.tie_embeddings:
+        raise WordorderError("the model ties its source and target embeddings (tie_embeddings), but each side has "
+                             "a subword model of its own", path=spm_tgt,
+                             hint="set tie_embeddings: false for separate vocabularies, or subword.joint: true")
+    model = build_model(options, vocab_size=sp_src.vocab_size, tgt_vocab_size=sp.vocab_size)
     meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed,
             "feature_vocabs": {name: v.itos for name, v in vocabs.items()}}
+    if sp is not sp_src:
+        meta["spm_tgt"] = str(spm_tgt)
     summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent, extra_checkpoint_meta=meta,
                     dev_tgt=dev_tgt, train_feats=train_feats or None, dev_feats=dev_feats or None,
                     state_path=state)

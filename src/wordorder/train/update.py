@@ -46,8 +46,11 @@ def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: t
 
 def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optimizer:
     """Adam with the options' betas, eps and weight decay (the fused kernel: one pass over
-    all parameters instead of a dozen small ones per tensor)."""
-    return torch.optim.Adam(model.parameters(), lr=opts.lr, betas=opts.betas, eps=opts.eps,
+    all parameters instead of a dozen small ones per tensor), at the schedule's peak rate."""
+    from wordorder.train.schedule import peak_lr
+
+    lr = peak_lr(opts.lr, opts.warmup, opts.schedule, int(model.options.d_model))
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=opts.betas, eps=opts.eps,
                             weight_decay=opts.weight_decay, fused=True)
 
 
