@@ -69,6 +69,14 @@ def cmd_split(a: argparse.Namespace) -> None:
     print(json.dumps({"clean": table["clean"], "overlap": table["overlap"], "sizes": table["sizes"]}, indent=1))
 
 
+def cmd_reference(a: argparse.Namespace) -> None:
+    from wordorder.config import pair_langs
+    from wordorder.corpus.references import prepare_reference
+
+    n = prepare_reference(a.spec, a.index - 1, *pair_langs(a.pair), Path(a.first), Path(a.output))
+    print(f"{a.output}: {n} lines")
+
+
 def cmd_select(a: argparse.Namespace) -> None:
     from wordorder.corpus.prepare import select_split
 
@@ -135,14 +143,22 @@ def cmd_translate(a: argparse.Namespace) -> None:
 
 
 def cmd_score(a: argparse.Namespace) -> None:
+    from wordorder.corpus.references import read_references
     from wordorder.evaluate.scores import score_translations, write_scores
     from wordorder.io import read_parallel
+    from wordorder.text.tokenize import get_tokenizer
 
     hyps, refs = read_parallel(a.hyp, a.ref)
     hyps_tok, refs_tok = read_parallel(a.hyp_tok, a.ref_tok) if a.hyp_tok else (None, None)
-    scores = score_translations(hyps, refs, a.lang, hyps_tok=hyps_tok, refs_tok=refs_tok)
+    extra = read_references(a.extra_ref, len(refs))
+    extra_tok = []
+    if extra and hyps_tok is not None:  # the extra references in the pipeline's own tokenization
+        tokenizer = get_tokenizer(a.lang)
+        extra_tok = [[" ".join(tokenizer.tokenize(line)) for line in r] for r in extra]
+    scores = score_translations(hyps, refs, a.lang, hyps_tok=hyps_tok, refs_tok=refs_tok, extra_refs=extra,
+                                extra_refs_tok=extra_tok, lowercase=a.lowercase)
     meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset,
-            "hyp": a.hyp, "ref": a.ref}
+            "hyp": a.hyp, "ref": a.ref, "extra_refs": a.extra_ref, "lowercase": a.lowercase}
     write_scores(Path(a.output), scores, meta)
     print(f"{a.output}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}")
 
@@ -250,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("--splits", "--split", "--raw", "--tok", "--out-raw", "--out-tok"):
         s.add_argument(name, required=True)
 
+    s = add("reference", cmd_reference, "check and write a test set's further reference (extra_refs)")
+    s.add_argument("--spec", type=_json, required=True, help="the test set's config entry (JSON)")
+    for name in ("--pair", "--first", "--output"):
+        s.add_argument(name, required=True)
+    s.add_argument("--index", type=int, required=True, help="1 = the first extra reference")
+
     s = add("subword-train", cmd_subword_train, "train a sentencepiece model (joint: on both sides' inputs)")
     s.add_argument("--inputs", nargs="+", required=True)
     s.add_argument("--options", type=_json, default={})
@@ -292,6 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument(name, required=True)
     s.add_argument("--hyp-tok")
     s.add_argument("--ref-tok")
+    s.add_argument("--extra-ref", action="append", default=[], metavar="PATH",
+                   help="a further reference, line-aligned with --ref (repeat for each; NIST sets have four)")
+    s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU and chrF (sacreBLEU -lc)")
     s.add_argument("--seed", type=int, required=True)
 
     s = add("report", cmd_report, "gather score JSONs into tables and figures")

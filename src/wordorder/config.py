@@ -147,6 +147,10 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
     if baseline is not None and baseline not in config["variants"]:
         raise WordorderError(f"evaluation.baseline '{baseline}' is not one of the variants of this config",
                              hint=f"pick one of: {', '.join(config['variants'])}, or null for the first")
+    for pair in config.get("evaluation", {}).get("case_insensitive", []):
+        if pair not in config["data"]:  # data, not pairs: a run of some pairs keeps the setting
+            raise WordorderError(f"evaluation.case_insensitive names '{pair}', which has no data in this config",
+                                 hint=f"pairs with data: {', '.join(config['data'])}")
     for name in config["variants"]:
         if name not in variants:
             raise WordorderError(
@@ -202,12 +206,19 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
 
     for split in split_names(pair_data):
         spec = split_spec(pair_data, split)
+        where = f"data.{pair}.{split}" if split in SPLITS else f"data.{pair}.test.{split}"
+        if split in SPLITS and "extra_refs" in pair_data[split]:
+            raise WordorderError(f"{where}: extra_refs are for test sets", hint="the dev set is scored with one "
+                                 "reference; move extra_refs to a test set")
+        if split not in SPLITS:
+            from wordorder.corpus.references import extra_refs
+
+            extra_refs(pair_data["test"][split], where)
         if is_holdout(spec):
             continue
         try:
             make_source(spec)
         except WordorderError as e:
-            where = f"data.{pair}.{split}" if split in SPLITS else f"data.{pair}.test.{split}"
             raise WordorderError(f"{where}: {e.message}", hint=e.hint) from None
 
 
@@ -239,8 +250,23 @@ def split_names(pair_data: Mapping[str, Any]) -> list[str]:
 
 
 def split_spec(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    """A split's corpus source (a test set's ``extra_refs`` are left to :func:`split_extra_refs`)."""
+    from wordorder.corpus.references import without_extra_refs
+
+    return without_extra_refs(pair_data[split] if split in SPLITS else pair_data["test"][split])
+
+
+def split_extra_refs(pair_data: Mapping[str, Any], split: str) -> list[str]:
+    """A test set's further reference files (none for train and dev)."""
+    from wordorder.corpus.references import extra_refs
+
     if split in SPLITS:
-        return pair_data[split]
+        return []
+    return extra_refs(pair_data["test"][split], f"the test set '{split}'")
+
+
+def testset_entry(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    """A test set's whole entry, its extra references included."""
     return pair_data["test"][split]
 
 

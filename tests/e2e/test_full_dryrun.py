@@ -36,3 +36,15 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
         if "wordorder train " in line and m:
             rnmt[m.group(1)] = re.search(r'"relation_convs": (\[\[[^"]*\]\]), "relation_layers"', line).group(1)
     assert rnmt == {"en-de": "[[3, 96]]", "zh-en": "[[1, 128], [3, 256]]"}
+    # NIST zh-en is scored on its four references and case-insensitively (Chen 2018, Zhang 2018);
+    # WMT16 en-de case-sensitively in Zhang 2018, case-insensitively in Chen 2018
+    scores = {}
+    for line in out.splitlines():
+        m = re.search(r"wordorder score .*--output results/(\w+)_full/scores/([a-z-]+)/\w+/seed1/(\w+)\.json", line)
+        if m:
+            scores[m.groups()] = (line.count("--extra-ref "), "--lowercase" in line)
+    assert scores[("zhang2018", "zh-en", "mt03")] == (3, True)
+    assert scores[("chen2018", "zh-en", "mt05")] == (3, True)
+    assert scores[("zhang2018", "en-de", "newstest2016")] == (0, False)
+    assert scores[("chen2018", "en-de", "newstest2014")] == (0, True)
+    assert scores[("chen2019", "en-de", "newstest2014")] == (0, False)

@@ -10,6 +10,7 @@ from wordorder.config import (
     load_variants,
     pair_langs,
     split_names,
+    split_extra_refs,
     split_spec,
     variant_model,
 )
@@ -62,6 +63,18 @@ def fetched_corpora(pair):
 def corpus_of(w):
     spec = split_spec(config["data"][w.pair], w.split)
     return "train" if is_holdout(spec) else w.split
+
+
+def extra_refs(w):
+    """The prepared further references of a test set (NIST sets have four references in all)."""
+    n = len(split_extra_refs(config["data"][w.pair], w.testset))
+    return [f"{R}/data/{w.pair}/refs/{w.testset}.{i}.{tgt_lang(w)}" for i in range(1, n + 1)]
+
+
+def reference_args(w, input):
+    """--extra-ref per further reference, and --lowercase where the pair is scored case-insensitively."""
+    args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
+    return args + (["--lowercase"] if w.pair in config["evaluation"]["case_insensitive"] else [])
 
 
 def data_file(w, split, kind, side):

@@ -70,3 +70,21 @@ rule select:
     shell:
         "wordorder select --splits {input.splits} --split {wildcards.split} --raw {input.raw}"
         " --tok {input.tok} --out-raw {output.raw} --out-tok {output.tok} > {log} 2>&1"
+
+
+rule reference:
+    input:
+        first=lambda w: f"{R}/data/{w.pair}/{w.testset}.{w.lang}",
+    output:
+        f"{R}/data/{{pair}}/refs/{{testset}}.{{n}}.{{lang}}",
+    log:
+        f"{L}/reference/{{pair}}.{{testset}}.{{n}}.{{lang}}.log",
+    wildcard_constraints:
+        n=r"\d+",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        spec=lambda w: as_json(config["data"][w.pair]["test"][w.testset]),
+    shell:
+        "wordorder reference --spec {params.spec:q} --pair {wildcards.pair:q} --index {wildcards.n:q}"
+        " --first {input.first:q} --output {output:q} > {log:q} 2>&1"

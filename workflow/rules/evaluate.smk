@@ -37,6 +37,7 @@ rule score:
         hyp_tok=rules.translate.output.tok,
         ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
         ref_tok=lambda w: f"{R}/data/{w.pair}/{w.testset}.tok.{tgt_lang(w)}",
+        extra_refs=extra_refs,
     output:
         f"{R}/scores/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
     log:
@@ -45,8 +46,9 @@ rule score:
         "../../envs/wordorder.yaml"
     params:
         lang=tgt_lang,
+        refs=reference_args,
     shell:
-        "wordorder score --hyp {input.hyp} --ref {input.ref} --hyp-tok {input.hyp_tok}"
+        "wordorder score --hyp {input.hyp} --ref {input.ref} {params.refs:q} --hyp-tok {input.hyp_tok}"
         " --ref-tok {input.ref_tok} --lang {params.lang} --pair {wildcards.pair}"
         " --variant {wildcards.variant} --seed {wildcards.seed} --testset {wildcards.testset}"
         " --output {output} > {log} 2>&1"
@@ -57,6 +59,7 @@ rule significance:
         hyp=rules.translate.output.hyp,
         baseline=lambda w: f"{R}/translations/{w.pair}/{baseline_variant()}/seed{w.seed}/{w.testset}.hyp",
         ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
+        extra_refs=extra_refs,
     output:
         f"{R}/significance/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
     log:
@@ -67,8 +70,9 @@ rule significance:
         lang=tgt_lang,
         baseline=baseline_variant(),
         samples=config["evaluation"]["significance"]["samples"],
+        refs=reference_args,
     shell:
-        "wordorder significance --hyp {input.hyp} --baseline-hyp {input.baseline} --ref {input.ref}"
+        "wordorder significance --hyp {input.hyp} --baseline-hyp {input.baseline} --ref {input.ref} {params.refs:q}"
         " --lang {params.lang} --pair {wildcards.pair} --variant {wildcards.variant}"
         " --baseline {params.baseline} --seed {wildcards.seed} --testset {wildcards.testset}"
         " --samples {params.samples} --output {output} > {log} 2>&1"

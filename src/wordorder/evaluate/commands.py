@@ -11,6 +11,7 @@ from wordorder.errors import WordorderError
 
 
 def cmd_significance(a: argparse.Namespace) -> None:
+    from wordorder.corpus.references import read_references
     from wordorder.evaluate.scores import bleu_tokenizer, write_scores
     from wordorder.evaluate.significance import bleu_paired_bootstrap, bleu_sign_test
     from wordorder.io import read_lines, read_parallel
@@ -18,8 +19,9 @@ def cmd_significance(a: argparse.Namespace) -> None:
     hyps, refs = read_parallel(a.hyp, a.ref)
     base = read_lines(a.baseline_hyp)
     tok = bleu_tokenizer(a.lang)
-    result = {"bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples),
-              "sign": bleu_sign_test(hyps, base, refs, tok)}
+    extra = read_references(a.extra_ref, len(refs))
+    result = {"bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples, extra, a.lowercase),
+              "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase)}
     meta = {"pair": a.pair, "variant": a.variant, "baseline": a.baseline, "seed": a.seed, "testset": a.testset}
     write_scores(Path(a.output), result, meta)
     print(f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
@@ -182,6 +184,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--samples", type=int, default=1000)
+    s.add_argument("--extra-ref", action="append", default=[], metavar="PATH",
+                   help="a further reference, line-aligned with --ref (repeat for each)")
+    s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU (sacreBLEU -lc)")
 
     s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
     for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):

@@ -95,6 +95,14 @@ def _check_lines(name: str, lines: Sequence[str]) -> list[str]:
     return out
 
 
+def _check_extra(name: str, lines: Sequence[str], n: int) -> list[str]:
+    lines = _check_lines(name, lines)
+    if len(lines) != n:
+        raise WordorderError(f"{name} has {len(lines)} lines but the test set has {n}",
+                             hint="every reference of a test set must have one line per source line, in order")
+    return lines
+
+
 def _finite(x: float) -> float:
     x = float(x)
     return x if math.isfinite(x) else 0.0
@@ -107,8 +115,11 @@ def score_translations(
     hyps_tok: Sequence[str] | None = None,
     refs_tok: Sequence[str] | None = None,
     lowercase_tok: bool = False,
+    extra_refs: Sequence[Sequence[str]] = (),
+    extra_refs_tok: Sequence[Sequence[str]] = (),
+    lowercase: bool = False,
 ) -> dict[str, Any]:
-    """Score detokenized hypotheses against one reference each.
+    """Score detokenized hypotheses against one reference each, or several.
 
     Args:
         hyps, refs: detokenized system output and references, one sentence each.
@@ -116,6 +127,12 @@ def score_translations(
         hyps_tok, refs_tok: the same sentences in the pipeline's own tokenization
             (space-separated tokens) for ``bleu_tok``; give both or neither.
         lowercase_tok: lowercase before ``bleu_tok`` (``multi-bleu.perl -lc``).
+        extra_refs: further references, each line-aligned with ``refs`` (NIST sets have four);
+            BLEU, chrF and ``bleu_tok`` use them all, as sacreBLEU and multi-bleu.perl do.
+            RIBES, Kendall tau and TER compare word order with the first reference only.
+        extra_refs_tok: the extra references tokenized (needed with ``hyps_tok``).
+        lowercase: case-insensitive BLEU and chrF (sacreBLEU ``-lc``; Chen et al. 2018,
+            Zhang et al. 2018 on NIST); also lowercases ``bleu_tok``.
 
     Returns:
         A JSON-ready dict: ``bleu``, ``bleu_signature``, ``chrf``, ``chrf_signature``,
@@ -138,12 +155,13 @@ def score_translations(
         )
     if not hyps:
         raise WordorderError("nothing to score: the test set is empty")
+    all_refs = [refs, *(_check_extra(f"reference {i + 2}", r, len(hyps)) for i, r in enumerate(extra_refs))]
 
     tokenizer = bleu_tokenizer(tgt_lang)
-    bleu_metric = BLEU(tokenize=tokenizer)
-    bleu = bleu_metric.corpus_score(hyps, [refs])
-    chrf_metric = CHRF()
-    chrf = chrf_metric.corpus_score(hyps, [refs])
+    bleu_metric = BLEU(tokenize=tokenizer, lowercase=lowercase)
+    bleu = bleu_metric.corpus_score(hyps, all_refs)
+    chrf_metric = CHRF(lowercase=lowercase)
+    chrf = chrf_metric.corpus_score(hyps, all_refs)
 
     result: dict[str, Any] = {
         "bleu": _finite(bleu.score),
@@ -153,6 +171,7 @@ def score_translations(
         "bleu_tok": None,
         "bleu_tok_signature": None,
         "n_sentences": len(hyps),
+        "n_references": len(all_refs),
         "tgt_lang": _base_lang(tgt_lang),
         "bleu_detail": _detail(bleu, tokenizer),
         "bleu_tok_detail": None,
@@ -169,8 +188,12 @@ def score_translations(
                 f"references, but there are {len(hyps)} detokenized sentences",
                 hint="tokenized and detokenized versions must be line-aligned",
             )
-        tok_metric = BLEU(tokenize="none", smooth_method="none", lowercase=lowercase_tok, force=True)
-        tok = tok_metric.corpus_score(hyps_tok, [refs_tok])
+        if len(extra_refs_tok) != len(extra_refs):
+            raise WordorderError(f"{len(extra_refs)} extra references but {len(extra_refs_tok)} tokenized ones")
+        all_tok = [refs_tok, *(_check_extra(f"tokenized reference {i + 2}", r, len(hyps))
+                               for i, r in enumerate(extra_refs_tok))]
+        tok_metric = BLEU(tokenize="none", smooth_method="none", lowercase=lowercase_tok or lowercase, force=True)
+        tok = tok_metric.corpus_score(hyps_tok, all_tok)
         result["bleu_tok"] = _finite(tok.score)
         result["bleu_tok_signature"] = tok_metric.get_signature().format()
         result["bleu_tok_detail"] = _detail(tok, "none")

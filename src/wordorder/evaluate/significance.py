@@ -50,16 +50,27 @@ def _check(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str]) 
         raise WordorderError("nothing to compare: the test set is empty")
 
 
+def _all_refs(refs: Sequence[str], extra_refs: Sequence[Sequence[str]]) -> list[list[str]]:
+    out = [list(refs), *(list(r) for r in extra_refs)]
+    if any(len(r) != len(refs) for r in out):
+        raise WordorderError(f"references of different lengths: {[len(r) for r in out]}",
+                             hint="every reference of a test set needs one line per source line")
+    return out
+
+
 def bleu_sign_test(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str],
-                   tokenize: str = "13a") -> dict:
-    """Collins et al.'s sign test on corpus BLEU. Returns ``{"n_plus", "n_minus", "ties", "p"}``."""
+                   tokenize: str = "13a", extra_refs: Sequence[Sequence[str]] = (),
+                   lowercase: bool = False) -> dict:
+    """Collins et al.'s sign test on corpus BLEU. Returns ``{"n_plus", "n_minus", "ties", "p"}``.
+    ``extra_refs``: further references (BLEU over all); ``lowercase``: case-insensitive BLEU."""
     from sacrebleu.metrics import BLEU
 
     _check(system, baseline, refs)
-    metric = BLEU(tokenize=tokenize)
+    all_refs = _all_refs(refs, extra_refs)
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
     # Sufficient statistics per sentence: (N, 2 + 2·4) = hyp len, ref len, matches, totals.
-    sys_stats = np.asarray(metric._extract_corpus_statistics(system, [refs]), dtype=np.int64)
-    base_stats = np.asarray(metric._extract_corpus_statistics(baseline, [refs]), dtype=np.int64)
+    sys_stats = np.asarray(metric._extract_corpus_statistics(system, all_refs), dtype=np.int64)
+    base_stats = np.asarray(metric._extract_corpus_statistics(baseline, all_refs), dtype=np.int64)
     total = base_stats.sum(0)
     b0 = metric._compute_score_from_stats(total.tolist()).score
     swapped = total[None, :] - base_stats + sys_stats  # one sentence replaced at a time
@@ -71,7 +82,8 @@ def bleu_sign_test(system: Sequence[str], baseline: Sequence[str], refs: Sequenc
 
 
 def bleu_paired_bootstrap(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str],
-                          tokenize: str = "13a", samples: int = 1000) -> dict:
+                          tokenize: str = "13a", samples: int = 1000, extra_refs: Sequence[Sequence[str]] = (),
+                          lowercase: bool = False) -> dict:
     """sacreBLEU's paired bootstrap. Returns ``{"p", "mean", "ci", "samples", "seed"}``:
     the system's mean BLEU over the draws and the half-width of its 95 % interval."""
     import os
@@ -80,12 +92,13 @@ def bleu_paired_bootstrap(system: Sequence[str], baseline: Sequence[str], refs: 
     from sacrebleu.significance import PairedTest
 
     _check(system, baseline, refs)
+    all_refs = _all_refs(refs, extra_refs)
     if list(system) == list(baseline):
         # sacreBLEU's count of d_b − mean(d) > |Δ| is 0 when every d_b is 0, which would give
         # identical outputs p = 1/(B + 1); no test can tell a system from itself: p = 1.
         return {"p": 1.0, "mean": None, "ci": None, "samples": samples, "seed": None}
     test = PairedTest([("baseline", list(baseline)), ("system", list(system))],
-                      {"BLEU": BLEU(tokenize=tokenize)}, [list(refs)], test_type="bs", n_samples=samples)
+                      {"BLEU": BLEU(tokenize=tokenize, lowercase=lowercase)}, all_refs, test_type="bs", n_samples=samples)
     _, results = test()
     result = results["BLEU"][1]
     return {"p": float(result.p_value), "mean": float(result.mean), "ci": float(result.ci),
