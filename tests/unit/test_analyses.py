@@ -50,6 +50,13 @@ def test_tau_per_bin_is_the_mean_over_comparable_sentences(tmp_path):
     assert "| source length | sentences | s | τ identity | τ btg |" in md and "| 3-5 | 1 | 0.0 | 0.900 | – |" in md
     with pytest.raises(WordorderError, match="3 τ values for 4"):
         add_tau_by_length(table, sources, {"x": [1.0, 1.0, 1.0]}, edges=[2, 5])
+    # Kawara's Eq. 7 scale beside the normalised one, not taken for a system's BLEU column
+    from wordorder.evaluate.length_bins import TAU7
+
+    both = add_tau_by_length(out, sources, {"identity": [0.0, 0.8, nan, -0.6]}, edges=[2, 5], prefix=TAU7)
+    write_length_analysis(both, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
+    md = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "| s | τ identity | τ btg | τ Eq. 7 identity |" in md and "| 3-5 | 1 | 0.0 | 0.900 | – | 0.800 |" in md
 
 
 def test_misaligned_outputs_are_refused():

@@ -29,7 +29,11 @@ def test_gold_and_report(corpus, capsys):
     assert quality["identity"]["tau"] == pytest.approx(0.625)
     assert quality["identity"]["frs"] == pytest.approx((0.2 + 1 + 1 + 0) / 4)
     assert quality["gold"]["tau"] == 1.0 and quality["gold"]["complete_match"] == 1.0
-    assert "| identity | 0.625 |" in (corpus / "q.md").read_text()
+    # Kawara's Eq. 7 on [-1, 1]: 0 (book), 1, 1, -1 (swap) -> 0.25; gold is 1 on both scales
+    assert quality["identity"]["tau_eq7"] == pytest.approx(0.25) and quality["gold"]["tau_eq7"] == 1.0
+    md = (corpus / "q.md").read_text()
+    assert "| method | test tau | test tau_eq7 | test FRS | test CM |" in md
+    assert "| identity | 0.625 | 0.250 |" in md
 
 
 @pytest.mark.parametrize("links, message", [

@@ -16,6 +16,7 @@ from wordorder.preorder.metrics import (
     alignment_ranks,
     fuzzy_reordering_score,
     kendall_tau,
+    kendall_tau_eq7,
     order_ranks,
     score_orders,
 )
@@ -135,3 +136,34 @@ def test_tau_of_a_one_to_one_alignment(target_order):
     assert scores(perm, links, 9) == (1.0, 1.0)
     tau, frs = scores(perm[::-1], links, 9)
     assert tau == 0.0 and frs == pytest.approx(0.0)
+
+
+def test_eq7_tau_worked_examples():
+    # spec §1: ranks [2, 0, 1]: one ascending pair of three -> 4/6 - 1 = -1/3 (normalised: 1/3)
+    assert kendall_tau_eq7(np.array([2, 0, 1])) == pytest.approx(-1 / 3)
+    # "I bought a book yesterday": identity ranks [0, 3, 2, 1] (a unaligned): 3 ascending of 6 -> 0
+    r = order_ranks(np.arange(5), alignment_ranks(BOOK, 5))
+    assert kendall_tau_eq7(r) == pytest.approx(0.0) and kendall_tau(r) == pytest.approx(0.5)
+    # ties count against under Eq. 7 (strict <) but not in the normalised tau, nor in Kawara's oracle
+    tied = np.array([0, 1, 0])
+    assert kendall_tau_eq7(tied) == pytest.approx(-1 / 3) and kendall_tau(tied) == pytest.approx(2 / 3)
+    assert kendall_tau_eq7(np.array([1, 1])) == -1.0 and kendall_tau_eq7(np.array([7])) == 1.0
+    assert kendall_tau_eq7(np.arange(6)) == 1.0 and kendall_tau_eq7(np.arange(6)[::-1].copy()) == -1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=2, max_size=12))
+def test_eq7_tau_is_twice_the_normalised_minus_one_without_ties(values):
+    r = np.array(values)
+    t7 = kendall_tau_eq7(r)
+    assert -1.0 <= t7 <= 1.0
+    if len(set(values)) == len(values):
+        assert t7 == pytest.approx(2 * kendall_tau(r) - 1)
+    else:  # a tie is an error here and not in the normalised tau
+        assert t7 < 2 * kendall_tau(r) - 1
+
+
+def test_score_orders_reports_both_scales():
+    links = np.array([[0, 2], [1, 0], [2, 1]])
+    s = score_orders([np.arange(3), np.array([1, 2, 0])], [links, links], [3, 3]).summary()
+    assert s["tau"] == pytest.approx((1 / 3 + 1) / 2) and s["tau_eq7"] == pytest.approx((-1 / 3 + 1) / 2)

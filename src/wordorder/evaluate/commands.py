@@ -48,12 +48,13 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
     sources = read_lines(a.src_tok)
     table = bleu_by_length(sources, systems, read_lines(a.ref), bleu_tokenizer(a.lang), a.edges)
     if a.align:
-        from wordorder.evaluate.length_bins import add_tau_by_length
+        from wordorder.evaluate.length_bins import TAU7, add_tau_by_length
         from wordorder.preorder.report import evaluate_split
 
         perms = dict(_named_paths(a.perms or [], "METHOD=PATH"))
         scores = evaluate_split(Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()})
         table = add_tau_by_length(table, sources, {m: s.tau for m, s in scores.items()}, a.edges)
+        table = add_tau_by_length(table, sources, {m: s.tau_eq7 for m, s in scores.items()}, a.edges, TAU7)
     write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
     print(Path(a.md).read_text(encoding="utf-8"))
 

@@ -72,13 +72,14 @@ def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]],
     return pd.DataFrame(rows)
 
 
-TAU = "tau "  # column prefix of the Kendall τ columns
+TAU = "tau "  # column prefix of the normalised Kendall τ columns
+TAU7 = "tau_eq7 "  # and of Kawara et al.'s Eq. 7 τ in [-1, 1]
 
 
 def add_tau_by_length(table: pd.DataFrame, sources: Sequence[str], taus: Mapping[str, Sequence[float]],
-                      edges: Sequence[int] = DEFAULT_EDGES) -> pd.DataFrame:
-    """``table`` (of :func:`bleu_by_length`) with a ``tau <order>`` column per order: the mean of
-    the per-sentence τ (NaN = not comparable) over each bin's sentences."""
+                      edges: Sequence[int] = DEFAULT_EDGES, prefix: str = TAU) -> pd.DataFrame:
+    """``table`` (of :func:`bleu_by_length`) with a ``<prefix><order>`` column per order: the mean
+    of the per-sentence τ (NaN = not comparable) over each bin's sentences."""
     import numpy as np
 
     bins = np.array([bin_index(len(line.split()), edges) for line in sources])
@@ -91,27 +92,31 @@ def add_tau_by_length(table: pd.DataFrame, sources: Sequence[str], taus: Mapping
         for b in range(len(table)):
             v = values[(bins == b) & ~np.isnan(values)]
             means.append(float(v.mean()) if len(v) else float("nan"))
-        out[TAU + name] = means
+        out[prefix + name] = means
     return out
 
 
 def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
     """The table as CSV and Markdown, and a line plot of BLEU per bin (all atomic)."""
-    systems = [c for c in table.columns if c not in ("bin", "sentences") and not c.startswith(TAU)]
+    systems = [c for c in table.columns if c not in ("bin", "sentences") and not c.startswith((TAU, TAU7))]
     orders = [c for c in table.columns if c.startswith(TAU)]
+    orders7 = [c for c in table.columns if c.startswith(TAU7)]
     with atomic_open(csv_path) as f:
         table.to_csv(f, index=False, lineterminator="\n")
-    head = systems + [f"τ {c[len(TAU):]}" for c in orders]
+    head = systems + [f"τ {c[len(TAU):]}" for c in orders] + [f"τ Eq. 7 {c[len(TAU7):]}" for c in orders7]
     lines = [f"# {title}", "", "| source length | sentences | " + " | ".join(head) + " |",
              "|---|---:|" + "---:|" * len(head)]
     for _, r in table.iterrows():
         cells = ["–" if pd.isna(r[s]) else f"{r[s]:.1f}" for s in systems]
-        cells += ["–" if pd.isna(r[c]) else f"{r[c]:.3f}" for c in orders]
+        cells += ["–" if pd.isna(r[c]) else f"{r[c]:.3f}" for c in (*orders, *orders7)]
         lines.append(f"| {r['bin']} | {int(r['sentences'])} | " + " | ".join(cells) + " |")
     lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
     if orders:
         lines.append("τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "
                      "word alignment of the test set, over the bin's sentences with comparable alignment ranks.")
+    if orders7:
+        lines.append("τ Eq. 7: the same in [-1, 1] with ties counted against, as Kawara et al. 2021 Eq. 7 "
+                     "(Figs. 7-10).")
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
     panels = [("BLEU", {name: table[name] for name in systems})]

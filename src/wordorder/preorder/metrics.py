@@ -7,6 +7,9 @@ ties, and a sentence with two incomparable words (one span strictly nested in th
 skipped. Unaligned words are removed from the order before scoring.
 
 - normalised Kendall tau: ``1 - #{i<j: r_i > r_j} / C(m, 2)`` (ties are not errors), in [0, 1];
+- Kawara et al. 2021's Eq. 7: ``4 #{i<j: r_i < r_j} / (m (m - 1)) - 1`` in [-1, 1], with a strict
+  comparison (a tie counts against), the scale of the paper's Tables II-III; without ties it is
+  ``2 tau_n - 1``;
 - fuzzy reordering score (Talbot et al. 2011): ``1 - D / (m + 1)``, D = adjacent pairs of
   ``(-1, r_1..r_m, R)`` that are neither equal nor a +1 step, R = the number of rank groups;
 - complete match: share of sentences with tau = 1.
@@ -67,6 +70,20 @@ def kendall_tau(r: np.ndarray) -> float:
     return float(1.0 - 2 * discordant / (m * (m - 1)))
 
 
+def kendall_tau_eq7(r: np.ndarray) -> float:
+    """Kawara et al. 2021 Eq. 7 of the rank sequence ``r``: in [-1, 1], ties count against.
+    Sentences with m <= 1 words score 1, as under the normalised tau (no pair is out of order).
+
+    >>> round(kendall_tau_eq7(np.array([2, 0, 1])), 4), round(kendall_tau_eq7(np.array([0, 1, 0])), 4)
+    (-0.3333, -0.3333)
+    """
+    m = len(r)
+    if m <= 1:
+        return 1.0
+    ascending = np.count_nonzero(np.triu(r[:, None] < r[None, :], k=1))
+    return float(4 * ascending / (m * (m - 1)) - 1.0)
+
+
 def fuzzy_reordering_score(r: np.ndarray) -> float:
     """FRS of the rank sequence ``r`` with dense ranks 0..R-1.
 
@@ -95,6 +112,7 @@ class OrderScores:
 
     tau: np.ndarray
     frs: np.ndarray
+    tau_eq7: np.ndarray
 
     @property
     def scored(self) -> np.ndarray:
@@ -108,13 +126,14 @@ class OrderScores:
             "scored": n,
             "skipped_incomparable": len(self.tau) - n,
             "tau": float(self.tau[ok].mean()) if n else float("nan"),
+            "tau_eq7": float(self.tau_eq7[ok].mean()) if n else float("nan"),
             "frs": float(self.frs[ok].mean()) if n else float("nan"),
             "complete_match": float((self.tau[ok] == 1.0).mean()) if n else float("nan"),
         }
 
 
 def score_orders(perms: Sequence[np.ndarray], links: Sequence[np.ndarray], lengths: Sequence[int]) -> OrderScores:
-    """Kendall tau and FRS of every permutation against its sentence's alignment.
+    """Kendall tau (both scales) and FRS of every permutation against its sentence's alignment.
 
     Args:
         perms: one permutation per sentence (``reordered[k] = src[perm[k]]``).
@@ -125,10 +144,11 @@ def score_orders(perms: Sequence[np.ndarray], links: Sequence[np.ndarray], lengt
         raise ValueError("perms, links and lengths need one entry per sentence")
     tau = np.full(len(perms), np.nan)
     frs = np.full(len(perms), np.nan)
+    tau7 = np.full(len(perms), np.nan)
     for k, (perm, lk, n) in enumerate(zip(perms, links, lengths)):
         ranks = alignment_ranks(lk, n)
         if ranks is None:
             continue
         r = order_ranks(perm, ranks)
-        tau[k], frs[k] = kendall_tau(r), fuzzy_reordering_score(r)
-    return OrderScores(tau, frs)
+        tau[k], frs[k], tau7[k] = kendall_tau(r), fuzzy_reordering_score(r), kendall_tau_eq7(r)
+    return OrderScores(tau, frs, tau7)

@@ -41,13 +41,14 @@ def evaluate_split(tok: Path, align: Path, perms: Mapping[str, Path]) -> dict[st
 
 
 def quality_table(results: Mapping[str, Mapping[str, OrderScores]]) -> pd.DataFrame:
-    """Methods × (split, metric): tau, FRS, complete match (CM)."""
+    """Methods × (split, metric): tau, tau_eq7, FRS, complete match (CM)."""
     rows: dict[str, dict] = {}
     for split, by_method in results.items():
         for method, scores in by_method.items():
             s = scores.summary()
             row = rows.setdefault(method, {})
-            row[(split, "tau")], row[(split, "FRS")], row[(split, "CM")] = s["tau"], s["frs"], s["complete_match"]
+            row[(split, "tau")], row[(split, "tau_eq7")] = s["tau"], s["tau_eq7"]
+            row[(split, "FRS")], row[(split, "CM")] = s["frs"], s["complete_match"]
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns, names=["split", "metric"])
     return table.loc[_sort_methods(list(rows))]
@@ -58,7 +59,9 @@ def _markdown(table: pd.DataFrame, title: str, counts: Mapping[str, dict]) -> st
     lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method, row in table.iterrows():
         lines.append("| " + " | ".join([method] + [f"{v:.3f}" for v in row.to_numpy()]) + " |")
-    lines += ["", "tau: normalised Kendall tau (ties are not errors), FRS: fuzzy reordering score, "
+    lines += ["", "tau: normalised Kendall tau in [0, 1] (ties are not errors), tau_eq7: Kendall tau in [-1, 1] as "
+              "Kawara et al. 2021 Eq. 7 (ties count against; the scale of their Tables II-III), "
+              "FRS: fuzzy reordering score, "
               "CM: share of sentences in exactly the alignment's order; all against the order induced by "
               "the word alignment (min/max rank relation, unaligned words removed).", ""]
     for split, c in counts.items():
