@@ -27,6 +27,7 @@ include: "workflow/rules/preorder.smk"  # eflomal alignment -> gold / BTG / RvNN
 include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 include: "workflow/rules/analyses.smk"  # swap-noise robustness
+include: "workflow/rules/effects.smk"  # the papers' claimed effects against ours (findings table)
 
 
 rule all:
@@ -41,6 +42,7 @@ rule all:
         swap_noise=swap_noise_targets(),
         aer=[f"{R}/tables/aer.md"] if aer_pairs() else [],
         head_similarity=head_similarity_targets(),
+        findings=findings_targets(),
     default_target: True
 
 

@@ -151,6 +151,15 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
         if pair not in config["data"]:  # data, not pairs: a run of some pairs keeps the setting
             raise WordorderError(f"evaluation.case_insensitive names '{pair}', which has no data in this config",
                                  hint=f"pairs with data: {', '.join(config['data'])}")
+    for i, claim in enumerate(config.get("evaluation", {}).get("findings", [])):
+        for key in ("system", "baseline"):
+            if claim[key] not in variants:
+                raise WordorderError(f"evaluation.findings[{i}].{key}: unknown variant '{claim[key]}'",
+                                     path=config.get("variants_file"), hint="name a registry entry")
+        tests = config["data"].get(claim["pair"], {}).get("test", {})
+        if claim["testset"] not in tests:
+            raise WordorderError(f"evaluation.findings[{i}]: '{claim['pair']}' has no test set '{claim['testset']}'",
+                                 hint="pairs and test sets come from data.<pair>.test")
     for name in config["variants"]:
         if name not in variants:
             raise WordorderError(

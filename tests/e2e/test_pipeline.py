@@ -38,6 +38,10 @@ def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
                                          encoding="utf-8")
     links = [" ".join([f"{i}-{i}" for i in range(1, min(len(e), len(d)) + 1)] + [f"1p{len(d)}"]) for e, d in pairs]
     (folder / "gold.links").write_text("".join(line + "\n" for line in links), encoding="utf-8")
+    # a second reference of the flickr2016 test set (its 30 lines): the first, lowercased
+    with gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de:
+        (folder / "flickr2016.ref2.de").write_text("".join(line.lower() for _, line in zip(range(30), f_de)),
+                                                  encoding="utf-8")
 
 
 def tiny_config(repo: Path, shared_data: Path, tmp_path: Path, **overrides) -> Path:
@@ -205,6 +209,17 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
 
     systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
     assert "| en-de | transformer_tiny | " in systems and "+0.00 %" in systems
+
+    # Findings: each claim against ours; flickr2016 is scored on its two references, held on one.
+    findings = json.loads((out / "tables" / "findings.json").read_text(encoding="utf-8"))
+    assert [(f["system"], f["baseline"], f["seeds"]) for f in findings] == [
+        ("transformer_tiny_composed", "transformer_tiny", 1), ("rnn_tiny_sdatt", "rnn_tiny", 1)]
+    assert all(0 < f["p"] <= 1 and f["verdict"] in ("reproduced", "opposite", "not significant") for f in findings)
+    assert "| Chen 2019 | en-de / flickr2016 | transformer_tiny_composed vs transformer_tiny" in \
+        (out / "tables" / "findings.md").read_text(encoding="utf-8")
+    for testset, n in (("flickr2016", 2), ("held", 1)):
+        scored = json.loads((out / "scores" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.json").read_text())
+        assert scored["n_references"] == n, testset
 
     # The HTML report gathers the tables and figures with their captions.
     report = tmp_path / "report.html"

@@ -177,6 +177,25 @@ def cmd_head_similarity_table(a: argparse.Namespace) -> None:
     print(md)
 
 
+def cmd_findings(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.findings import Claim, seed_paired_bootstrap, verdict, write_findings
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.io import read_lines
+
+    rows = []
+    for c in a.spec["claims"]:
+        claim = Claim.from_dict(c)
+        refs = [read_lines(p) for p in c["refs"]]
+        test = seed_paired_bootstrap([read_lines(p) for p in c["system_hyps"]],
+                                     [read_lines(p) for p in c["baseline_hyps"]], refs,
+                                     bleu_tokenizer(c["lang"]), bool(c.get("lowercase")), a.samples)
+        rows.append({**vars(claim), **test, "seeds": len(c["system_hyps"]),
+                     "verdict": verdict(claim.paper_delta, test["delta"], test["p"])})
+        print(f"{claim.paper}: {claim.system} vs {claim.baseline} on {claim.pair}/{claim.testset}: "
+              f"{test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper {claim.paper_delta:+.2f}), p = {test['p']:.3f}")
+    write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"))
+
+
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
     """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
     s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
@@ -188,6 +207,13 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--extra-ref", action="append", default=[], metavar="PATH",
                    help="a further reference, line-aligned with --ref (repeat for each)")
     s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU (sacreBLEU -lc)")
+
+    s = add("findings", cmd_findings, "the papers' claimed BLEU differences against ours (seed-paired bootstrap)")
+    s.add_argument("--spec", type=_json, required=True, help="{title, claims: [{paper, pair, testset, system, "
+                   "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}")
+    s.add_argument("--md", required=True)
+    s.add_argument("--json", required=True)
+    s.add_argument("--samples", type=int, default=1000)
 
     s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
     for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):

@@ -1,0 +1,50 @@
+# Findings: each paper's claimed BLEU difference (evaluation.findings) against ours, over seeds.
+from types import SimpleNamespace
+
+
+def findings_claims():
+    """The claims this run can answer: pair, system and baseline all in the run."""
+    return [c for c in config["evaluation"]["findings"]
+            if c["pair"] in config["pairs"] and {c["system"], c["baseline"]} <= set(config["variants"])]
+
+
+def findings_targets():
+    return expand(f"{R}/tables/findings.{{ext}}", ext=["md", "json"]) if findings_claims() else []
+
+
+def _hyp(pair, variant, seed, testset):
+    return f"{R}/translations/{pair}/{variant}/seed{seed}/{testset}.hyp"
+
+
+def findings_spec(wildcards=None):
+    claims = []
+    for c in findings_claims():
+        w = SimpleNamespace(pair=c["pair"], testset=c["testset"])
+        claims.append({**c, "lang": tgt_lang(w), "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
+                       "system_hyps": [_hyp(c["pair"], c["system"], s, c["testset"]) for s in config["seeds"]],
+                       "baseline_hyps": [_hyp(c["pair"], c["baseline"], s, c["testset"]) for s in config["seeds"]],
+                       "refs": [f"{R}/data/{c['pair']}/{c['testset']}.{tgt_lang(w)}", *extra_refs(w)]})
+    return as_json({"title": f"{config['experiment']}: the papers' effects", "claims": claims})
+
+
+def findings_inputs(wildcards):
+    claims = json.loads(findings_spec())["claims"]
+    return sorted({f for c in claims for f in (*c["system_hyps"], *c["baseline_hyps"], *c["refs"])})
+
+
+rule findings:
+    input:
+        findings_inputs,
+    output:
+        md=f"{R}/tables/findings.md",
+        json=f"{R}/tables/findings.json",
+    log:
+        f"{L}/findings.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        spec=findings_spec,
+        samples=config["evaluation"]["significance"]["samples"],
+    shell:
+        "wordorder findings --spec {params.spec:q} --samples {params.samples:q} --md {output.md:q}"
+        " --json {output.json:q} > {log:q} 2>&1"
