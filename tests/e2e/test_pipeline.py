@@ -217,6 +217,11 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert all(0 < f["p"] <= 1 and f["verdict"] in ("reproduced", "opposite", "not significant") for f in findings)
     assert "| Chen 2019 | en-de / flickr2016 | transformer_tiny_composed vs transformer_tiny" in \
         (out / "tables" / "findings.md").read_text(encoding="utf-8")
+    cross = (out / "tables" / "cross_paper.md").read_text(encoding="utf-8")
+    assert "## en-de, flickr2016" in cross and "## en-de, held" in cross
+    assert all(f"| {v} |" in cross or f"| **{v}** |" in cross for v in
+               ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered", "rnn_tiny_sdatt",
+                "rnn_tiny"))
     for testset, n in (("flickr2016", 2), ("held", 1)):
         scored = json.loads((out / "scores" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.json").read_text())
         assert scored["n_references"] == n, testset

@@ -9,7 +9,10 @@ def findings_claims():
 
 
 def findings_targets():
-    return expand(f"{R}/tables/findings.{{ext}}", ext=["md", "json"]) if findings_claims() else []
+    targets = expand(f"{R}/tables/findings.{{ext}}", ext=["md", "json"]) if findings_claims() else []
+    if config["evaluation"]["cross_paper"]:
+        targets += expand(f"{R}/tables/cross_paper.{{ext}}", ext=["md", "csv"])
+    return targets
 
 
 def _hyp(pair, variant, seed, testset):
@@ -48,3 +51,25 @@ rule findings:
     shell:
         "wordorder findings --spec {params.spec:q} --samples {params.samples:q} --md {output.md:q}"
         " --json {output.json:q} > {log:q} 2>&1"
+
+
+rule cross_paper:
+    input:
+        scores=rules.report.input.scores,
+        significance=rules.report.input.significance,
+        systems=rules.systems.output.csv,
+    output:
+        csv=f"{R}/tables/cross_paper.csv",
+        md=f"{R}/tables/cross_paper.md",
+    log:
+        f"{L}/cross_paper.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        baseline=baseline_variant(),
+        test=config["evaluation"]["significance"]["test"],
+        title=f"{config['experiment']}: every system on the same data, sorted by BLEU",
+    shell:
+        "wordorder cross-paper-table --scores {input.scores:q} --significance {input.significance:q}"
+        " --systems {input.systems:q} --baseline {params.baseline:q} --test {params.test:q}"
+        " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"

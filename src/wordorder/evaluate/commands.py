@@ -196,6 +196,20 @@ def cmd_findings(a: argparse.Namespace) -> None:
     write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"))
 
 
+def cmd_cross_paper(a: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from wordorder.evaluate.cross_paper import cross_paper_markdown, cross_paper_table, write_cross_paper
+    from wordorder.evaluate.tables import collect_scores, collect_significance, significance_markers
+
+    table = cross_paper_table(collect_scores([Path(p) for p in a.scores]), pd.read_csv(a.systems))
+    markers = significance_markers(collect_significance([Path(p) for p in a.significance]), a.test) \
+        if a.significance else {}
+    md = cross_paper_markdown(table, markers, a.baseline, a.title)
+    write_cross_paper(table, md, Path(a.csv), Path(a.md))
+    print(md)
+
+
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
     """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
     s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
@@ -214,6 +228,13 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--md", required=True)
     s.add_argument("--json", required=True)
     s.add_argument("--samples", type=int, default=1000)
+
+    s = add("cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU")
+    s.add_argument("--scores", nargs="+", required=True)
+    s.add_argument("--significance", nargs="*", default=[])
+    for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
+        s.add_argument(name, required=True)
+    s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
 
     s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
     for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):
