@@ -375,6 +375,14 @@ def peak_memory_mb() -> float:
     return kib / 1024  # Linux reports KiB
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of the children it waited for."""
+    import resource
+
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
@@ -382,8 +390,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.func(args)
         # Every job's log ends with its time and peak memory (what to ask a cluster for).
-        logging.getLogger("wordorder").info("%s finished in %.1f s; peak memory %.0f MB", args.command,
-                                            time.perf_counter() - start, peak_memory_mb())
+        # The CPU time (this process and the children it waited for: eflomal) sums to the CPU-hours
+        # of an experiment (wordorder.evaluate.cost).
+        logging.getLogger("wordorder").info("%s finished in %.1f s; peak memory %.0f MB; cpu %.1f s", args.command,
+                                            time.perf_counter() - start, peak_memory_mb(), cpu_seconds())
     except WordorderError as e:
         print(f"error: {e}", file=sys.stderr)
         from wordorder.train.resume import TrainingInterrupted

@@ -211,7 +211,7 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert "| en-de | transformer_tiny | " in systems and "+0.00 %" in systems
 
     # Findings: each claim against ours; flickr2016 is scored on its two references, held on one.
-    findings = json.loads((out / "tables" / "findings.json").read_text(encoding="utf-8"))
+    findings = json.loads((out / "tables" / "findings.json").read_text(encoding="utf-8"))["findings"]
     assert [(f["system"], f["baseline"], f["seeds"]) for f in findings] == [
         ("transformer_tiny_composed", "transformer_tiny", 1), ("rnn_tiny_sdatt", "rnn_tiny", 1)]
     assert all(0 < f["p"] <= 1 and f["verdict"] in ("reproduced", "opposite", "not significant") for f in findings)

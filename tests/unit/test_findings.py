@@ -84,6 +84,22 @@ def test_findings_cli(tmp_path, capsys, refs):
     code, errors = run(["findings", "--spec", json.dumps(spec), "--md", tmp_path / "f.md", "--json",
                         tmp_path / "f.json", "--samples", "100"], capsys)
     assert code == 0, errors
-    row = json.loads((tmp_path / "f.json").read_text())[0]
+    row = json.loads((tmp_path / "f.json").read_text())["findings"][0]
     assert row["verdict"] == "reproduced" and row["seeds"] == 1 and row["delta"] > 5
     assert "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |" in (tmp_path / "f.md").read_text()
+
+
+def test_cost_sums_the_jobs_cpu_footers(tmp_path):
+    from wordorder.evaluate.cost import cost_markdown, cost_summary
+
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "a.log").write_text(
+        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n", encoding="utf-8")
+    (tmp_path / "b.log").write_text("x\n2026 INFO wordorder: translate finished in 10.0 s; peak memory 9 MB; "
+                                    "cpu 1800.0 s\n", encoding="utf-8")
+    (tmp_path / "failed.log").write_text("error: something\n", encoding="utf-8")
+    cost = cost_summary(tmp_path)
+    assert cost["jobs"] == 2 and cost["cpu_hours"] == pytest.approx(4.0)
+    assert cost["wall_hours"] == pytest.approx(7210 / 3600)
+    assert list(cost["by_command"]) == ["train", "translate"]
+    assert "4.00 CPU-hours over 2 jobs" in cost_markdown(cost)

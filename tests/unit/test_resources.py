@@ -59,5 +59,5 @@ def test_every_command_logs_its_time_and_peak_memory(caplog, monkeypatch):
     with caplog.at_level("INFO", logger="wordorder"):
         assert main(["check-config", "--config", "configs/default.yaml"]) == 0
     line = caplog.records[-1].getMessage()
-    match = re.fullmatch(r"check-config finished in [\d.]+ s; peak memory (\d+) MB", line)
+    match = re.fullmatch(r"check-config finished in [\d.]+ s; peak memory (\d+) MB; cpu [\d.]+ s", line)
     assert match and 20 < int(match.group(1)) < 4000

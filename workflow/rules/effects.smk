@@ -48,9 +48,10 @@ rule findings:
     params:
         spec=findings_spec,
         samples=config["evaluation"]["significance"]["samples"],
+        logs=L,
     shell:
         "wordorder findings --spec {params.spec:q} --samples {params.samples:q} --md {output.md:q}"
-        " --json {output.json:q} > {log:q} 2>&1"
+        " --json {output.json:q} --logs {params.logs:q} > {log:q} 2>&1"
 
 
 rule cross_paper:

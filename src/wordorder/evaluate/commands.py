@@ -182,6 +182,9 @@ def cmd_findings(a: argparse.Namespace) -> None:
     from wordorder.evaluate.scores import bleu_tokenizer
     from wordorder.io import read_lines
 
+    from wordorder.evaluate.cost import cost_summary
+
+    cost = cost_summary(Path(a.logs)) if a.logs else None
     rows = []
     for c in a.spec["claims"]:
         claim = Claim.from_dict(c)
@@ -193,7 +196,7 @@ def cmd_findings(a: argparse.Namespace) -> None:
                      "verdict": verdict(claim.paper_delta, test["delta"], test["p"])})
         print(f"{claim.paper}: {claim.system} vs {claim.baseline} on {claim.pair}/{claim.testset}: "
               f"{test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper {claim.paper_delta:+.2f}), p = {test['p']:.3f}")
-    write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"))
+    write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
 
 
 def cmd_cross_paper(a: argparse.Namespace) -> None:
@@ -228,6 +231,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--md", required=True)
     s.add_argument("--json", required=True)
     s.add_argument("--samples", type=int, default=1000)
+    s.add_argument("--logs", help="the experiment's logs folder: its CPU-hours go below the table")
 
     s = add("cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU")
     s.add_argument("--scores", nargs="+", required=True)

@@ -123,8 +123,12 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_findings(rows: Sequence[Mapping[str, Any]], md_path: Path, json_path: Path, title: str) -> None:
+def write_findings(rows: Sequence[Mapping[str, Any]], md_path: Path, json_path: Path, title: str,
+                   cost: Mapping[str, Any] | None = None) -> None:
+    """The table (and, given the experiment's cost, a line on its CPU-hours) as Markdown and JSON."""
+    from wordorder.evaluate.cost import cost_markdown
+
     with atomic_open(md_path) as f:
-        f.write(findings_markdown(rows, title))
+        f.write(findings_markdown(rows, title) + ("\n" + cost_markdown(cost) if cost else ""))
     with atomic_open(json_path) as f:
-        json.dump(list(rows), f, indent=1)
+        json.dump({"findings": list(rows), "cost": cost}, f, indent=1)

@@ -1,0 +1,31 @@
+"""What an experiment cost: the CPU time every ``wordorder`` job logged on its last line
+(``<command> finished in W s; peak memory M MB; cpu C s``), summed over the logs folder."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+FOOTER = re.compile(r"(\S+) finished in ([\d.]+) s; peak memory (\d+) MB; cpu ([\d.]+) s")
+
+
+def cost_summary(logs: Path) -> dict:
+    """``{jobs, cpu_hours, wall_hours, by_command: {command: cpu_hours}}`` over every ``*.log``
+    under ``logs`` (a job rerun after a failure counts once per finished run)."""
+    jobs, cpu, wall = 0, 0.0, 0.0
+    by_command: dict[str, float] = defaultdict(float)
+    for path in sorted(Path(logs).rglob("*.log")):
+        for match in FOOTER.finditer(path.read_text(encoding="utf-8", errors="replace")):
+            jobs += 1
+            wall += float(match.group(2))
+            cpu += float(match.group(4))
+            by_command[match.group(1)] += float(match.group(4)) / 3600
+    return {"jobs": jobs, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600,
+            "by_command": dict(sorted(by_command.items(), key=lambda kv: -kv[1]))}
+
+
+def cost_markdown(cost: dict) -> str:
+    top = ", ".join(f"{c} {h:.2f}" for c, h in list(cost["by_command"].items())[:4])
+    return (f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} CPU-hours over "
+            f"{cost['jobs']} jobs ({cost['wall_hours']:.2f} job-hours of wall time; by command: {top}).\n")
