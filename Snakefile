@@ -4,6 +4,8 @@
 # Outputs: results/<experiment>/   Logs: logs/<experiment>/
 from snakemake.utils import min_version, validate
 
+from wordorder.config import check_config_files
+
 min_version("9.0")
 
 
@@ -13,7 +15,9 @@ if not workflow.config_settings.configfiles:
     configfile: "configs/default.yaml"
 
 
-
+# Snakemake's YAML loader keeps the last of two equal keys: read the files again, strictly
+# (also a repeated seed, pair or variant, with its file and line).
+CONFIG_FILES = check_config_files(workflow.config_settings.configfiles or ["configs/default.yaml"], config)
 validate(config, "workflow/schemas/config.schema.yaml")
 
 report: "workflow/report/workflow.rst"

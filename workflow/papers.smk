@@ -4,12 +4,11 @@
 #   snakemake -s workflow/papers.smk --workflow-profile workflow/profiles/slurm
 # Rules are renamed <paper>_<rule> (e.g. --until kawara2021_train). One paper alone:
 #   snakemake --configfile configs/full/<paper>.yaml
-import yaml
+from wordorder.config import read_yaml
 
 
 def paper_config(name):
-    with open(f"configs/full/{name}.yaml", encoding="utf-8") as f:
-        return yaml.safe_load(f)
+    return read_yaml(f"configs/full/{name}.yaml")  # strict: a repeated key is an error
 
 
 module chen2018:

@@ -17,23 +17,11 @@ from typing import Any
 import yaml
 
 from wordorder.errors import WordorderError
+from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (read_yaml: public here)
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO / "workflow" / "schemas"
 SPLITS = ("train", "dev")
-
-
-def read_yaml(path: str | Path) -> Any:
-    path = Path(path)
-    if not path.is_file():
-        raise WordorderError("file not found", path=path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = None if mark is None else mark.line + 1
-        raise WordorderError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line) from None
 
 
 def validate_schema(data: Any, schema_name: str, path: str | Path | None = None) -> None:
@@ -115,9 +103,50 @@ def variant_model(config: Mapping[str, Any], variants: Mapping[str, dict], varia
     return {**entry_model(variants[variant], pair), **(config.get("model") or {}), **pair_model}
 
 
-def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
+# Lists whose entries name things (outputs, table rows): a repeat is a typo that would otherwise
+# fail late (seeds: [1, 1] at the report, after all training) or not at all.
+UNIQUE_LISTS = (("pairs",), ("variants",), ("seeds",), ("preorder", "methods"),
+                ("evaluation", "swap_noise", "percents"))
+
+
+def check_config_files(paths, config: Mapping[str, Any]) -> Locator:
+    """The run's config files read strictly (a repeated key is an error naming its file and line),
+    and no repeated entry in the lists of :data:`UNIQUE_LISTS` of the merged ``config``.
+
+    Returns:
+        a :class:`Locator` for naming the file and line of a config value in later errors.
+    """
+    locate = Locator(read_yaml_doc(p) for p in paths)
+    check_repeats(config, locate)
+    return locate
+
+
+def check_repeats(config: Mapping[str, Any], locate: Locator | None = None) -> None:
+    for where in UNIQUE_LISTS:
+        items: Any = config
+        for key in where:
+            items = items.get(key) if isinstance(items, Mapping) else None
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            if item in items[:i]:
+                name = ".".join(where)
+                path, line = (locate or Locator())((*where, i), item)
+                raise WordorderError(f"{name}: {item!r} is listed twice (entries {items.index(item) + 1} and "
+                                     f"{i + 1})", path=path, line=line, hint=f"list each entry of {name} once")
+
+
+def _at(locate: Locator | None, where: tuple, value: Any) -> dict:
+    """``path``/``line`` keyword arguments of an error about the config value at ``where``."""
+    path, line = (locate or Locator())(where, value)
+    return {"path": path, "line": line}
+
+
+def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate: Locator | None = None) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
-    every pair can be annotated as its variants need (a parser with trees, or POS tags)."""
+    every pair can be annotated as its variants need (a parser with trees, or POS tags).
+    ``locate`` (from :func:`check_config_files`) lets errors name the config file and line."""
+    check_repeats(config, locate)
     processes = int(config.get("train_processes", 1))
     accum = int(config.get("train", {}).get("accum_steps", 1))
     if accum % processes:
@@ -125,10 +154,10 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
                              hint="an update is accum_steps batches dealt out to the processes: set accum_steps "
                              f"to {processes * max(1, accum // processes)} or a multiple of {processes}")
     data = config.get("data", {})
-    for pair in config["pairs"]:
+    for i, pair in enumerate(config["pairs"]):
         if pair not in data:
             raise WordorderError(
-                f"unknown pair '{pair}': it has no corpus definition under 'data'",
+                f"unknown pair '{pair}': it has no corpus definition under 'data'", **_at(locate, ("pairs", i), pair),
                 hint=f"defined pairs: {', '.join(sorted(data)) or '(none)'}; add data.{pair} to the config",
             )
         src, tgt = pair.split("-")
@@ -146,6 +175,7 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
     baseline = config.get("evaluation", {}).get("baseline")
     if baseline is not None and baseline not in config["variants"]:
         raise WordorderError(f"evaluation.baseline '{baseline}' is not one of the variants of this config",
+                             **_at(locate, ("evaluation", "baseline"), baseline),
                              hint=f"pick one of: {', '.join(config['variants'])}, or null for the first")
     for pair in config.get("evaluation", {}).get("case_insensitive", []):
         if pair not in config["data"]:  # data, not pairs: a run of some pairs keeps the setting
@@ -154,17 +184,19 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict]) -> Non
     for i, claim in enumerate(config.get("evaluation", {}).get("findings", [])):
         for key in ("system", "baseline"):
             if claim[key] not in variants:
-                raise WordorderError(f"evaluation.findings[{i}].{key}: unknown variant '{claim[key]}'",
-                                     path=config.get("variants_file"), hint="name a registry entry")
+                raise WordorderError(f"evaluation.findings[{i}].{key}: unknown variant '{claim[key]}' (not in the "
+                                     f"registry {config.get('variants_file')})",
+                                     **_at(locate, ("evaluation", "findings", i, key), claim[key]),
+                                     hint="name a registry entry")
         tests = config["data"].get(claim["pair"], {}).get("test", {})
         if claim["testset"] not in tests:
             raise WordorderError(f"evaluation.findings[{i}]: '{claim['pair']}' has no test set '{claim['testset']}'",
                                  hint="pairs and test sets come from data.<pair>.test")
-    for name in config["variants"]:
+    for i, name in enumerate(config["variants"]):
         if name not in variants:
             raise WordorderError(
-                f"unknown variant '{name}'",
-                path=config.get("variants_file"),
+                f"unknown variant '{name}' in variants: it is not in the registry {config.get('variants_file')}",
+                **_at(locate, ("variants", i), name),
                 hint=f"registered variants: {', '.join(sorted(variants))}",
             )
         method = variants[name].get("preorder")
@@ -241,10 +273,13 @@ def _reads_trees(model: Mapping[str, Any]) -> bool:
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     """Load, default-fill and check a config file the way the Snakefile does."""
-    config = read_yaml(path) or {}
+    doc = read_yaml_doc(path)
+    config = _copy(doc.data) or {}  # a copy: the locator compares against the file's own values
     config.update(overrides or {})
+    locate = Locator([doc])
+    check_repeats(config, locate)
     validate_schema(config, "config.schema.yaml", path=path)
-    check_config(config, apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")))
+    check_config(config, apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")), locate)
     return config
 
 

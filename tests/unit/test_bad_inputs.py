@@ -127,6 +127,43 @@ def test_config(case, change, must, tmp_path, capsys, monkeypatch):
     check(case, code, errors, *must)
 
 
+def _registry_with_a_repeat(tmp_path) -> str:
+    text = (REPO / "configs" / "variants.yaml").read_text(encoding="utf-8")
+    text += "  transformer_small:\n    model: {family: transformer, preset: tiny}\n"
+    (tmp_path / "variants.yaml").write_text(text, encoding="utf-8")
+    return f"variants_file: {tmp_path / 'variants.yaml'}\n"
+
+
+# Configs that YAML or the schema would accept, wrongly: each is refused with its file, line and key.
+@pytest.mark.parametrize("case, edit, where, must", [
+    ("test set defined twice", lambda t, d: t.replace("      bible: {holdout: 1000}\n",
+                                                      "      bible: {holdout: 1000}\n      bible: {holdout: 50}\n"),
+     "config.yaml:15", ["duplicate key 'bible' in data.en-ja.test (first at line 14)"]),
+    ("two clean: blocks", lambda t, d: t + "clean: {max_len: 80}\n", "config.yaml:{last}",
+     ["duplicate key 'clean' in the top level"]),
+    ("seeds: [1, 1]", lambda t, d: t.replace("seeds: [1]", "seeds: [1, 1]"), "config.yaml:7",
+     ["seeds: 1 is listed twice"]),
+    ("variant listed twice", lambda t, d: t.replace("variants: [transformer_small]",
+                                                    "variants: [transformer_small, transformer_small]"),
+     "config.yaml:6", ["variants: 'transformer_small' is listed twice"]),
+    ("variant not in the registry", lambda t, d: t.replace("variants: [transformer_small]",
+                                                           "variants: [transformer_small, transformer_smal]"),
+     "config.yaml:6", ["unknown variant 'transformer_smal'", "not in the registry configs/variants.yaml"]),
+    ("variant defined twice in the registry", lambda t, d: t + _registry_with_a_repeat(d), "variants.yaml:{last_reg}",
+     ["duplicate key 'transformer_small' in variants (first at line 12)"]),
+])
+def test_config_text(case, edit, where, must, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    text = edit((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"), tmp_path)
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    last_reg = len((tmp_path / "variants.yaml").read_text(encoding="utf-8").splitlines()) - 1 \
+        if (tmp_path / "variants.yaml").exists() else 0
+    where = where.format(last=len(text.splitlines()), last_reg=last_reg)
+    code, errors = run(["check-config", "--config", path], capsys)
+    check(case, code, errors, f"{tmp_path / where}: ", *must)
+
+
 def test_out_of_range_alignment(tmp_path, capsys):
     (tmp_path / "t.tok").write_text("a b c\nd e\n", encoding="utf-8")
     (tmp_path / "t.align").write_text("0-0 1-1 2-2\n0-0 4-1\n", encoding="utf-8")

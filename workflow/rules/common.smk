@@ -17,7 +17,7 @@ from wordorder.config import (
 from wordorder.resources import gpus, mem_mb
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
-check_config(config, VARIANTS)
+check_config(config, VARIANTS, CONFIG_FILES)
 
 R = f"{config['results']}/{config['experiment']}"  # results of this experiment
 L = f"{config['logs']}/{config['experiment']}"  # logs of this experiment

@@ -1,0 +1,127 @@
+"""YAML files written by users (configs, the variant registry), read strictly and with lines.
+
+PyYAML (and Snakemake's ``--configfile`` loader) keeps the last of two equal keys in a
+mapping without a word: a test set defined twice, or a second ``clean:`` block, silently
+replaces the first. :func:`read_yaml` refuses a repeated key, naming the file, the line of
+the repeat, the key and where the first one is. It also records the line of every key and
+list item, so that later checks (:class:`Locator`) can point at the line a value came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from wordorder.errors import WordorderError
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+KeyPath = tuple  # of str keys and int list indices
+
+
+@dataclass
+class YamlDoc:
+    """A YAML file's data and the 1-based line of each key path (``("data", "en-de", "test")``,
+    ``("seeds", 1)``)."""
+
+    path: Path
+    data: Any
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """The data of a YAML file; a repeated mapping key or a syntax error is a :class:`WordorderError`."""
+    return read_yaml_doc(path).data
+
+
+def read_yaml_doc(path: str | Path) -> YamlDoc:
+    path = Path(path)
+    if not path.is_file():
+        raise WordorderError("file not found", path=path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        doc = YamlDoc(path, None)
+        if node is not None:
+            _walk(loader, node, (), doc, set())
+            doc.data = loader.construct_document(node)
+        return doc
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        raise WordorderError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line) from None
+    finally:
+        loader.dispose()
+
+
+def _walk(loader: yaml.SafeLoader, node: yaml.Node, where: KeyPath, doc: YamlDoc, seen: set[int]) -> None:
+    """Record lines below ``node`` and refuse a key repeated in one mapping."""
+    if id(node) in seen:  # an alias of a node walked already
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            doc.lines.setdefault((*where, i), item.start_mark.line + 1)
+            _walk(loader, item, (*where, i), doc, seen)
+    elif isinstance(node, yaml.MappingNode):
+        first: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == MERGE_TAG:  # `<<: *base` overrides on purpose
+                _walk(loader, value_node, where, doc, seen)
+                continue
+            key = _key(loader, key_node)
+            line = key_node.start_mark.line + 1
+            if key in first:
+                inside = ".".join(str(k) for k in where) or "the top level"
+                raise WordorderError(
+                    f"duplicate key '{key}' in {inside} (first at line {first[key]}): YAML would silently keep "
+                    "only the last one", path=doc.path, line=line,
+                    hint="merge the two blocks into one, or delete the one you do not mean")
+            first[key] = line
+            doc.lines[(*where, key)] = line
+            _walk(loader, value_node, (*where, key), doc, seen)
+
+
+def _key(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """A mapping key as YAML resolves it (so `1` and `0x1`, `yes` and `true` are equal keys)."""
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_object(node)
+        try:
+            hash(value)
+            return value
+        except TypeError:
+            pass
+    return (node.tag, repr(node.value))
+
+
+class Locator:
+    """Finds the file and line a config value came from, among the config files of a run.
+
+    Later files override earlier ones (Snakemake merges ``--configfile`` files in order), so the
+    last file whose own value at the key path equals the value given is the one named."""
+
+    def __init__(self, docs: Iterable[YamlDoc] = ()) -> None:
+        self.docs: Sequence[YamlDoc] = list(docs)
+
+    def __call__(self, where: KeyPath, value: Any) -> tuple[str | None, int | None]:
+        for doc in reversed(self.docs):
+            found, own = _get(doc.data, where)
+            if found and own == value and where in doc.lines:
+                return str(doc.path), doc.lines[where]
+        return None, None
+
+
+def _get(data: Any, where: KeyPath) -> tuple[bool, Any]:
+    for key in where:
+        if isinstance(data, dict) and not isinstance(key, int) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and key < len(data):
+            data = data[key]
+        else:
+            return False, None
+    return True, data
