@@ -5,6 +5,7 @@
 from snakemake.utils import min_version, validate
 
 from wordorder.config import check_config_files
+from wordorder import lock
 
 min_version("9.0")
 
@@ -32,6 +33,12 @@ include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 include: "workflow/rules/analyses.smk"  # swap-noise robustness
 include: "workflow/rules/effects.smk"  # the papers' claimed effects against ours (findings table)
+
+lock.claim(R)  # another run writing this experiment's folder is refused when jobs start
+
+
+onstart:
+    lock.take_claimed()  # see src/wordorder/lock.py (main process only; not with -n)
 
 
 rule all:

@@ -4,6 +4,7 @@
 #   snakemake -s workflow/papers.smk --workflow-profile workflow/profiles/slurm
 # Rules are renamed <paper>_<rule> (e.g. --until kawara2021_train). One paper alone:
 #   snakemake --configfile configs/full/<paper>.yaml
+from wordorder import lock
 from wordorder.config import read_yaml
 
 
@@ -44,6 +45,11 @@ module zhang2018:
     config: paper_config("zhang2018")
 
 use rule * from zhang2018 as zhang2018_*
+
+
+# Snakemake ignores the modules' onstart: each module claimed its results folder when parsed.
+onstart:
+    lock.take_claimed()
 
 
 rule all:
