@@ -101,10 +101,14 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
         details = json.loads((folder / ".wordorder.lock").read_text(encoding="utf-8"))
         assert details["pid"] == holder.pid and details["cwd"] == str(first)
 
-        # the second clone's run (refused) and its dry run (not refused) side by side
-        runs = [subprocess.Popen(command(second, path, target, *dry), env=env(), text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for dry in ([], ["-n"])]
-        (refused, out), (dry, dry_out) = [(p, p.communicate(timeout=120)[0]) for p in runs]
+        # side by side: the second clone's run (refused), its dry run (not refused), and a job of the
+        # holder as a SLURM job step runs it (snakemake again, in remote mode, without hooks: not refused)
+        job_target = str(folder / "data" / "en-de" / "raw" / "flickr2016.en")
+        runs = [subprocess.Popen(cmd, env=env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                for cmd in (command(second, path, target), command(second, path, target, "-n"),
+                            command(first, path, job_target, "--mode", "remote", "--no-hooks", "--nolock"))]
+        (refused, out), (dry, dry_out), (job, job_out) = [(p, p.communicate(timeout=120)[0]) for p in runs]
+        assert job.returncode == 0 and Path(job_target).is_file(), job_out[-3000:]
         assert refused.returncode != 0, out[-3000:]
         assert f"the results folder {folder} is in use" in out
         for text in (f"host {details['host']}", f"pid {holder.pid}", f"working directory {first}",
