@@ -4,7 +4,7 @@
 # Outputs: results/<experiment>/   Logs: logs/<experiment>/
 from snakemake.utils import min_version, validate
 
-from wordorder.config import check_config_files
+from wordorder.configfiles import check_config_files
 from wordorder import lock
 
 min_version("9.0")

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from wordorder.errors import WordorderError
+from wordorder.configfiles import at as _at, check_repeats
 from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (read_yaml: public here)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,49 +104,10 @@ def variant_model(config: Mapping[str, Any], variants: Mapping[str, dict], varia
     return {**entry_model(variants[variant], pair), **(config.get("model") or {}), **pair_model}
 
 
-# Lists whose entries name things (outputs, table rows): a repeat is a typo that would otherwise
-# fail late (seeds: [1, 1] at the report, after all training) or not at all.
-UNIQUE_LISTS = (("pairs",), ("variants",), ("seeds",), ("preorder", "methods"),
-                ("evaluation", "swap_noise", "percents"))
-
-
-def check_config_files(paths, config: Mapping[str, Any]) -> Locator:
-    """The run's config files read strictly (a repeated key is an error naming its file and line),
-    and no repeated entry in the lists of :data:`UNIQUE_LISTS` of the merged ``config``.
-
-    Returns:
-        a :class:`Locator` for naming the file and line of a config value in later errors.
-    """
-    locate = Locator(read_yaml_doc(p) for p in paths)
-    check_repeats(config, locate)
-    return locate
-
-
-def check_repeats(config: Mapping[str, Any], locate: Locator | None = None) -> None:
-    for where in UNIQUE_LISTS:
-        items: Any = config
-        for key in where:
-            items = items.get(key) if isinstance(items, Mapping) else None
-        if not isinstance(items, list):
-            continue
-        for i, item in enumerate(items):
-            if item in items[:i]:
-                name = ".".join(where)
-                path, line = (locate or Locator())((*where, i), item)
-                raise WordorderError(f"{name}: {item!r} is listed twice (entries {items.index(item) + 1} and "
-                                     f"{i + 1})", path=path, line=line, hint=f"list each entry of {name} once")
-
-
-def _at(locate: Locator | None, where: tuple, value: Any) -> dict:
-    """``path``/``line`` keyword arguments of an error about the config value at ``where``."""
-    path, line = (locate or Locator())(where, value)
-    return {"path": path, "line": line}
-
-
 def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate: Locator | None = None) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
     every pair can be annotated as its variants need (a parser with trees, or POS tags).
-    ``locate`` (from :func:`check_config_files`) lets errors name the config file and line."""
+    ``locate`` (from :func:`wordorder.configfiles.check_config_files`) lets errors name the config file and line."""
     check_repeats(config, locate)
     processes = int(config.get("train_processes", 1))
     accum = int(config.get("train", {}).get("accum_steps", 1))

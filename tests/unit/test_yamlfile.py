@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wordorder.config import check_repeats
+from wordorder.configfiles import check_repeats
 from wordorder.errors import WordorderError
 from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc
 
