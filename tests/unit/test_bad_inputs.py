@@ -161,6 +161,8 @@ def _registry_entry(tmp_path, name):
     ("braces in results (read as wildcards)", lambda c, t: c.update(results="r{pair}"), ["'results'", "braces"]),
     ("newline in align_gold.links", lambda c, t: c["data"]["en-ja"].update(align_gold={"pairs": "p", "links": "l\n"}),
      ["'data.en-ja.align_gold.links'", "control characters"]),
+    ("device that is not a torch device", lambda c, t: c["train"].update(device="cpu$(touch x)"),
+     ["'train.device'", "a torch device"]),
     ("newline in a corpus path", lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
      ["data.en-ja.train", "'src'", "control character U+000A"]),
 ])
