@@ -163,6 +163,9 @@ def _registry_entry(tmp_path, name):
      ["'data.en-ja.align_gold.links'", "control characters"]),
     ("device that is not a torch device", lambda c, t: c["train"].update(device="cpu$(touch x)"),
      ["'train.device'", "a torch device"]),
+    ("newline in a test set's extra reference", lambda c, t: c["data"]["en-ja"]["test"].update(
+        nist={"kind": "local", "src": "a.{src}", "tgt": "a.{tgt}", "extra_refs": ["r1\n"]}),
+     ["data.en-ja.test.nist", "'extra_refs'", "control character U+000A"]),
     ("newline in a corpus path", lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
      ["data.en-ja.train", "'src'", "control character U+000A"]),
 ])
