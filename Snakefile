@@ -2,7 +2,9 @@
 #   snakemake --cores 2                                      the demo (configs/default.yaml)
 #   snakemake --cores all --configfile configs/<paper>.yaml  one paper
 # Outputs: results/<experiment>/   Logs: logs/<experiment>/
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from wordorder.config import validate_schema
 
 from wordorder.configfiles import check_config_files
 from wordorder import lock
@@ -19,7 +21,9 @@ if not workflow.config_settings.configfiles:
 # Snakemake's YAML loader keeps the last of two equal keys: read the files again, strictly
 # (also a repeated seed, pair or variant, with its file and line).
 CONFIG_FILES = check_config_files(workflow.config_settings.configfiles or ["configs/default.yaml"], config)
-validate(config, "workflow/schemas/config.schema.yaml")
+# wordorder's validation (as `wordorder check-config`): one error line naming the key and, for
+# a refused name or path, the rule it breaks; it fills in the defaults as Snakemake's would.
+validate_schema(config, "config.schema.yaml", path=", ".join(map(str, workflow.config_settings.configfiles)) or None)
 
 report: "workflow/report/workflow.rst"
 

@@ -40,7 +40,11 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
     if errors:
         e = errors[0]
         where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
-        raise WordorderError(f"invalid config at '{where}': {e.message}", path=path,
+        message = e.message
+        if e.validator == "pattern" and "description" in e.schema:  # the rule in words, not the regex
+            what = "the key" if "propertyNames" in e.absolute_schema_path else "the value"
+            message = f"{what} {e.instance!r} is refused: expected {e.schema['description']}"
+        raise WordorderError(f"invalid config at '{where}': {message}", path=path,
                              hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys")
 
 

@@ -164,6 +164,58 @@ def test_config_text(case, edit, where, must, tmp_path, capsys, monkeypatch):
     check(case, code, errors, f"{tmp_path / where}: ", *must)
 
 
+def _test_set(config, name):
+    config["data"]["en-ja"]["test"] = {name: {"holdout": 1000}}
+
+
+def _registry_entry(tmp_path, name):
+    """A registry with one more entry, ``name``, and a config pointing at it."""
+    registry = yaml.safe_load((REPO / "configs" / "variants.yaml").read_text(encoding="utf-8"))
+    registry["variants"][name] = registry["variants"]["transformer_small"]
+    path = tmp_path / "variants.yaml"
+    path.write_text(yaml.safe_dump(registry), encoding="utf-8")
+    return {"variants_file": str(path)}
+
+
+# Names become folders, file names and wildcards; paths go into every shell command (quoted).
+# Each is refused at config validation, naming the key and the rule, before any job.
+@pytest.mark.parametrize("case, change, must", [
+    ("experiment named '..' (outputs in the repository)", lambda c, t: c.update(experiment=".."),
+     ["'experiment'", "'..' is refused", "not '.' or '..'"]),
+    ("experiment named '-h'", lambda c, t: c.update(experiment="-h"), ["'experiment'", "not starting with '-'"]),
+    ("name ending in a newline (splits every shell command)", lambda c, t: c.update(experiment="demo\n"),
+     ["'experiment'", "'demo\\n' is refused"]),
+    ("variant named '..' in the config", lambda c, t: c.update(variants=[".."]), ["'variants.0'", "'..' is refused"]),
+    ("variant named '-h' in the registry", lambda c, t: c.update(_registry_entry(t, "-h")),
+     ["variants.yaml", "the key '-h' is refused", "not starting with '-'"]),
+    ("variant named '..' in the registry", lambda c, t: c.update(_registry_entry(t, "..")),
+     ["variants.yaml", "the key '..' is refused"]),
+    ("test set named '..'", lambda c, t: _test_set(c, ".."), ["'data.en-ja.test'", "the key '..' is refused"]),
+    ("test set name ending in a newline", lambda c, t: _test_set(c, "bible\n"), ["'data.en-ja.test'", "'bible\\n'"]),
+    ("pair name ending in a newline", lambda c, t: c.update(pairs=["en-ja\n"]), ["'pairs.0'", "'en-ja\\n' is refused"]),
+    ("empty results folder (outputs under /)", lambda c, t: c.update(results=""), ["'results'", "not empty"]),
+    ("newline in a path (logs)", lambda c, t: c.update(logs="logs\nx"), ["'logs'", "control characters"]),
+    ("braces in results (read as wildcards)", lambda c, t: c.update(results="r{pair}"), ["'results'", "braces"]),
+    ("newline in align_gold.links", lambda c, t: c["data"]["en-ja"].update(align_gold={"pairs": "p", "links": "l\n"}),
+     ["'data.en-ja.align_gold.links'", "control characters"]),
+    ("device that is not a torch device", lambda c, t: c["train"].update(device="cpu$(touch x)"),
+     ["'train.device'", "a torch device"]),
+    ("newline in a test set's extra reference", lambda c, t: c["data"]["en-ja"]["test"].update(
+        nist={"kind": "local", "src": "a.{src}", "tgt": "a.{tgt}", "extra_refs": ["r1\n"]}),
+     ["data.en-ja.test.nist", "'extra_refs'", "control character U+000A"]),
+    ("newline in a corpus path", lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
+     ["data.en-ja.train", "'src'", "control character U+000A"]),
+])
+def test_refused_names_and_paths(case, change, must, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
+    change(config, tmp_path)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    code, errors = run(["check-config", "--config", path], capsys)
+    check(case, code, errors, *must)
+
+
 def test_out_of_range_alignment(tmp_path, capsys):
     (tmp_path / "t.tok").write_text("a b c\nd e\n", encoding="utf-8")
     (tmp_path / "t.align").write_text("0-0 1-1 2-2\n0-0 4-1\n", encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from wordorder.config import clean_options, entry_model, load_config, load_variants, split_names
+from wordorder.config import clean_options, entry_model, load_config, load_variants, read_yaml, split_names
 from wordorder.errors import WordorderError
 
 
@@ -187,3 +187,9 @@ def test_separate_vocabularies_need_untied_embeddings(repo, tmp_path, monkeypatc
     config["model"] = {"tie_embeddings": False}
     assert load_config(write(tmp_path, config))["subword"]["joint"] is False
     assert load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True  # the default
+
+
+def test_variant_names_follow_one_rule_in_config_and_registry(repo):
+    config = read_yaml(repo / "workflow" / "schemas" / "config.schema.yaml")
+    registry = read_yaml(repo / "workflow" / "schemas" / "variants.schema.yaml")
+    assert config["$defs"]["variant_name"]["pattern"] == registry["properties"]["variants"]["propertyNames"]["pattern"]

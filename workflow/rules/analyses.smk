@@ -22,8 +22,8 @@ rule swap_perm:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder swap-perm --tok {input.tok} --percent {wildcards.percent} --seed {params.seed}"
-        " --output {output} > {log} 2>&1"
+        "wordorder swap-perm --tok {input.tok:q} --percent {wildcards.percent:q} --seed {params.seed:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule swap_project:
@@ -42,8 +42,8 @@ rule swap_project:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe}"
-        " --out-tok {output.tok} --out-bpe {output.bpe} --out-positions {output.positions} > {log} 2>&1"
+        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q}"
+        " --out-tok {output.tok:q} --out-bpe {output.bpe:q} --out-positions {output.positions:q} > {log:q} 2>&1"
 
 
 rule translate_swapped:
@@ -69,9 +69,9 @@ rule translate_swapped:
         gpu=gpus(config["decode"]["device"]),
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
-        "wordorder translate --checkpoint {input.model} --spm {input.spm} {params.spm_tgt} --input {input.src}"
-        " --lang {params.lang} --options {params.opts:q} --threads {threads}"
-        " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
+        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
+        " --lang {params.lang:q} --options {params.opts:q} --threads {threads}"
+        " --output {output.hyp:q} --output-tok {output.tok:q} > {log:q} 2>&1"
 
 
 rule swap_noise:
@@ -91,14 +91,14 @@ rule swap_noise:
         f"{L}/swap_noise/{{pair}}.{{testset}}.log",
     params:
         lang=tgt_lang,
-        hyps=lambda w: " ".join(
+        hyps=lambda w: [
             f"{v}:{p}={R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
             for v in subword_only_variants(w.pair)
             for p in SWAP["percents"]
-        ),
+        ],
         title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU under swap noise",
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder swap-noise-report --ref {input.ref} --lang {params.lang} --hyps {params.hyps}"
-        " --title {params.title:q} --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"
+        "wordorder swap-noise-report --ref {input.ref:q} --lang {params.lang:q} --hyps {params.hyps:q}"
+        " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"

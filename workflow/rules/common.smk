@@ -123,9 +123,10 @@ def spm_inputs(w):
 
 
 def spm_tgt_arg(w):
-    """The CLI argument naming the target side's model: empty for a joint model."""
+    """The CLI arguments naming the target side's model: none for a joint model (a list, so that
+    the shell command quotes each word: {params.spm_tgt:q})."""
     models = spm_inputs(w)
-    return f"--spm-tgt {models['spm_tgt']}" if models["spm_tgt"] != models["spm"] else ""
+    return ["--spm-tgt", models["spm_tgt"]] if models["spm_tgt"] != models["spm"] else []
 
 
 def variant_features(w, split):

@@ -12,8 +12,8 @@ rule fetch:
         spec=lambda w: as_json(split_spec(config["data"][w.pair], w.corpus)),
         cache=f"{config['results']}/downloads",
     shell:
-        "wordorder fetch --spec {params.spec:q} --pair {wildcards.pair} --lang {wildcards.lang}"
-        " --cache {params.cache} --output {output} > {log} 2>&1"
+        "wordorder fetch --spec {params.spec:q} --pair {wildcards.pair:q} --lang {wildcards.lang:q}"
+        " --cache {params.cache:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule tokenize:
@@ -29,7 +29,7 @@ rule tokenize:
     resources:
         mem_mb=mem_mb("tokenize"),
     shell:
-        "wordorder tokenize --lang {wildcards.lang} --input {input} --output {output} > {log} 2>&1"
+        "wordorder tokenize --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule split:
@@ -46,11 +46,12 @@ rule split:
         data=lambda w: as_json(config["data"][w.pair]),
         clean=lambda w: as_json(clean_options(config, w.pair)),
         seed=config["split_seed"],
+        tok_dir=lambda w: f"{R}/data/{w.pair}/tok",  # the folder of the inputs
     resources:
         mem_mb=mem_mb("split"),
     shell:
-        "wordorder split --pair {wildcards.pair} --data {params.data:q} --clean {params.clean:q}"
-        " --seed {params.seed} --tok-dir $(dirname {input.src[0]}) --output {output} > {log} 2>&1"
+        "wordorder split --pair {wildcards.pair:q} --data {params.data:q} --clean {params.clean:q}"
+        " --seed {params.seed:q} --tok-dir {params.tok_dir:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule select:
@@ -68,8 +69,8 @@ rule select:
     resources:
         mem_mb=mem_mb("select"),
     shell:
-        "wordorder select --splits {input.splits} --split {wildcards.split} --raw {input.raw}"
-        " --tok {input.tok} --out-raw {output.raw} --out-tok {output.tok} > {log} 2>&1"
+        "wordorder select --splits {input.splits:q} --split {wildcards.split:q} --raw {input.raw:q}"
+        " --tok {input.tok:q} --out-raw {output.raw:q} --out-tok {output.tok:q} > {log:q} 2>&1"
 
 
 rule reference:

@@ -26,9 +26,9 @@ rule translate:
         gpu=gpus(config["decode"]["device"]),
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
-        "wordorder translate --checkpoint {input.model} --spm {input.spm} {params.spm_tgt} --input {input.src}"
-        " --lang {params.lang} --options {params.opts:q} --threads {threads} --features {params.features:q}"
-        " --output {output.hyp} --output-tok {output.tok} > {log} 2>&1"
+        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
+        " --lang {params.lang:q} --options {params.opts:q} --threads {threads} --features {params.features:q}"
+        " --output {output.hyp:q} --output-tok {output.tok:q} > {log:q} 2>&1"
 
 
 rule score:
@@ -48,10 +48,10 @@ rule score:
         lang=tgt_lang,
         refs=reference_args,
     shell:
-        "wordorder score --hyp {input.hyp} --ref {input.ref} {params.refs:q} --hyp-tok {input.hyp_tok}"
-        " --ref-tok {input.ref_tok} --lang {params.lang} --pair {wildcards.pair}"
-        " --variant {wildcards.variant} --seed {wildcards.seed} --testset {wildcards.testset}"
-        " --output {output} > {log} 2>&1"
+        "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q} --hyp-tok {input.hyp_tok:q}"
+        " --ref-tok {input.ref_tok:q} --lang {params.lang:q} --pair {wildcards.pair:q}"
+        " --variant {wildcards.variant:q} --seed {wildcards.seed:q} --testset {wildcards.testset:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule significance:
@@ -72,10 +72,10 @@ rule significance:
         samples=config["evaluation"]["significance"]["samples"],
         refs=reference_args,
     shell:
-        "wordorder significance --hyp {input.hyp} --baseline-hyp {input.baseline} --ref {input.ref} {params.refs:q}"
-        " --lang {params.lang} --pair {wildcards.pair} --variant {wildcards.variant}"
-        " --baseline {params.baseline} --seed {wildcards.seed} --testset {wildcards.testset}"
-        " --samples {params.samples} --output {output} > {log} 2>&1"
+        "wordorder significance --hyp {input.hyp:q} --baseline-hyp {input.baseline:q} --ref {input.ref:q} {params.refs:q}"
+        " --lang {params.lang:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
+        " --baseline {params.baseline:q} --seed {wildcards.seed:q} --testset {wildcards.testset:q}"
+        " --samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule report:
@@ -106,17 +106,17 @@ rule report:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        variants=" ".join(config["variants"]),
+        variants=config["variants"],
         title=f"{config['experiment']}: BLEU, RIBES and chrF",
         baseline=baseline_variant(),
         test=config["evaluation"]["significance"]["test"],
     shell:
-        "wordorder report --scores {input.scores} --metrics {input.metrics}"
-        " --significance {input.significance} --test {params.test} --baseline {params.baseline}"
-        " --variants {params.variants} --title {params.title:q}"
-        " --csv {output.csv} --md {output.md} --tex {output.tex} --generation-csv {output.generation_csv}"
-        " --generation-md {output.generation_md} --ngram-csv {output.ngram_csv} --ngram-md {output.ngram_md}"
-        " --curves {output.curves} > {log} 2>&1"
+        "wordorder report --scores {input.scores:q} --metrics {input.metrics:q}"
+        " --significance {input.significance:q} --test {params.test:q} --baseline {params.baseline:q}"
+        " --variants {params.variants:q} --title {params.title:q}"
+        " --csv {output.csv:q} --md {output.md:q} --tex {output.tex:q} --generation-csv {output.generation_csv:q}"
+        " --generation-md {output.generation_md:q} --ngram-csv {output.ngram_csv:q} --ngram-md {output.ngram_md:q}"
+        " --curves {output.curves:q} > {log:q} 2>&1"
 
 
 rule length_analysis:
@@ -140,15 +140,15 @@ rule length_analysis:
         "../../envs/wordorder.yaml"
     params:
         lang=tgt_lang,
-        hyps=lambda w, input: " ".join(f"{v}={h}" for v, h in zip(config["variants"], input.hyps)),
-        edges=" ".join(map(str, config["evaluation"]["length_bins"])),
+        hyps=lambda w, input: [f"{v}={h}" for v, h in zip(config["variants"], input.hyps)],
+        edges=[str(e) for e in config["evaluation"]["length_bins"]],
         title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})",
-        tau=lambda w, input: (f"--align {input.align[0]} --perms " + " ".join(f"{m}={p}" for m, p in zip(METHODS, input.perms))
-                              if METHODS else ""),
+        tau=lambda w, input: (["--align", input.align[0], "--perms", *(f"{m}={p}" for m, p in zip(METHODS, input.perms))]
+                              if METHODS else []),
     shell:
-        "wordorder length-analysis --src-tok {input.src} --ref {input.ref} --lang {params.lang}"
-        " --hyps {params.hyps} --edges {params.edges} --title {params.title:q} {params.tau}"
-        " --csv {output.csv} --md {output.md} --png {output.png} > {log} 2>&1"
+        "wordorder length-analysis --src-tok {input.src:q} --ref {input.ref:q} --lang {params.lang:q}"
+        " --hyps {params.hyps:q} --edges {params.edges:q} --title {params.title:q} {params.tau:q}"
+        " --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"
 
 
 # "model", not "checkpoint": the latter is a Snakemake keyword even inside a dict literal.
@@ -187,8 +187,8 @@ rule systems:
         baseline=baseline_variant(),
         title=f"{config['experiment']}: parameters and speed of the systems",
     shell:
-        "wordorder systems-table --runs {params.runs:q} --baseline {params.baseline}"
-        " --title {params.title:q} --csv {output.csv} --md {output.md} > {log} 2>&1"
+        "wordorder systems-table --runs {params.runs:q} --baseline {params.baseline:q}"
+        " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
 
 
 rule attention_aer:
@@ -204,14 +204,14 @@ rule attention_aer:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        swap=lambda w: "--gold-swap" if align_gold(w.pair).get("swap") else "",
+        swap=lambda w: ["--gold-swap"] if align_gold(w.pair).get("swap") else [],
         spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     shell:
-        "wordorder attention-aer --checkpoint {input.model} --spm {input.spm} {params.spm_tgt}"
-        " --gold-pairs {input.gold[0]}"
-        " --gold-links {input.gold[1]} {params.swap} --pair {wildcards.pair} --variant {wildcards.variant}"
-        " --seed {wildcards.seed} --output {output.json} --alignments {output.links} > {log} 2>&1"
+        "wordorder attention-aer --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
+        " --gold-pairs {input.gold[0]:q}"
+        " --gold-links {input.gold[1]:q} {params.swap:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
+        " --seed {wildcards.seed:q} --output {output.json:q} --alignments {output.links:q} > {log:q} 2>&1"
 
 
 def aer_pairs():
@@ -231,8 +231,8 @@ rule aer_table:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder aer-table --results {input.results} --aligners {input.aligners}"
-        " --csv {output.csv} --md {output.md} > {log} 2>&1"
+        "wordorder aer-table --results {input.results:q} --aligners {input.aligners:q}"
+        " --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
 
 
 def transformer_variants():
@@ -260,9 +260,9 @@ rule head_similarity:
     params:
         features=lambda w: as_json(variant_features(w, w.testset)),
     shell:
-        "wordorder head-similarity --checkpoint {input.model} --spm {input.spm} --input {input.src}"
-        " --features {params.features:q} --pair {wildcards.pair} --variant {wildcards.variant}"
-        " --seed {wildcards.seed} --testset {wildcards.testset} --output {output} > {log} 2>&1"
+        "wordorder head-similarity --checkpoint {input.model:q} --spm {input.spm:q} --input {input.src:q}"
+        " --features {params.features:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
+        " --seed {wildcards.seed:q} --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule head_similarity_table:
@@ -279,4 +279,4 @@ rule head_similarity_table:
     params:
         title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: head similarity between feature groups",
     shell:
-        "wordorder head-similarity-table --results {input} --title {params.title:q} --md {output} > {log} 2>&1"
+        "wordorder head-similarity-table --results {input:q} --title {params.title:q} --md {output:q} > {log:q} 2>&1"

@@ -20,11 +20,11 @@ def align_gold(pair):
 
 
 def align_gold_args(w, input):
+    """The gold set's CLI arguments, a list (one shell word each, quoted by {params.gold:q})."""
     gold = align_gold(w.pair)
     if not gold:
-        return ""
-    swap = " --gold-swap" if gold.get("swap") else ""
-    return f"--gold-pairs {input.gold[0]} --gold-links {input.gold[1]}{swap}"
+        return []
+    return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1]] + (["--gold-swap"] if gold.get("swap") else [])
 
 
 rule align:
@@ -42,7 +42,7 @@ rule align:
     benchmark:
         f"{R}/benchmarks/align/{{pair}}.tsv"
     params:
-        splits=lambda w: " ".join(source_splits(w.pair)),
+        splits=lambda w: source_splits(w.pair),
         opts=as_json(config["align"]),
         seed=config["split_seed"],
         gold=align_gold_args,
@@ -50,8 +50,8 @@ rule align:
     resources:
         mem_mb=mem_mb("align"),
     shell:
-        "wordorder align --src {input.src} --tgt {input.tgt} --splits {params.splits} {params.gold}"
-        " --options {params.opts:q} --seed {params.seed} --output {output.joint} --stats {output.stats} > {log} 2>&1"
+        "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q} {params.gold:q}"
+        " --options {params.opts:q} --seed {params.seed:q} --output {output.joint:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule align_split:
@@ -67,8 +67,8 @@ rule align_split:
     resources:
         mem_mb=mem_mb("align_split"),
     shell:
-        "wordorder align-split --joint {input.joint} --stats {input.stats} --split {wildcards.split}"
-        " --output {output} > {log} 2>&1"
+        "wordorder align-split --joint {input.joint:q} --stats {input.stats:q} --split {wildcards.split:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule preorder_gold:
@@ -87,8 +87,8 @@ rule preorder_gold:
     resources:
         mem_mb=mem_mb("preorder_gold"),
     shell:
-        "wordorder preorder-gold --align {input.align} --tok {input.tok} --key {params.key}"
-        " --attach {params.attach} --output {output} > {log} 2>&1"
+        "wordorder preorder-gold --align {input.align:q} --tok {input.tok:q} --key {params.key:q}"
+        " --attach {params.attach:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule word_classes:
@@ -107,8 +107,8 @@ rule word_classes:
     resources:
         mem_mb=mem_mb("word_classes"),
     shell:
-        "wordorder word-classes --input {input} --classes {params.classes} --iterations {params.iterations}"
-        " --seed {params.seed} --output {output} > {log} 2>&1"
+        "wordorder word-classes --input {input:q} --classes {params.classes:q} --iterations {params.iterations:q}"
+        " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
 
 
 def btg_inputs(split):
@@ -137,8 +137,8 @@ rule btg_train:
     resources:
         mem_mb=mem_mb("btg_train"),
     shell:
-        "wordorder btg-train --tok {input.tok} --conllu {input.conllu} --classes {input.classes}"
-        " --align {input.align} --options {params.opts:q} --model {output.model} --stats {output.stats} > {log} 2>&1"
+        "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q} --classes {input.classes:q}"
+        " --align {input.align:q} --options {params.opts:q} --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule btg_apply:
@@ -157,8 +157,8 @@ rule btg_apply:
     resources:
         mem_mb=mem_mb("btg_apply"),
     shell:
-        "wordorder btg-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
-        " --classes {input.classes} --pos {params.pos} --threads {threads} --output {output} > {log} 2>&1"
+        "wordorder btg-apply --model {input.model:q} --tok {input.tok:q} --conllu {input.conllu:q}"
+        " --classes {input.classes:q} --pos {params.pos:q} --threads {threads} --output {output:q} > {log:q} 2>&1"
 
 
 def rvnn_inputs(split):
@@ -189,9 +189,9 @@ rule rvnn_train:
         mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
         gpu=gpus(PREORDER["rvnn"]["device"]),
     shell:
-        "wordorder rvnn-train --tok {input.tok} --conllu {input.conllu} --tree {input.tree}"
-        " --align {input.align} --options {params.opts:q} --threads {threads}"
-        " --model {output.model} --stats {output.stats} > {log} 2>&1"
+        "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
+        " --align {input.align:q} --options {params.opts:q} --threads {threads}"
+        " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule rvnn_apply:
@@ -208,8 +208,8 @@ rule rvnn_apply:
     resources:
         mem_mb=mem_mb("rvnn_apply"),
     shell:
-        "wordorder rvnn-apply --model {input.model} --tok {input.tok} --conllu {input.conllu}"
-        " --tree {input.tree} --threads {threads} --output {output} > {log} 2>&1"
+        "wordorder rvnn-apply --model {input.model:q} --tok {input.tok:q} --conllu {input.conllu:q}"
+        " --tree {input.tree:q} --threads {threads} --output {output:q} > {log:q} 2>&1"
 
 
 rule preorder_project:
@@ -226,8 +226,8 @@ rule preorder_project:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe}"
-        " --out-tok {output.tok} --out-bpe {output.bpe} --out-positions {output.positions} > {log} 2>&1"
+        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q}"
+        " --out-tok {output.tok:q} --out-bpe {output.bpe:q} --out-positions {output.positions:q} > {log:q} 2>&1"
 
 
 rule preorder_report:
@@ -245,12 +245,12 @@ rule preorder_report:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=lambda w: " ".join(source_splits(w.pair)),
-        methods=" ".join(METHODS),
+        splits=lambda w: source_splits(w.pair),
+        methods=METHODS,
     shell:
-        "wordorder preorder-report --pair {wildcards.pair} --splits {params.splits} --tok {input.tok}"
-        " --align {input.align} --methods {params.methods} --perms {input.perms}"
-        " --json {output.json} --csv {output.csv} --md {output.md} --figure {output.figure} > {log} 2>&1"
+        "wordorder preorder-report --pair {wildcards.pair:q} --splits {params.splits:q} --tok {input.tok:q}"
+        " --align {input.align:q} --methods {params.methods:q} --perms {input.perms:q}"
+        " --json {output.json:q} --csv {output.csv:q} --md {output.md:q} --figure {output.figure:q} > {log:q} 2>&1"
 
 
 def preorder_targets():

@@ -24,8 +24,8 @@ rule subword_train:
     resources:
         mem_mb=mem_mb("subword_train"),
     shell:
-        "wordorder subword-train --inputs {input.src} {input.tgt} --options {params.opts:q}"
-        " --seed {params.seed} --model {output.model} > {log} 2>&1"
+        "wordorder subword-train --inputs {input.src:q} {input.tgt:q} --options {params.opts:q}"
+        " --seed {params.seed:q} --model {output.model:q} > {log:q} 2>&1"
 
 
 rule subword_train_side:
@@ -44,8 +44,8 @@ rule subword_train_side:
     resources:
         mem_mb=mem_mb("subword_train"),
     shell:
-        "wordorder subword-train --inputs {input} --options {params.opts:q}"
-        " --seed {params.seed} --model {output.model} > {log} 2>&1"
+        "wordorder subword-train --inputs {input:q} --options {params.opts:q}"
+        " --seed {params.seed:q} --model {output.model:q} > {log:q} 2>&1"
 
 
 rule subword_encode:
@@ -61,4 +61,4 @@ rule subword_encode:
     resources:
         mem_mb=mem_mb("subword_encode"),
     shell:
-        "wordorder subword-encode --model {input.model} --input {input.text} --output {output} > {log} 2>&1"
+        "wordorder subword-encode --model {input.model:q} --input {input.text:q} --output {output:q} > {log:q} 2>&1"

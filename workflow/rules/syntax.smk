@@ -22,8 +22,8 @@ rule parse_shard:
     resources:
         mem_mb=mem_mb("parse_shard"),
     shell:
-        "wordorder parse --lang {wildcards.lang} --input {input} --shard {wildcards.scatteritem}"
-        " --parsers {params.parsers:q} --batch-size {params.batch_size} --output {output.conllu} > {log} 2>&1"
+        "wordorder parse --lang {wildcards.lang:q} --input {input:q} --shard {wildcards.scatteritem:q}"
+        " --parsers {params.parsers:q} --batch-size {params.batch_size:q} --output {output.conllu:q} > {log:q} 2>&1"
 
 
 rule parse_gather:
@@ -39,8 +39,8 @@ rule parse_gather:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder parse-gather --shards {input.shards} --tokenized {input.tokenized}"
-        " --output {output.conllu} --summary {output.summary} > {log} 2>&1"
+        "wordorder parse-gather --shards {input.shards:q} --tokenized {input.tokenized:q}"
+        " --output {output.conllu:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
 rule syntax_project:
@@ -60,9 +60,9 @@ rule syntax_project:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder syntax-project --conllu {input.conllu} --bpe {input.bpe} --out-pos {output.pos}"
-        " --out-bieo {output.bieo} --out-dep {output.dep} --out-heads {output.heads} --out-tree {output.tree}"
-        " --out-word {output.word} --out-head {output.head} > {log} 2>&1"
+        "wordorder syntax-project --conllu {input.conllu:q} --bpe {input.bpe:q} --out-pos {output.pos:q}"
+        " --out-bieo {output.bieo:q} --out-dep {output.dep:q} --out-heads {output.heads:q} --out-tree {output.tree:q}"
+        " --out-word {output.word:q} --out-head {output.head:q} > {log:q} 2>&1"
 
 
 rule syntax_report:
@@ -78,9 +78,9 @@ rule syntax_report:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=lambda w: " ".join(source_splits(w.pair)),
+        splits=lambda w: source_splits(w.pair),
         lang=src_lang,
     shell:
-        "wordorder syntax-report --pair {wildcards.pair} --lang {params.lang} --splits {params.splits}"
-        " --conllu {input.conllu} --summaries {input.summaries}"
-        " --json {output.json} --figure {output.figure} > {log} 2>&1"
+        "wordorder syntax-report --pair {wildcards.pair:q} --lang {params.lang:q} --splits {params.splits:q}"
+        " --conllu {input.conllu:q} --summaries {input.summaries:q}"
+        " --json {output.json:q} --figure {output.figure:q} > {log:q} 2>&1"

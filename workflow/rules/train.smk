@@ -27,15 +27,16 @@ rule train:
         # rerun continues from it (train.checkpoint_every, and SIGTERM).
         state=f"{R}/resume/{{pair}}/{{variant}}/seed{{seed}}/state.pt",
         # One process, or torchrun starting train_processes DDP processes (one per GPU).
-        launcher=(f"torchrun --standalone --nproc_per_node {config['train_processes']} -m wordorder.cli"
-                  if config["train_processes"] > 1 else "wordorder"),
+        # A list: the shell command quotes each word.
+        launcher=(["torchrun", "--standalone", "--nproc_per_node", str(config["train_processes"]), "-m", "wordorder.cli"]
+                  if config["train_processes"] > 1 else ["wordorder"]),
     threads: config["threads"]["train"]
     resources:
         mem_mb=mem_mb("train", config["train"].get("device", "auto")),
         gpu=gpus(config["train"].get("device", "auto"), config["train_processes"]),
     shell:
-        "{params.launcher} train --train-src {input.train_src} --train-tgt {input.train_tgt}"
-        " --dev-src {input.dev_src} --dev-ref {input.dev_ref} --spm {input.spm} {params.spm_tgt}"
+        "{params.launcher:q} train --train-src {input.train_src:q} --train-tgt {input.train_tgt:q}"
+        " --dev-src {input.dev_src:q} --dev-ref {input.dev_ref:q} --spm {input.spm:q} {params.spm_tgt:q}"
         " --model-options {params.model:q} --train-options {params.train:q}"
-        " --seed {wildcards.seed} --threads {threads} --features {params.features:q}"
-        " --state {params.state} --output {output.model} > {log} 2>&1"
+        " --seed {wildcards.seed:q} --threads {threads} --features {params.features:q}"
+        " --state {params.state:q} --output {output.model:q} > {log:q} 2>&1"

@@ -51,6 +51,16 @@ def need_str(spec: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
+def need_path(spec: Mapping[str, Any], key: str, where: str) -> str:
+    """A path (or archive member) of the config: a non-empty string without control characters."""
+    value = need_str(spec, key, where)
+    bad = re.search("[\x00-\x1f\x7f-\x9f]", value)
+    if bad:
+        raise WordorderError(f"'{key}' in {where} holds the control character U+{ord(bad.group()):04X}: {value!r}",
+                             hint="a path has no newlines, tabs or other control characters")
+    return value
+
+
 def expand(template: str, src_lang: str, tgt_lang: str) -> str:
     """Replace the ``{src}``/``{tgt}`` placeholders by the language codes (other braces are kept)."""
     return template.replace("{src}", src_lang).replace("{tgt}", tgt_lang)

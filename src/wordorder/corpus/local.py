@@ -23,6 +23,7 @@ from wordorder.corpus.base import (
     check_line,
     iter_file_pairs,
     local_path,
+    need_path,
     need_str,
     refuse_same_file,
 )
@@ -50,6 +51,8 @@ class LocalSource(Source):
             if not isinstance(files, list) or not files or \
                     not all(isinstance(f, str) and f.strip() for f in files):
                 raise WordorderError(f"'files' in {where} must be a path or a list of paths, not {files!r}")
+            for f in files:
+                need_path({"files": f}, "files", where)
             self.files = files
             columns = spec["columns"]
             if not isinstance(columns, Mapping) or len(columns) != 2 or not all(
@@ -66,8 +69,8 @@ class LocalSource(Source):
                 raise WordorderError(f"'separator' in {where} must be a non-empty string")
         else:
             check_keys(spec, _TWO_FILES, allowed, where)
-            need_str(spec, "src", where)
-            need_str(spec, "tgt", where)
+            need_path(spec, "src", where)
+            need_path(spec, "tgt", where)
             if spec["src"] == spec["tgt"]:  # the same file for every pair; links are checked on fetch
                 refuse_same_file(Path(spec["src"]), Path(spec["tgt"]), _TWO_FILES, where)
 

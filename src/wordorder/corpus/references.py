@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from wordorder.corpus.base import MAX_LINE_CHARS, check_line, local_path
+from wordorder.corpus.base import MAX_LINE_CHARS, check_line, local_path, need_path
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines, read_lines
 from wordorder.text.normalize import normalize_line
@@ -30,6 +30,8 @@ def extra_refs(spec: Mapping[str, Any], where: str) -> list[str]:
     refs = spec.get(KEY, [])
     if not isinstance(refs, list) or not all(isinstance(r, str) and r.strip() for r in refs):
         raise WordorderError(f"'{KEY}' in {where} must be a list of file paths, not {refs!r}")
+    for ref in refs:
+        need_path({KEY: ref}, KEY, where)
     if refs and "holdout" in spec:
         raise WordorderError(f"'{KEY}' in {where}: a held-out set is drawn from the training corpus and has "
                              "one reference", hint="give extra references only to a test set with its own files")

@@ -26,7 +26,7 @@ from wordorder.corpus.base import (
     check_keys,
     expand,
     iter_file_pairs,
-    need_str,
+    need_path,
     refuse_same_file,
 )
 from wordorder.corpus.download import (
@@ -57,8 +57,8 @@ class UrlSource(Source):
             check_keys(spec, ("url", "sha256", "src", "tgt"), (*self.optional, *COMMON_KEYS), where)
             check_url(spec["url"], where)
             check_sha256(spec["sha256"], where)
-            need_str(spec, "src", where)
-            need_str(spec, "tgt", where)
+            need_path(spec, "src", where)
+            need_path(spec, "tgt", where)
             if spec["src"] == spec["tgt"]:
                 _same("'src' and 'tgt'", "name the same member", spec["src"], where)
         else:  # one download per side
@@ -72,7 +72,7 @@ class UrlSource(Source):
                 check_url(side["url"], side_where)
                 check_sha256(side["sha256"], side_where)
                 if "member" in side:
-                    need_str(side, "member", side_where)
+                    need_path(side, "member", side_where)
             src, tgt = spec["src"], spec["tgt"]
             same_sha = check_sha256(src["sha256"], where) == check_sha256(tgt["sha256"], where)
             if src.get("member") == tgt.get("member") and (src["url"] == tgt["url"] or same_sha):
