@@ -56,6 +56,10 @@ def test_several_seeds_mean_sd_and_symmetry(refs):
     assert back["p"] == out["p"] and back["delta"] == pytest.approx(-out["delta"])
     # the same outputs cannot differ: p is the largest possible
     assert seed_paired_bootstrap(system, system, [refs], samples=100)["p"] == 1.0
+    # different outputs with no overlap at all score BLEU 0 in every draw: no difference, p = 1
+    nothing = [["xyzzy"] * len(refs)], [["plugh"] * len(refs)]
+    assert seed_paired_bootstrap(*nothing, [refs], samples=50) == {
+        "delta": 0.0, "sd": 0.0, "per_seed": [0.0], "p": 1.0, "samples": 50}
 
 
 def test_verdicts():

@@ -94,8 +94,10 @@ def seed_paired_bootstrap(system: Sequence[Sequence[str]], baseline: Sequence[Se
     diffs = np.abs(draws_sys - draws_base)
     count = int(np.sum(diffs - diffs.mean() > abs(delta)))
     p = (count + 1) / (samples + 1)
-    if all(list(a) == list(b) for a, b in zip(system, baseline)):
-        p = 1.0  # sacreBLEU would give 1/(B + 1): no test can tell a system from itself
+    if delta == 0 or all(list(a) == list(b) for a, b in zip(system, baseline)):
+        # sacreBLEU would give 1/(B + 1) when every draw differs by the same amount (e.g. both
+        # systems at BLEU 0): with no observed difference there is nothing to test
+        p = 1.0
     return {"delta": delta, "sd": float(per_seed.std(ddof=1)) if len(per_seed) > 1 else 0.0,
             "per_seed": per_seed.tolist(), "p": p, "samples": samples}
 
