@@ -145,3 +145,8 @@ def test_a_state_for_other_options_is_not_resumed(tmp_path):
 
     with pytest.raises(WordorderError, match="cannot read the training state"):
         load_state(path, model, opt, sched, scaler, fingerprint({"lr": 1}))
+    # A state of the format before the best checkpoint and the metrics were kept with it.
+    torch.save({"format": "wordorder-train-state-1", "fingerprint": fingerprint({"lr": 1})}, path)
+    with pytest.raises(WordorderError, match="older version") as e:
+        load_state(path, model, opt, sched, scaler, fingerprint({"lr": 1}))
+    assert e.value.path == str(path) and "delete it" in e.value.hint
