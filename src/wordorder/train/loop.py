@@ -67,8 +67,9 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         state_path: where the resumable state lives (see :mod:`wordorder.train.resume`);
             None = not resumable. It is deleted when training ends normally.
     Returns:
-        best_step, best_dev_bleu (of that checkpoint), steps, epochs, train_tokens, wall_s, tokens_per_s (target
-        tokens per second of training, evaluation time excluded), stop_reason.
+        best_step, best_dev_bleu (of that checkpoint), steps, epochs, train_tokens, wall_s,
+        tokens_per_s (target tokens per second of training, evaluation time excluded),
+        stop_reason.
     """
     if not train_pairs:
         raise WordorderError("no training examples")
