@@ -111,6 +111,34 @@ def _umask() -> int:
     return mask
 
 
+def disk_full(path: str | Path, detail: str) -> WordorderError:
+    return WordorderError(f"the disk is full ({detail}); nothing was written", path=path,
+                          hint="free space, or point results:/logs: in the config at a larger disk, then "
+                          "rerun: finished steps are kept")
+
+
+# How torch's zip writer reports a write the disk refused (it has no errno): a short write
+# shows up as a position mismatch, a failed one as "file write failed".
+_TORCH_WRITE_FAILED = ("unexpected pos", "file write failed")
+
+
+def save_torch(obj: object, path: str | Path) -> None:
+    """``torch.save`` to a temporary name renamed into place; a full disk is a
+    :class:`WordorderError` naming ``path``, with nothing left behind. Every torch file of the
+    project is written through here."""
+    import torch
+
+    try:
+        # A file object, not the temporary's path: torch names the archive's root folder after
+        # a path, and the bytes would differ from run to run.
+        with atomic_open(path, "wb") as f:
+            torch.save(obj, f)
+    except RuntimeError as e:
+        if not any(text in str(e) for text in _TORCH_WRITE_FAILED):
+            raise
+        raise disk_full(path, f"torch could not write the file: {str(e).splitlines()[0]}") from None
+
+
 @contextlib.contextmanager
 def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
     """Give temporary paths that replace ``paths`` only if the block succeeds.
@@ -133,9 +161,7 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise WordorderError(f"the disk is full ({e.strerror}); nothing was written", path=targets[0],
-                                 hint="free space, or point results:/logs: in the config at a larger disk, then "
-                                 "rerun: finished steps are kept") from None
+            raise disk_full(targets[0], e.strerror) from None
         raise
     mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
     for tmp, target in zip(temps, targets):

@@ -9,6 +9,7 @@ cluster has no accounting database, so the jobs' states come from squeue
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from test_pipeline import snakemake, tiny_config
@@ -136,15 +138,19 @@ def test_tiny_dag_runs_through_the_slurm_profile(cluster, repo, shared_data, tmp
 
 def test_training_stopped_by_the_time_limit_resumes_on_the_retry(cluster, repo, shared_data, tmp_path):
     """SLURM ends the training job at its 1-minute limit (SIGTERM): the job saves its state and
-    fails, the profile's retry resubmits it, and training continues from the saved update."""
+    fails (Snakemake deletes its best.pt and metrics.jsonl), the profile's retry resubmits it, and
+    training continues from the saved update with the best checkpoint and the metrics log of the
+    evaluations before the limit."""
     # 1.8 minutes of training: SLURM ends the first attempt between 60 and ~91 s (it checks time
     # limits every 30 s). The rest may fit in the second attempt's minute or need a third (each
-    # resumes where the last stopped): hence --retries 2. No periodic saves: the states must
-    # come from SIGTERM.
+    # resumes where the last stopped). On a loaded machine each attempt's start-up (Snakemake, data)
+    # eats into its minute, and the third can overrun it while finishing: hence --retries 3.
+    # No periodic saves: the states must come from SIGTERM. Evaluations every 100 updates, so
+    # that some come before the limit.
     config = slurm_config(repo, shared_data, tmp_path, max_steps=10_000_000, max_minutes=1.8,
-                          eval_every=10_000_000, checkpoint_every=0, log_every=50)
+                          eval_every=100, checkpoint_every=0, log_every=50)
     model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
-    run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=1", "--retries", "2")
+    run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=1", "--retries", "3")
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-4000:]
     assert "JobState=TIMEOUT" in (cluster / "jobcomp.txt").read_text(encoding="utf-8")
@@ -152,4 +158,14 @@ def test_training_stopped_by_the_time_limit_resumes_on_the_retry(cluster, repo, 
     resumed = re.search(r"resuming from \S+state\.pt at update (\d+)", log)  # the retry's log
     assert resumed and int(resumed.group(1)) > 0, log[-3000:]
     assert model.is_file() and '"stop_reason": "max_minutes"' in log
+    # The metrics log is whole: each update's records once, the first attempt's included.
+    records = [json.loads(line) for line in (model.parent / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    evals = [r["step"] for r in records if "dev_bleu" in r]
+    logs = [r["step"] for r in records if "train_loss" in r]
+    assert logs == list(range(50, 50 * len(logs) + 1, 50)), logs
+    assert evals[:-1] == list(range(100, 100 * len(evals), 100)), evals  # and one at the end
+    assert evals[0] <= int(resumed.group(1)), (evals, resumed.group(1))  # evaluated before the limit
+    best = torch.load(model, weights_only=True)["meta"]
+    assert any(r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4)
+               for r in records), (best["step"], records)
     assert not (tmp_path / "results" / "tiny" / "resume" / "en-de" / "transformer_tiny" / "seed1" / "state.pt").exists()

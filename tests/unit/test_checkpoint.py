@@ -4,6 +4,7 @@ writes them (a few steps on a toy task)."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -82,6 +83,35 @@ def test_train_writes_checkpoints_and_metrics(tmp_path):
     best, meta = load_model(tmp_path / "best.pt")
     assert meta["step"] == 7 and meta["variant"] == "x" and meta["dev_bleu"] == 2.0
     assert (tmp_path / "last.pt").is_file()
+
+
+@pytest.mark.parametrize("best_by", ["bleu", "perplexity"])
+def test_best_checkpoint_follows_best_by(tmp_path, best_by):
+    """A dev BLEU that only falls (the first evaluation has the highest) and a dev perplexity that
+    falls while the model learns: best.pt is the evaluation the option names."""
+    torch.manual_seed(0)
+    pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
+    model = build_model({"preset": "tiny"}, 16)
+    calls = []
+
+    def falling_bleu(hyps):
+        calls.append(1)
+        return 10.0 - len(calls)
+
+    opts = TrainOptions.from_dict({"device": "cpu", "batch_tokens": 60, "warmup": 2, "lr": 3e-3, "max_steps": 9,
+                                   "eval_every": 3, "log_every": 3, "best_by": best_by})
+    summary = train(model, pairs, [p[0] for p in pairs[:8]], falling_bleu, opts, tmp_path,
+                    dev_tgt=[p[1] for p in pairs[:8]])
+    evals = [x for x in map(json.loads, (tmp_path / "metrics.jsonl").read_text().splitlines()) if "dev_bleu" in x]
+    assert [x["step"] for x in evals] == [3, 6, 9]
+    assert all(abs(x["dev_ppl"] - math.exp(x["dev_loss"])) < 1e-3 * x["dev_ppl"] for x in evals)
+    by_ppl = min(evals, key=lambda x: x["dev_loss"])["step"]
+    assert by_ppl != 3  # the two criteria disagree here, or the test would prove nothing
+    expected = 3 if best_by == "bleu" else by_ppl
+    assert summary["best_step"] == expected and load_model(tmp_path / "best.pt")[1]["step"] == expected
+    assert [x["step"] for x in evals if x["best"]][-1] == expected
+    with pytest.raises(WordorderError, match="best_by"):
+        TrainOptions.from_dict({"best_by": "loss"})
 
 
 def test_patience_and_unknown_train_options(tmp_path):

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from wordorder.device import resolve_device
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open
+from wordorder.io import save_torch
 from wordorder.preorder.rvnn_net import RvNNNet, collate, ranges
 from wordorder.preorder.rvnn_oracle import (
     TreeArrays,
@@ -139,8 +139,7 @@ class RvNNPreorderer:
         state = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
         data = {"format": FORMAT, "version": 1, "options": asdict(self.options),
                 "words": list(self.words), "pos": list(self.pos), "state": state}
-        with atomic_open(path, "wb") as f:
-            torch.save(data, f)
+        save_torch(data, path)
 
     @classmethod
     def load(cls, path: str | Path, device: str | None = None) -> RvNNPreorderer:

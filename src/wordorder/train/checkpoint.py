@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open
+from wordorder.io import save_torch
 from wordorder.models.base import Seq2SeqModel
 from wordorder.models.registry import build_model
 
@@ -70,8 +70,7 @@ def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, An
     tgt_vocab = int(getattr(model, "tgt_vocab_size", obj["vocab_size"]))
     if tgt_vocab != obj["vocab_size"]:  # separate vocabularies; a joint one writes what it always did
         obj["tgt_vocab_size"] = tgt_vocab
-    with atomic_open(path, "wb") as f:
-        torch.save(obj, f)
+    save_torch(obj, path)
 
 
 def _read(path: Path, device: torch.device | str = "cpu") -> dict:

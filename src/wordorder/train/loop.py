@@ -1,11 +1,13 @@
 """The training loop: token-budget batches, label-smoothed cross-entropy, Adam with inverse
 square-root warmup, gradient accumulation, periodic dev evaluation and checkpoints.
 
-Files written to ``out_dir``: ``best.pt`` (highest dev BLEU), ``last.pt`` (latest evaluation)
-and ``metrics.jsonl`` (one JSON object per line: training lines every ``log_every`` updates,
-evaluation lines every ``eval_every`` updates and at the end). With a ``state_path``, training
-is resumable (:mod:`wordorder.train.resume`): the full state is saved every
-``checkpoint_every`` updates and on SIGTERM, and a rerun continues from it.
+Files written to ``out_dir``: ``best.pt`` (highest dev BLEU, or lowest dev perplexity with
+``best_by: perplexity``), ``last.pt`` (latest evaluation) and ``metrics.jsonl`` (one JSON
+object per line: training lines every ``log_every`` updates, evaluation lines every
+``eval_every`` updates and at the end). With a ``state_path``, training is resumable
+(:mod:`wordorder.train.resume`): the full state is saved every ``checkpoint_every`` updates
+and on SIGTERM, and a rerun continues from it, with best.pt and metrics.jsonl as they were
+then (:mod:`wordorder.train.kept`), even if Snakemake deleted them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +29,7 @@ from wordorder.decode.beam import translate_batches
 from wordorder.device import keep_freed_cpu_memory, resolve_device
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
+from wordorder.train import kept
 from wordorder.train.batching import Pair, collate, make_batches
 from wordorder.train.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
@@ -56,14 +60,16 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         out_dir: receives best.pt, last.pt, metrics.jsonl.
         extra_checkpoint_meta: plain values stored in every checkpoint's meta.
         dev_tgt: dev target ids aligned with ``dev_src``; when given, evaluations also log
-            ``dev_loss`` (NLL per target token).
+            ``dev_loss`` (NLL per target token) and ``dev_ppl`` (its exp); needed by
+            ``best_by: perplexity``.
         train_feats, dev_feats: extra source inputs (name → id lists aligned with the
             sources, see :mod:`wordorder.train.features`) for models that need them.
         state_path: where the resumable state lives (see :mod:`wordorder.train.resume`);
             None = not resumable. It is deleted when training ends normally.
     Returns:
-        best_step, best_dev_bleu, steps, epochs, train_tokens, wall_s, tokens_per_s (target
-        tokens per second of training, evaluation time excluded), stop_reason.
+        best_step, best_dev_bleu (of that checkpoint), steps, epochs, train_tokens, wall_s,
+        tokens_per_s (target tokens per second of training, evaluation time excluded),
+        stop_reason.
     """
     if not train_pairs:
         raise WordorderError("no training examples")
@@ -71,6 +77,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         raise WordorderError("no dev sentences to evaluate on")
     if dev_tgt is not None and len(dev_tgt) != len(dev_src):
         raise WordorderError(f"{len(dev_src)} dev sources but {len(dev_tgt)} dev targets")
+    if opts.best_by == "perplexity" and dev_tgt is None:
+        raise WordorderError("train option best_by: perplexity needs the dev targets")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if opts.threads:
@@ -95,38 +103,59 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     ddp = wrap(model, lambda m, b: batch_loss(m, b, opts.label_smoothing, amp_dtype), d)
     progress = saved or Progress()
     step, epoch, train_tokens = progress.step, progress.epoch, progress.train_tokens
-    best_bleu, best_step = progress.best_bleu, progress.best_step
+    best_score, best_bleu, best_step = progress.best_score, progress.best_bleu, progress.best_step
     evals_since_best, last_eval = progress.evals_since_best, progress.last_eval
     resume_batch = progress.next_batch if saved else None
     next_batch = progress.next_batch
     start = time.perf_counter() - progress.train_seconds
     eval_time = 0.0  # seconds spent evaluating (excluded from tokens/s)
 
-    def new_window() -> dict[str, Any]:
-        return {"loss": 0.0, "nll": 0.0, "tokens": 0, "start": time.perf_counter(), "eval_time": eval_time}
+    def new_window(parts: Sequence[Sequence[float]] = (), tokens: int = 0) -> dict[str, Any]:
+        # A resumed window: this process' share of the saved sums (all of them if it runs alone),
+        # as float32 tensors, the type of the updates' losses, so that it adds up bitwise alike.
+        mine = parts[d.rank::d.world]
+        loss, nll = (torch.tensor(sum(p[i] for p in mine), dtype=torch.float32) if mine else 0.0 for i in (0, 1))
+        return {"loss": loss, "nll": nll, "tokens": tokens, "start": time.perf_counter(), "eval_time": eval_time}
 
-    window = new_window()
+    window = new_window(progress.window, progress.window_tokens)
     last_bleu: float | None = None
     stop_reason = "max_steps"
-    metrics = open_metrics(out_dir / "metrics.jsonl", step if saved else None) if d.main else open(os.devnull, "w")
+    log_lines = list(progress.metrics)
     if saved and d.main:
+        kept.restore(state_path, saved.kept, out_dir)
         print(f"resuming from {state_path} at update {step} (epoch {epoch}, batch {next_batch})", flush=True)
+    metrics = open_metrics(out_dir / "metrics.jsonl", log_lines) if d.main else open(os.devnull, "w")
     stop_signal = StopSignal().install() if state_path else None
 
     def checkpoint() -> None:
-        rngs = gather(rng_state(), d)  # every process' generators, saved by rank 0
+        # Every process' generators and log-window sums, saved by rank 0.
+        rngs, parts = zip(*gather((rng_state(), [float(window["loss"]), float(window["nll"])]), d))
         if d.main:
+            folder = kept.snapshot(state_path, out_dir, step)  # complete before the state names it
             save_state(state_path, model, optimizer, scheduler, scaler,
-                       Progress(step, epoch, next_batch, train_tokens, best_bleu, best_step, evals_since_best,
-                                last_eval, time.perf_counter() - start), key, rngs)
+                       Progress(step, epoch, next_batch, train_tokens, best_score, best_bleu, best_step,
+                                evals_since_best, last_eval, time.perf_counter() - start, list(parts),
+                                window["tokens"], folder, list(log_lines)), key, list(rngs))
+            kept.prune(state_path, folder)
     # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
     budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
     bar = tqdm(total=None if opts.max_minutes else opts.max_steps, desc=f"train{budget}", unit="step",
                dynamic_ncols=True, disable=not d.main)
 
     def log(record: dict[str, Any]) -> None:
-        metrics.write(json.dumps(record) + "\n")
+        log_lines.append(json.dumps(record))
+        metrics.write(log_lines[-1] + "\n")
         metrics.flush()
+
+    def dev_scores() -> dict[str, Any]:
+        """Dev BLEU, and with dev targets the loss and perplexity (unrounded: ``dev_nll``)."""
+        hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
+                                 device=device, progress=False, feats=dev_feats)
+        out: dict[str, Any] = {"dev_bleu": float(dev_score(hyps))}
+        if dev_pairs is not None:
+            nll = dev_loss(model, dev_pairs, opts.batch_tokens, device, amp_dtype, dev_feats)
+            out.update(dev_nll=nll, dev_loss=round(nll, 5), dev_ppl=round(math.exp(min(nll, 700.0)), 4))
+        return out
 
     def evaluate() -> bool:
         """Decode and score dev, save checkpoints (rank 0; the others wait); True on every
@@ -138,21 +167,18 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         return flag_any([evaluate_main()], d)[0]
 
     def evaluate_main() -> bool:
-        nonlocal best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time
+        nonlocal best_score, best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time
         _sync(device)
         t0 = time.perf_counter()
-        hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
-                                 device=device, progress=False, feats=dev_feats)
-        bleu = float(dev_score(hyps))
-        record: dict[str, Any] = {"step": step, "epoch": epoch, "dev_bleu": round(bleu, 4)}
-        if dev_pairs is not None:
-            record["dev_loss"] = round(dev_loss(model, dev_pairs, opts.batch_tokens, device, amp_dtype, dev_feats), 5)
-        improved = bleu > best_bleu
-        record["best"] = improved
-        log(record)
-        meta = {**base_meta, "step": step, "epoch": epoch, "dev_bleu": bleu, "dev_loss": record.get("dev_loss")}
+        scores = dev_scores()
+        bleu, nll = scores["dev_bleu"], scores.pop("dev_nll", None)
+        score = bleu if opts.best_by == "bleu" else -nll
+        improved = score > best_score
+        log({"step": step, "epoch": epoch, **scores, "dev_bleu": round(bleu, 4), "best": improved})
+        meta = {**base_meta, "step": step, "epoch": epoch, "dev_bleu": bleu, "dev_loss": scores.get("dev_loss"),
+                "dev_ppl": scores.get("dev_ppl")}
         if improved:
-            best_bleu, best_step, evals_since_best = bleu, step, 0
+            best_score, best_bleu, best_step, evals_since_best = score, bleu, step, 0
             save_checkpoint(out_dir / "best.pt", model, options, {**meta, "best": True})
         else:
             evals_since_best += 1
@@ -230,15 +256,15 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             _sync(device)
             averaged = average_checkpoints(sorted((out_dir / "history").glob("step*.pt"), key=step_of))
             model.load_state_dict(averaged)
-            hyps = translate_batches(model, dev_src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
-                                     device=device, progress=False, feats=dev_feats)
-            bleu = float(dev_score(hyps))
-            log({"step": step, "averaged_last": opts.average_last, "dev_bleu": round(bleu, 4)})
+            scores = dev_scores()
+            scores.pop("dev_nll", None)
+            log({"step": step, "averaged_last": opts.average_last, **scores, "dev_bleu": round(scores["dev_bleu"], 4)})
             os.replace(out_dir / "best.pt", out_dir / "best_single.pt")
-            save_checkpoint(out_dir / "best.pt", model, options,
-                            {**base_meta, "step": step, "dev_bleu": bleu, "averaged_last": opts.average_last})
+            save_checkpoint(out_dir / "best.pt", model, options, {**base_meta, "step": step, **scores,
+                                                                  "averaged_last": opts.average_last})
         if state_path and d.main:
             state_path.unlink(missing_ok=True)  # done: a forced rerun starts from scratch
+            kept.clear(state_path)
         barrier(d)
     finally:
         bar.close()

@@ -9,6 +9,8 @@ from typing import Any
 
 from wordorder.errors import WordorderError
 
+BEST_BY = ("bleu", "perplexity")
+
 
 @dataclass
 class TrainOptions:
@@ -19,8 +21,11 @@ class TrainOptions:
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
     ``warmup`` updates; with ``schedule: noam`` it is the factor of Vaswani et al.'s Eq. 3 and
     the peak is lr·d_model^-0.5·warmup^-0.5 (:func:`wordorder.train.schedule.peak_lr`).
-    Training stops at whichever of ``max_steps`` / ``max_epochs`` / ``max_minutes`` /
-    ``patience`` (evaluations without a dev-BLEU improvement) comes first.
+    ``best_by`` picks the best checkpoint (``best.pt``) at the evaluations: the highest dev
+    BLEU (``bleu``), or the lowest dev perplexity (``perplexity``: teacher-forced, without label
+    smoothing; Kawara et al. 2021 §V-C). Training stops at whichever of ``max_steps`` /
+    ``max_epochs`` / ``max_minutes`` / ``patience`` (evaluations without a ``best_by``
+    improvement) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
@@ -47,6 +52,7 @@ class TrainOptions:
     eval_sentences: int | None = None
     eval_beam: int = 1
     patience: int | None = None
+    best_by: str = "bleu"
     seed: int = 1
     log_every: int = 50
     threads: int | None = None
@@ -78,6 +84,8 @@ class TrainOptions:
             raise WordorderError(f"train option schedule must be one of {', '.join(SCHEDULES)}, got {opts.schedule!r}")
         if opts.schedule == "noam" and (not isinstance(opts.warmup, int) or opts.warmup < 1):
             raise WordorderError("train option schedule: noam needs warmup ≥ 1 (its peak is at step = warmup)")
+        if opts.best_by not in BEST_BY:
+            raise WordorderError(f"train option best_by must be one of {', '.join(BEST_BY)}, got {opts.best_by!r}")
         if not isinstance(opts.average_last, int) or opts.average_last < 0:
             raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:

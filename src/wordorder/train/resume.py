@@ -10,7 +10,9 @@ weights are bitwise those of an uninterrupted run. A state written for other dat
 (its fingerprint differs) is not resumed from. It is read with ``weights_only=True``.
 
 The state lives outside the job's declared outputs (``results/<exp>/resume/...``), so Snakemake
-does not delete it when a job fails or hits its time limit.
+does not delete it when a job fails or hits its time limit. The outputs it does delete come
+back on resume: the metrics log so far is part of the state, and the best checkpoint (with the
+checkpoint-averaging history) is kept beside it (:mod:`wordorder.train.kept`).
 """
 
 from __future__ import annotations
@@ -20,35 +22,44 @@ import json
 import random
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open
+from wordorder.io import atomic_open, save_torch
 from wordorder.train.batching import Pair
 from wordorder.train.checkpoint import plain
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
-STATE_FORMAT = "wordorder-train-state-1"
+STATE_FORMAT = "wordorder-train-state-2"
+# Format 1 kept neither the best checkpoint nor the metrics log: resuming it would lose them.
+OLD_FORMATS = ("wordorder-train-state-1",)
 
 
 @dataclass
 class Progress:
-    """The loop's counters at the end of an update."""
+    """The loop's counters at the end of an update, and its log so far."""
 
     step: int = 0
     epoch: int = 0  # the epoch in progress (1-based; 0 = none started)
     next_batch: int = 0  # index of the next batch of that epoch
     train_tokens: int = 0
-    best_bleu: float = float("-inf")
+    best_score: float = float("-inf")  # of the train.best_by criterion, higher is better
+    best_bleu: float = float("-inf")  # the dev BLEU of that checkpoint
     best_step: int = 0
     evals_since_best: int = 0
     last_eval: int = -1
     train_seconds: float = 0.0  # wall time spent so far (for max_minutes across restarts)
+    # The training-log window in progress (sums since the last log line), so that the first
+    # line after a resume covers the same updates as without it.
+    window: list[list[float]] = field(default_factory=list)  # [loss, nll] sums of each process
+    window_tokens: int = 0
+    kept: str = ""  # the folder of kept checkpoints (wordorder.train.kept) this state goes with
+    metrics: list[str] = field(default_factory=list)  # the lines of metrics.jsonl
 
 
 def fingerprint(*parts: Any) -> str:
@@ -87,8 +98,7 @@ def save_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimi
            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
            "scaler": scaler.state_dict(), "rng": rngs or [_rng_state()]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(path, "wb") as f:
-        torch.save(obj, f)
+    save_torch(obj, path)
 
 
 def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
@@ -103,6 +113,10 @@ def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimi
     except Exception as e:  # truncated by a full disk, not a torch file, unsafe content
         raise WordorderError(f"cannot read the training state: {e}", path=path,
                              hint="delete it to start this training from scratch") from None
+    if isinstance(obj, dict) and obj.get("format") in OLD_FORMATS:
+        raise WordorderError(f"a training state of an older version ({obj['format']}), which did not keep the best "
+                             "checkpoint and the metrics log with it", path=path,
+                             hint="delete it to start this training from scratch (or finish it with that version)")
     if not isinstance(obj, dict) or obj.get("format") != STATE_FORMAT:
         raise WordorderError("not a wordorder training state", path=path,
                              hint="delete it to start this training from scratch")
@@ -154,13 +168,9 @@ def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
     return [len(pairs), sum(len(s) + len(t) for s, t in pairs), sample, sorted(feats or {})]
 
 
-def open_metrics(path: Path, resumed_step: int | None):
-    """The metrics log: new, or (resuming) cut back to the records up to the saved update,
-    since the updates after it are replayed and logged again."""
-    if resumed_step is None or not path.is_file():
-        return open(path, "w", encoding="utf-8")
-    keep = [line for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line).get("step", 0) <= resumed_step]
+def open_metrics(path: Path, lines: Sequence[str]):
+    """The metrics log, for appending: new, or (resuming) the lines saved with the state (what
+    a killed run logged after it is dropped: those updates are replayed and logged again)."""
     with atomic_open(path) as f:
-        f.write("".join(line + "\n" for line in keep))
+        f.write("".join(line + "\n" for line in lines))
     return open(path, "a", encoding="utf-8")

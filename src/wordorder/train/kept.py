@@ -1,0 +1,100 @@
+"""The checkpoints a resumed training needs, kept beside its state.
+
+``best.pt`` and ``metrics.jsonl`` are the training job's declared outputs, and Snakemake
+deletes them when the job fails or hits its time limit. A resumed run that restored only the
+best score from ``state.pt`` would then write ``best.pt`` only if a later evaluation beat it.
+So each time the state is saved, the best checkpoint and the checkpoint-averaging history
+(``history/step<N>.pt``, ``train.average_last``) as they are at that update are linked into
+``<state>.kept/step<N>/``, and the state names that folder. On resume they are put back
+byte-identical (the metrics log travels inside the state itself). Hard links cost no space
+or time, since checkpoints are only ever replaced by a rename, never rewritten in place;
+where linking is impossible (another file system) the file is copied.
+
+A folder is complete before the state that names it is written, and the older folders are
+removed only after that, so a kill at any moment leaves the state's folder intact.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from wordorder.errors import WordorderError
+from wordorder.temps import make_temp
+
+BEST = "best.pt"
+HISTORY = "history"
+
+
+def folder_of(state_path: Path) -> Path:
+    return state_path.with_name(state_path.name + ".kept")
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Make ``dst`` a hard link to (else a copy of) ``src``, atomically."""
+    tmp = make_temp(dst.parent, dst.name)  # a name a later run can tell is stale
+    tmp.unlink()
+    try:
+        try:
+            os.link(src, tmp)
+        except OSError:  # another file system, or one without hard links
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
+    """Keep ``out_dir``'s best.pt and history/ as they are now; returns the folder's name,
+    to be saved in the state."""
+    name = f"step{step}"
+    root = folder_of(state_path)
+    tmp, final = root / f".{name}.tmp", root / name
+    for stale in (tmp, final):  # left by a killed run that had got past this update
+        shutil.rmtree(stale, ignore_errors=True)
+    (tmp / HISTORY).mkdir(parents=True)
+    if (out_dir / BEST).is_file():
+        _place(out_dir / BEST, tmp / BEST)
+    for path in sorted((out_dir / HISTORY).glob("step*.pt")):
+        _place(path, tmp / HISTORY / path.name)
+    os.replace(tmp, final)
+    return name
+
+
+def prune(state_path: Path, keep: str) -> None:
+    """Remove the folders of earlier states (call after the state naming ``keep`` is saved)."""
+    root = folder_of(state_path)
+    for path in root.iterdir() if root.is_dir() else []:
+        if path.name != keep:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def restore(state_path: Path, name: str, out_dir: Path) -> None:
+    """Put the kept best.pt and history/ back into ``out_dir`` (what the killed run wrote after
+    the state was saved is removed: the resumed run replays those updates)."""
+    folder = folder_of(state_path) / name
+    if not folder.is_dir():
+        raise WordorderError(f"the checkpoints kept with the training state are missing ({folder})", path=state_path,
+                             hint="delete the state to start this training from scratch")
+    kept_best = folder / BEST
+    if kept_best.is_file():
+        _place(kept_best, out_dir / BEST)
+    else:
+        (out_dir / BEST).unlink(missing_ok=True)
+    history = out_dir / HISTORY
+    kept_history = {p.name: p for p in (folder / HISTORY).glob("step*.pt")}
+    for path in history.glob("step*.pt") if history.is_dir() else []:
+        if path.name not in kept_history:
+            path.unlink()
+    if kept_history:
+        history.mkdir(parents=True, exist_ok=True)
+    for path in kept_history.values():
+        _place(path, history / path.name)
+    prune(state_path, name)
+
+
+def clear(state_path: Path) -> None:
+    """Training finished: nothing to resume from."""
+    shutil.rmtree(folder_of(state_path), ignore_errors=True)
