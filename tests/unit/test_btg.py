@@ -244,6 +244,17 @@ def test_training_stats_and_determinism():
     assert all((x == y).all() for x, y in zip(threaded, a.preorder(sents, progress_bar=False, threads=1)))
 
 
+def test_file_order_ignores_the_seed_and_shuffled_order_follows_it():
+    sents, links = _synthetic(np.random.default_rng(3), 60)
+    train = lambda **o: BTGPreorderer.train(sents, links, BTGOptions(beam=3, iterations=2, hash_bits=12, **o),  # noqa: E731
+                                            progress_bar=False)[0].weights
+    assert (train(order="file", seed=1) == train(order="file", seed=2)).all()
+    assert not (train(seed=1) == train(seed=2)).all()
+    assert not (train(order="file", seed=1) == train(seed=1)).all()
+    with pytest.raises(WordorderError, match="order must be 'shuffled' or 'file'"):
+        BTGOptions(order="sorted").check()
+
+
 def test_bad_training_input():
     sents = [(["a", "b"], ["X", "Y"], ["1", "2"])]
     with pytest.raises(WordorderError, match="alignments for"):
