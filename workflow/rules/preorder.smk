@@ -225,8 +225,10 @@ rule preorder_project:
         f"{L}/preorder_project/{{pair}}.{{method}}.{{split}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    params:
+        unit=PREORDER["positions"],  # subword or word positions (a change reruns the rule)
     shell:
-        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe}"
+        "wordorder preorder-project --perm {input.perm} --tok {input.tok} --bpe {input.bpe} --unit {params.unit}"
         " --out-tok {output.tok} --out-bpe {output.bpe} --out-positions {output.positions} > {log} 2>&1"
 
 
