@@ -48,3 +48,19 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
     assert scores[("zhang2018", "en-de", "newstest2016")] == (0, False)
     assert scores[("chen2018", "en-de", "newstest2014")] == (0, True)
     assert scores[("chen2019", "en-de", "newstest2014")] == (0, False)
+    # Kawara 2021: the eight directions train, and the preordered positions are words (preorder.positions)
+    kawara_pairs = set(re.findall(r"--output results/kawara2021_full/models/([a-z-]+)/", out))
+    assert kawara_pairs == {"ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"}
+    units = {re.search(r"--unit (\w+)", line).group(1) for line in out.splitlines()
+             if "wordorder preorder-project " in line and "results/kawara2021_full/" in line}
+    assert units == {"word"}
+
+
+def test_kawara_table_one_sweep_plans(repo):
+    """configs/full/kawara2021_clipping.yaml: eight systems (k = 1, 2, 4, 8) on en-ja, word positions."""
+    run = snakemake(repo, "-n", "-p", "--configfile", "configs/full/kawara2021_clipping.yaml", timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:]
+    trained = set(re.findall(r"--output results/kawara2021_clipping_full/models/en-ja/(\w+)/seed1/", out))
+    assert trained == {f"kawara2021_{s}{k}" for s in ("baseline", "relative_btg") for k in ("_k1", "_k2", "", "_k8")}
+    assert "--unit word" in out and "aspec_dev.hyp" in out

@@ -15,6 +15,8 @@ from wordorder.errors import WordorderError
 REPO = Path(__file__).resolve().parents[2]
 FULL = sorted((REPO / "configs" / "full").glob("*.yaml"))
 PAPERS = {"chen2018", "chen2019", "chen2020", "kawara2021", "zhang2018"}
+# configs of one table beside a paper's main config (not in the union workflow)
+TABLE_CONFIGS = {"kawara2021_clipping"}
 
 
 def sources(spec):
@@ -25,7 +27,22 @@ def sources(spec):
 
 
 def test_one_full_config_per_paper():
-    assert {p.stem for p in FULL} == PAPERS
+    assert {p.stem for p in FULL} == PAPERS | TABLE_CONFIGS
+
+
+def test_kawara_full_configs_have_the_papers_directions_and_units(monkeypatch):
+    """§V-A: eight directions; footnote 12: word-level preorders; Table I: k in {1, 2, 4, 8}."""
+    monkeypatch.chdir(REPO)
+    main = load_config(REPO / "configs" / "full" / "kawara2021.yaml")
+    assert sorted(main["pairs"]) == sorted(["ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"])
+    sweep = load_config(REPO / "configs" / "full" / "kawara2021_clipping.yaml")
+    for config in (main, sweep):
+        assert config["preorder"]["positions"] == "word"
+    variants = load_variants(sweep["variants_file"])
+    ks = {(variants[v]["model"]["relative_k"], variants[v]["model"].get("preorder_encoding", "none"))
+          for v in sweep["variants"]}
+    assert ks == {(k, enc) for k in (1, 2, 4, 8) for enc in ("none", "relative")}
+    assert sweep["data"]["en-ja"]["test"]["aspec_dev"] == sweep["data"]["en-ja"]["dev"]
 
 
 @pytest.mark.parametrize("path", FULL, ids=lambda p: p.stem)

@@ -106,6 +106,7 @@ PAPER_PARAMS: dict[tuple[str, str, str], Paper] = {
 NO_TABLE = {
     "chen2018": "Chen et al. 2018 report no parameter counts",
     "kawara2021": "Kawara et al. 2021 report no parameter counts",
+    "kawara2021_clipping": "Kawara et al. 2021 report no parameter counts",
     "zhang2018": "Zhang et al. 2018 report only a difference (RNMT has 4.1M more than RNNsearch* on En-De)",
 }
 

@@ -61,6 +61,18 @@ def test_bad_permutation_file_in_projection(corpus, capsys):
     assert not list(corpus.glob("o.*"))
 
 
+def test_projection_writes_the_unit_it_is_given(corpus, capsys):
+    (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
+    (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 0\n", encoding="utf-8")
+    outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
+    args = ["preorder-project", "--perm", str(corpus / "p.perm"), "--tok", str(corpus / "s.tok"),
+            "--bpe", str(corpus / "s.bpe"), "--out-tok", outs[0], "--out-bpe", outs[1], "--out-positions", outs[2]]
+    assert main(args) == 0  # subword positions by default
+    assert (corpus / "o.pos").read_text() == "0 6 7 4 5 1 2 3\n0\n\n1 0\n"
+    assert main([*args, "--unit", "word"]) == 0
+    assert (corpus / "o.pos").read_text() == "0 4 4 2 3 1 1 1\n0\n\n1 0\n"
+
+
 def test_align_scores_aer_on_a_gold_set(shared_data, tmp_path):
     """The en-fr gold set (447 pairs) aligned as an extra split: AER in the stats, not in the joint file."""
     from wordorder.align.aer import read_src_tgt

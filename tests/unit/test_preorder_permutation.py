@@ -12,6 +12,7 @@ from wordorder.preorder.permutation import (
     parse_permutation,
     read_permutations,
     subword_positions,
+    word_positions,
     write_permutations,
     write_preordered,
 )
@@ -43,6 +44,12 @@ def test_preordered_outputs(tmp_path):
     assert out[1].read_text() == "▁i ▁yes ter day ▁a ▁book ▁bou ght\n▁hel lo\n\n"
     # positions of the original pieces in the preordered piece sequence; subword order kept inside a word
     assert out[2].read_text() == "0 6 7 4 5 1 2 3\n0 1\n\n"
+    # word positions (Kawara et al. preorder words): every piece carries its word's preordered index
+    write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out, unit="word")
+    assert out[1].read_text() == "▁i ▁yes ter day ▁a ▁book ▁bou ght\n▁hel lo\n\n"
+    assert out[2].read_text() == "0 4 4 2 3 1 1 1\n0 0\n\n"
+    with pytest.raises(WordorderError, match="unknown position unit 'morpheme'"):
+        write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out, unit="morpheme")
 
 
 def test_mismatched_subwords_leave_no_output(tmp_path):
@@ -67,3 +74,18 @@ def test_subword_positions_move_words_whole(case):
     # the pieces in preordered order spell the words in perm order, each word's pieces contiguous and in order
     assert reordered_words.tolist() == np.repeat(np.array(perm), np.array(sizes)[perm]).tolist()
     assert np.all(np.diff(pos)[np.diff(wi) == 0] == 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=10).flatmap(
+    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes)))))))
+def test_word_positions_are_shared_by_the_pieces_of_a_word(case):
+    sizes, perm = case
+    wi = np.repeat(np.arange(len(sizes)), sizes)
+    pos = word_positions(wi, np.array(perm))
+    for w in range(len(sizes)):
+        # all pieces of word w carry one value: the index k with perm[k] == w (the word's preordered index)
+        assert set(pos[wi == w].tolist()) == {perm.index(w)}
+    # and the subword positions order the words the same way
+    sub = subword_positions(wi, np.array(perm))
+    assert np.array_equal(np.argsort(pos, kind="stable"), np.argsort(sub))

@@ -225,8 +225,10 @@ rule preorder_project:
         f"{L}/preorder_project/{{pair}}.{{method}}.{{split}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    params:
+        unit=PREORDER["positions"],  # subword or word positions (a change reruns the rule)
     shell:
-        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q}"
+        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q} --unit {params.unit:q}"
         " --out-tok {output.tok:q} --out-bpe {output.bpe:q} --out-positions {output.positions:q} > {log:q} 2>&1"
 
 

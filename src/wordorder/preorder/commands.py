@@ -149,7 +149,8 @@ def cmd_rvnn_apply(a: argparse.Namespace) -> None:
 def cmd_preorder_project(a: argparse.Namespace) -> None:
     from wordorder.preorder.permutation import write_preordered
 
-    print(json.dumps(write_preordered(a.perm, a.tok, a.bpe, a.out_tok, a.out_bpe, a.out_positions)))
+    stats = write_preordered(a.perm, a.tok, a.bpe, a.out_tok, a.out_bpe, a.out_positions, a.unit)
+    print(json.dumps(stats))
 
 
 def cmd_preorder_report(a: argparse.Namespace) -> None:
@@ -223,6 +224,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s = add("preorder-project", cmd_preorder_project, "preordered tokens, subwords and subword positions")
     for name in ("--perm", "--tok", "--bpe", "--out-tok", "--out-bpe", "--out-positions"):
         s.add_argument(name, required=True)
+    s.add_argument("--unit", choices=("subword", "word"), default="subword",
+                   help="positions of the pieces in the preordered subword sequence, or of their words "
+                        "(pieces of a word share it): the config's preorder.positions")
 
     s = add("preorder-report", cmd_preorder_report, "Kendall tau / FRS of every preorder: the preorder_quality table")
     for name in ("--pair", "--json", "--csv", "--md", "--figure"):

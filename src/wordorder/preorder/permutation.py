@@ -3,9 +3,13 @@
 A ``.perm`` file holds one permutation per line, space-separated 0-based word indices, with
 ``reordered[k] = src[perm[k]]`` (an empty line for an empty sentence). From it and the
 sentence's tokens and subword pieces come the preordered token line (for the "only
-preordered" baselines), the preordered subword line, and the position of every subword of
-the *original* line in the preordered subword sequence (for preordering encodings): all
-pieces of a word move with the word and keep their order inside it.
+preordered" baselines), the preordered subword line, and the preordered position of every
+subword of the *original* line (for preordering encodings), in one of two units:
+
+- ``subword``: its position in the preordered subword sequence; all pieces of a word move
+  with the word and keep their order inside it (a permutation of 0..P−1).
+- ``word``: the preordered index of its word, shared by all pieces of the word (Kawara et
+  al. 2021 preorder words, footnote 12: no BPE, so their clipping distance k counts words).
 """
 
 from __future__ import annotations
@@ -77,6 +81,20 @@ def subword_positions(wi: Sequence[int] | np.ndarray, perm: np.ndarray) -> np.nd
     return new_first[wi] + (np.arange(len(wi)) - first[wi])
 
 
+def word_positions(wi: Sequence[int] | np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Preordered index of the word of each original subword (pieces of a word share it).
+
+    >>> word_positions([0, 1, 1, 2], np.array([2, 1, 0])).tolist()   # a bc@@ d -> d bc a
+    [2, 1, 1, 0]
+    """
+    rank = np.empty(len(perm), dtype=np.int64)
+    rank[perm] = np.arange(len(perm))
+    return rank[np.asarray(wi, dtype=np.int64)]
+
+
+POSITION_UNITS = ("subword", "word")
+
+
 def write_preordered(
     perm_path: str | Path,
     tok_path: str | Path,
@@ -84,8 +102,14 @@ def write_preordered(
     out_tok: str | Path,
     out_bpe: str | Path,
     out_positions: str | Path,
+    unit: str = "subword",
 ) -> dict:
-    """Write the preordered tokens, preordered pieces and piece positions of one split (atomically)."""
+    """Write the preordered tokens, preordered pieces and piece positions of one split (atomically).
+
+    ``unit``: the positions written, ``subword`` or ``word`` (see the module docstring).
+    """
+    if unit not in POSITION_UNITS:
+        raise WordorderError(f"unknown position unit '{unit}'", hint=f"use one of {', '.join(POSITION_UNITS)}")
     toks = [line.split() for line in iter_lines(tok_path)]
     bpes = [line.split() for line in iter_lines(bpe_path)]
     if len(toks) != len(bpes):
@@ -105,7 +129,7 @@ def write_preordered(
                 moved += int(np.any(perm != np.arange(len(perm))))
                 f_tok.write(" ".join(tokens[i] for i in perm) + "\n")
                 f_bpe.write(" ".join(pieces[i] for i in np.argsort(pos)) + "\n")
-                f_pos.write(format_permutation(pos) + "\n")
+                f_pos.write(format_permutation(pos if unit == "subword" else word_positions(wi, perm)) + "\n")
     return {"sentences": len(perms), "reordered": moved}
 
 

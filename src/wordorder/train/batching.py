@@ -108,15 +108,15 @@ def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = No
     """Pad one source feature of a batch like the source (ids + EOS): (B, width) LongTensor.
 
     The EOS position gets the feature EOS tag; for the integer inputs it is a position of its
-    own: n for ``order``, one word more for ``word``, and 0 for ``head`` (the model hangs EOS
+    own: after the last for ``order``, one word more for ``word``, and 0 for ``head`` (the model hangs EOS
     under the root). Padding is 0.
     """
     return pad([list(s) + [_eos_value(name, s)] for s in seqs], width)
 
 
 def _eos_value(name: str, seq: Sequence[int]) -> int:
-    if name == "order":
-        return len(seq)
+    if name == "order":  # after the last position: n for subword positions, m for word positions
+        return max(seq) + 1 if len(seq) else 0
     if name == "word":
         return seq[-1] + 1 if len(seq) else 0
     if name == "head":

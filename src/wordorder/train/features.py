@@ -6,13 +6,15 @@ positions keep the subword order inside a word):
 
 - ``pos``, ``bieo``, ``dep``: tags (``{split}.pos.{src}`` ...), mapped to ids by a
   :class:`FeatureVocab` built on the training file and stored in the checkpoint.
-- ``order``: ``{split}.positions.{src}`` of a preordering method, the position of each
-  subword in the preordered sentence (a permutation of 0..n−1).
+- ``order``: ``{split}.positions.{src}`` of a preordering method, the preordered position
+  of each subword: in subwords (a permutation of 0..n−1) or in words (``preorder.positions:
+  word``: the preordered index of its word, equal on the pieces of a word, 0..m−1 for m words).
 - ``word``, ``head``: the dependency tree (``{split}.word.{src}``, ``{split}.head.{src}`` of
   the syntax stage): the word index of each subword (0, 0, 1, ... — non-decreasing, no gaps)
   and the 1-based head of its word (0 = root), the same on all pieces of a word.
 
-The source EOS gets its own tag id (``EOS``), the position n, one word more, and head 0.
+The source EOS gets its own tag id (``EOS``), the position after the last (max + 1), one word
+more, and head 0.
 """
 
 from __future__ import annotations
@@ -98,8 +100,14 @@ def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[li
 def _integer_problem(name: str, values: list[int]) -> str | None:
     """What is wrong with one line of an integer feature, or None."""
     n = len(values)
-    if name == "order" and sorted(values) != list(range(n)):
-        return f"positions are not a permutation of 0..{n - 1}"
+    if name == "order":
+        # Subword positions are a permutation; word positions repeat on the pieces of a word,
+        # which are adjacent in the line: either way every value occurs in one run and together
+        # they are 0..m−1.
+        runs = [v for k, v in enumerate(values) if k == 0 or values[k - 1] != v]
+        if sorted(runs) != list(range(len(runs))):
+            return (f"positions are neither a permutation of 0..{n - 1} nor word positions (0..m−1 for the "
+                    "m words, equal on adjacent pieces)")
     if name == "word" and any(b - a not in (0, 1) for a, b in zip([-1, *values], values)):
         return "word indices must start at 0 and grow by 0 or 1 from one subword to the next"
     if name == "head" and any(h < 0 for h in values):
