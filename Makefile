@@ -20,4 +20,4 @@ demo: install
 	@echo; cat results/demo/tables/bleu.md; echo; echo "BLEU table: results/demo/tables/bleu.md"
 
 test: install
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q -n 2 --dist loadgroup --durations=30
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q --durations=30

@@ -22,10 +22,3 @@ def shared_data() -> Path:
         pytest.skip(f"real data not found at {SHARED_DATA} (the shared/ folder beside the checkout)")
     return SHARED_DATA
 
-
-def pytest_collection_modifyitems(config, items):
-    """With ``-n 2 --dist loadgroup`` (``make test``): the SLURM end-to-end test, which mostly
-    waits on the scheduler's polling, runs on one worker beside the rest, which stays serial on
-    the other (the learning tests want both cores to themselves)."""
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("slurm" if "test_slurm.py" in item.nodeid else "main"))
