@@ -93,8 +93,11 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
     first, second = clone(repo, tmp_path / "clone1"), clone(repo, tmp_path / "clone2")
 
     hold.set()
+    # SIGINT as in a terminal: a test runner started in the background by a shell without job
+    # control inherits SIGINT ignored, and Python then never turns it into KeyboardInterrupt
     holder = subprocess.Popen(command(first, path, target), env=env(), start_new_session=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         while not waiting.wait(0.2):  # the first run is in its fetch job, holding the folder
             assert holder.poll() is None, holder.communicate()[0][-3000:]
