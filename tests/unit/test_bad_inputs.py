@@ -303,13 +303,19 @@ def test_missing_licensed_corpus(tmp_path, capsys):
     assert left_over(tmp_path / "out") == []
 
 
-def test_disk_full(tmp_path, capsys):
-    """A 64 KiB tmpfs as the output disk (needs root to mount; skipped otherwise)."""
+def small_disk(tmp_path, size: str) -> Path:
+    """A tmpfs of ``size`` mounted at tmp_path/disk (the caller unmounts it); skips without root."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
                                            capture_output=True).returncode != 0:
         pytest.skip("cannot mount a small tmpfs here (needs root)")
+    return disk
+
+
+def test_disk_full(tmp_path, capsys):
+    """A 64 KiB tmpfs as the output disk (needs root to mount; skipped otherwise)."""
+    disk = small_disk(tmp_path, "64k")
     try:
         line = b"a b c d e f g h\n"
         spec = local(tmp_path, line * 20_000, line * 20_000)  # 320 KB a side
@@ -322,7 +328,6 @@ def test_disk_full(tmp_path, capsys):
         subprocess.run(["umount", str(disk)], check=False)
 
 
-
 def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
     """torch's zip writer reports a full disk as ``RuntimeError: ... unexpected pos``: every torch
     file goes through io.save_torch, which makes it one error naming the file (a 1 MiB tmpfs)."""
@@ -331,11 +336,7 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
     from wordorder.models import build_model
     from wordorder.train.checkpoint import save_checkpoint
 
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    disk = small_disk(tmp_path, "1m")
     try:
         model = build_model({"preset": "tiny"}, 8000)  # ≈ 2 MB of weights
         save_checkpoint(tmp_path / "a.pt", model, model.options.to_dict(), {})

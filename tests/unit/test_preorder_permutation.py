@@ -62,9 +62,13 @@ def test_mismatched_subwords_leave_no_output(tmp_path):
     assert not any(p.exists() for p in out) and sorted(q.name for q in tmp_path.iterdir()) == ["t.bpe", "t.perm", "t.tok"]
 
 
+# pieces per word, and a preorder of the words
+WORDS_AND_ORDER = st.lists(st.integers(1, 4), min_size=1, max_size=10).flatmap(
+    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes))))))
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=10).flatmap(
-    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes)))))))
+@given(WORDS_AND_ORDER)
 def test_subword_positions_move_words_whole(case):
     sizes, perm = case
     wi = np.repeat(np.arange(len(sizes)), sizes)
@@ -77,8 +81,7 @@ def test_subword_positions_move_words_whole(case):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=10).flatmap(
-    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes)))))))
+@given(WORDS_AND_ORDER)
 def test_word_positions_are_shared_by_the_pieces_of_a_word(case):
     sizes, perm = case
     wi = np.repeat(np.arange(len(sizes)), sizes)
