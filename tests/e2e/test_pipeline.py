@@ -42,6 +42,9 @@ def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
     with gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de:
         (folder / "flickr2016.ref2.de").write_text("".join(line.lower() for _, line in zip(range(30), f_de)),
                                                   encoding="utf-8")
+    # a README whose generated section the run fills (evaluation.readme)
+    (folder / "README.md").write_text("# Results\n\n<!-- wordorder:tiny:begin -->\nold numbers\n"
+                                      "<!-- wordorder:tiny:end -->\n\nKept.\n", encoding="utf-8")
 
 
 def tiny_config(repo: Path, shared_data: Path, tmp_path: Path, **overrides) -> Path:
@@ -222,6 +225,12 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert all(f"| {v} |" in cross or f"| **{v}** |" in cross for v in
                ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered", "rnn_tiny_sdatt",
                 "rnn_tiny"))
+    # The README section: the generated tables replace the old text, the rest of the file is kept.
+    readme = (tmp_path / "gold" / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# Results\n\n<!-- wordorder:tiny:begin -->\n") and readme.endswith(
+        "<!-- wordorder:tiny:end -->\n\nKept.\n")
+    assert "old numbers" not in readme and "#### en-de, flickr2016" in readme and "| Chen 2019 |" in readme
+    assert (out / "tables" / "readme_section.md").read_text(encoding="utf-8") in readme
     for testset, n in (("flickr2016", 2), ("held", 1)):
         scored = json.loads((out / "scores" / "en-de" / "transformer_tiny" / "seed1" / f"{testset}.json").read_text())
         assert scored["n_references"] == n, testset

@@ -213,6 +213,13 @@ def cmd_cross_paper(a: argparse.Namespace) -> None:
     print(md)
 
 
+def cmd_readme_section(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.readme import update_readme
+
+    update_readme(Path(a.readme), a.name, [Path(p) for p in a.source], Path(a.block), a.note)
+    print(f"{a.readme}: the '{a.name}' section now holds {', '.join(a.source)}")
+
+
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
     """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
     s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
@@ -239,6 +246,12 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
         s.add_argument(name, required=True)
     s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
+
+    s = add("readme-section", cmd_readme_section, "replace a README's generated section by tables of the run")
+    for name in ("--readme", "--name", "--block"):
+        s.add_argument(name, required=True)
+    s.add_argument("--source", nargs="+", required=True, help="Markdown files, in order")
+    s.add_argument("--note", default="", help="a line put above the tables")
 
     s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
     for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):

@@ -23,12 +23,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {"d_model": 64, "d_ff": 128, "heads": 4, "encoder_layers": 2, "decoder_layers": 2},
     # The CPU demo.
     "small": {"d_model": 256, "d_ff": 1024, "heads": 4, "encoder_layers": 3, "decoder_layers": 3},
+    # The effects experiment (configs/effects.yaml): a size that reaches its dev plateau on 20k
+    # Tanaka pairs within a few CPU-minutes per system, so 17 systems x 3 seeds fit 2 cores.
+    "mini": {"d_model": 128, "d_ff": 512, "heads": 4, "encoder_layers": 2, "decoder_layers": 2},
     "base": {"d_model": 512, "d_ff": 2048, "heads": 8, "encoder_layers": 6, "decoder_layers": 6},
     "big": {"d_model": 1024, "d_ff": 4096, "heads": 16, "encoder_layers": 6, "decoder_layers": 6,
             "dropout": 0.3},
     # RNN family: d_model is the GRU state, embed_dim the word embedding and readout size.
     "rnn_tiny": {"family": "rnn", "d_model": 64, "embed_dim": 64, "heads": 1, "relation_width": 64},
     "rnn_small": {"family": "rnn", "d_model": 256, "embed_dim": 256, "heads": 1, "dropout": 0.2},
+    # The effects experiment's RNN size (the Transformer's "mini" width).
+    "rnn_mini": {"family": "rnn", "d_model": 128, "embed_dim": 128, "heads": 1, "dropout": 0.2},
     # Chen et al. 2018 (Nematus): embeddings 620, hidden 1000, attention 2000 (the annotation
     # width, Nematus' W_c), dropout 0.2.
     "rnnsearch": {"family": "rnn", "d_model": 1000, "embed_dim": 620, "attention_dim": 2000, "heads": 1,
