@@ -225,6 +225,10 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert all(f"| {v} |" in cross or f"| **{v}** |" in cross for v in
                ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered", "rnn_tiny_sdatt",
                 "rnn_tiny"))
+    # Convergence: every run with the reason it stopped (the tiny runs stop at max_steps), one panel a system.
+    conv = (out / "tables" / "convergence.md").read_text(encoding="utf-8")
+    assert all(f"| en-de | {v} | 1 |" in conv for v in ("transformer_tiny", "rnn_tiny_sdatt", "rnn_tiny"))
+    assert "| max_steps |" in conv and (out / "figures" / "convergence.png").stat().st_size > 1000
     # The README section: the generated tables replace the old text, the rest of the file is kept.
     readme = (tmp_path / "gold" / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("# Results\n\n<!-- wordorder:tiny:begin -->\n") and readme.endswith(

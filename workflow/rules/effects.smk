@@ -12,6 +12,8 @@ def findings_targets():
     targets = expand(f"{R}/tables/findings.{{ext}}", ext=["md", "json"]) if findings_claims() else []
     if config["evaluation"]["cross_paper"]:
         targets += expand(f"{R}/tables/cross_paper.{{ext}}", ext=["md", "csv"])
+    if targets:
+        targets += [f"{R}/tables/convergence.md", f"{R}/figures/convergence.png"]
     if config["evaluation"]["readme"]:
         targets.append(f"{R}/tables/readme_section.md")
     return targets
@@ -20,6 +22,7 @@ def findings_targets():
 def readme_sources(wildcards=None):
     """The tables of the README section, in reading order: findings, AER, cross-paper."""
     sources = [f"{R}/tables/findings.md"] if findings_claims() else []
+    sources.append(f"{R}/tables/convergence.md")
     if aer_pairs():
         sources.append(f"{R}/tables/aer.md")
     if config["evaluation"]["cross_paper"]:
@@ -86,6 +89,30 @@ rule cross_paper:
         "wordorder cross-paper-table --scores {input.scores:q} --significance {input.significance:q}"
         " --systems {input.systems:q} --baseline {params.baseline:q} --test {params.test:q}"
         " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
+
+
+def convergence_runs(wildcards=None):
+    return [{"pair": p, "variant": v, "seed": s, "metrics": f"{R}/models/{p}/{v}/seed{s}/metrics.jsonl"}
+            for p in config["pairs"] for v in config["variants"] for s in config["seeds"]]
+
+
+rule convergence:
+    input:
+        [r["metrics"] for r in convergence_runs()],
+    output:
+        md=f"{R}/tables/convergence.md",
+        png=report(f"{R}/figures/convergence.png", caption="../report/curves.rst", category="Figures"),
+    log:
+        f"{L}/convergence.log",
+    conda:
+        "../../envs/wordorder.yaml"
+    params:
+        runs=as_json({"runs": convergence_runs()}),
+        patience=config["train"].get("patience") or 0,
+        title=f"{config['experiment']}: where each training stopped",
+    shell:
+        "wordorder convergence --runs {params.runs:q} --patience {params.patience:q} --title {params.title:q}"
+        " --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"
 
 
 rule readme_section:

@@ -213,6 +213,15 @@ def cmd_cross_paper(a: argparse.Namespace) -> None:
     print(md)
 
 
+def cmd_convergence(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.convergence import convergence_table, plot_convergence, write_convergence
+
+    logs = {(r["pair"], r["variant"], int(r["seed"])): Path(r["metrics"]) for r in a.runs["runs"]}
+    rows = convergence_table(logs, a.patience)
+    print(write_convergence(rows, Path(a.md), a.title))
+    plot_convergence(logs, Path(a.png))
+
+
 def cmd_readme_section(a: argparse.Namespace) -> None:
     from wordorder.evaluate.readme import update_readme
 
@@ -246,6 +255,12 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
         s.add_argument(name, required=True)
     s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
+
+    s = add("convergence", cmd_convergence, "where and why each training stopped, and its dev curve per system")
+    s.add_argument("--runs", type=_json, required=True, help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)")
+    s.add_argument("--patience", type=int, help="train.patience: judges logs without a stop record")
+    for name in ("--title", "--md", "--png"):
+        s.add_argument(name, required=True)
 
     s = add("readme-section", cmd_readme_section, "replace a README's generated section by tables of the run")
     for name in ("--readme", "--name", "--block"):

@@ -7,6 +7,9 @@ model-selection criterion.
 
 from __future__ import annotations
 
+import json
+import os
+
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,4 +124,9 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
                     state_path=state)
     if not output.is_file():
         raise WordorderError("training ended without a best checkpoint", path=output)
+    # Why and where training stopped, for the convergence table (a record of its own, so that
+    # readers of the interval records, e.g. the median tokens/s, do not see it).
+    if os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 writes the log
+        with open(output.parent / "metrics.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps({"summary": summary}) + "\n")
     return summary
