@@ -1,5 +1,5 @@
-"""Attention alignments (spec §5): subword → word mapping, forced decoding of both families,
-and AER on a gold set."""
+"""Attention alignments (docs/algorithms.md §AER-ATTENTION): subword → word mapping, forced
+decoding of both families, and AER on a gold set."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID
 
 
-def test_spec_example_method_b():
+def test_worked_example_method_b():
     """Source subwords [a@@, b, c] → words [0, 0, 1]; target rows x = [.3,.3,.4], y = [.1,.1,.8]:
     summed columns give x → word 0 (0.6 > 0.4) and y → word 1."""
     links = word_links(np.array([[0.3, 0.3, 0.4], [0.1, 0.1, 0.8]]), [0, 0, 1], [0, 1])

@@ -1,4 +1,4 @@
-"""Top-down BTG preorderer: features, beam search, training, model files (spec §1)."""
+"""Top-down BTG preorderer: features, beam search, training, model files (docs/algorithms.md §BTG)."""
 
 from __future__ import annotations
 

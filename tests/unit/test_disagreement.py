@@ -1,4 +1,4 @@
-"""Li et al. 2018's disagreement terms: spec examples, brute-force agreement, masking."""
+"""Li et al. 2018's disagreement terms: the examples of docs/algorithms.md §DISREG, brute-force agreement, masking."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _one_token(*head_vectors: list[float]) -> torch.Tensor:
 ONE = torch.ones(1, 1, dtype=torch.bool)
 
 
-def test_spec_examples_orthogonal_and_identical_heads():
+def test_orthogonal_and_identical_heads():
     assert output_disagreement(_one_token([1, 0], [0, 1]), ONE).item() == pytest.approx(-0.5)
     assert output_disagreement(_one_token([1, 0], [1, 0]), ONE).item() == pytest.approx(-1.0)
     # Cosine ignores the length: parallel heads of different norms still agree fully.

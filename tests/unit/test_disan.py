@@ -13,7 +13,7 @@ def _keys_per_row(mask: torch.Tensor) -> list[set[int]]:
     return [set(torch.nonzero(row).flatten().tolist()) for row in mask]
 
 
-def test_spec_direction_masks():
+def test_direction_masks():
     assert _keys_per_row(direction_mask(3, forward=True)) == [set(), {0}, {0, 1}]
     assert _keys_per_row(direction_mask(3, forward=False)) == [{1, 2}, {2}, set()]
     assert direction_mask(1, True).tolist() == [[False]]

@@ -1,4 +1,5 @@
-"""Training constraints of the BTG preorderer and derivation → permutation (spec §1)."""
+"""Training constraints of the BTG preorderer and derivation → permutation
+(docs/algorithms.md §BTG, §BTG-CONSTRAINT)."""
 
 from __future__ import annotations
 

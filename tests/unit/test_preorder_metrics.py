@@ -1,4 +1,4 @@
-"""Kendall tau, FRS and gold preorders: the worked examples of spec §1 and §3, and properties."""
+"""Kendall tau, FRS and gold preorders: the worked examples of docs/algorithms.md §TAU and §GOLD, and properties."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_incomparable_sentence_is_skipped():
     # {1,3} vs {2}: word 1's span nests inside word 0's -> incomparable under min/max
     links = np.array([[0, 1], [0, 3], [1, 2]])
     assert alignment_ranks(links, 2) is None
-    # {1,3} vs {2,4} is comparable under the min/max relation (spec §1)
+    # {1,3} vs {2,4} is comparable under the min/max relation (docs/algorithms.md §TAU)
     assert alignment_ranks(np.array([[0, 1], [0, 3], [1, 2], [1, 4]]), 2).tolist() == [0, 1]
     s = score_orders([np.arange(2), np.array([1, 0])], [links, np.array([[0, 1], [1, 0]])], [2, 2])
     summary = s.summary()
@@ -139,7 +139,7 @@ def test_tau_of_a_one_to_one_alignment(target_order):
 
 
 def test_eq7_tau_worked_examples():
-    # spec §1: ranks [2, 0, 1]: one ascending pair of three -> 4/6 - 1 = -1/3 (normalised: 1/3)
+    # docs/algorithms.md §TAU: ranks [2, 0, 1]: one ascending pair of three -> 4/6 - 1 = -1/3 (normalised: 1/3)
     assert kendall_tau_eq7(np.array([2, 0, 1])) == pytest.approx(-1 / 3)
     # "I bought a book yesterday": identity ranks [0, 3, 2, 1] (a unaligned): 3 ascending of 6 -> 0
     r = order_ranks(np.arange(5), alignment_ranks(BOOK, 5))

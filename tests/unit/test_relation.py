@@ -1,4 +1,5 @@
-"""Relation networks (Zhang et al. 2018): spec toy, chunked = naive, masking, memory, encoder."""
+"""Relation networks (Zhang et al. 2018): the toy of docs/algorithms.md §RN, chunked = naive,
+masking, memory, encoder."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _gp_layers(n_c: int, h: int, n: int, seed: int = 0) -> nn.ModuleList:
     return nn.ModuleList(nn.Linear(2 * n_c if k == 0 else h, h) for k in range(n)).double()
 
 
-def test_spec_toy():
+def test_toy_example():
     c = torch.tensor([[[1.0], [-1.0]]])  # B=1, L=2, C=1
     valid = torch.ones(1, 2, dtype=torch.bool)
     lin = nn.Linear(2, 1)

@@ -1,5 +1,6 @@
-"""The RNN family: the attention variants against spec §8's numbers, the source tree inputs,
-and the model's consistency (teacher forcing = incremental steps, padding invariance)."""
+"""The RNN family: the attention variants against the numbers of docs/algorithms.md §RNN-ATT, the
+source tree inputs, and the model's consistency (teacher forcing = incremental steps, padding
+invariance)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _set_predictor(pred: PositionPredictor, pre_sigmoid: float) -> None:
         pred.v.weight[0, 0] = pre_sigmoid / 0.5
 
 
-# --- local-p (spec §8) ----------------------------------------------------------------------
+# --- local-p (docs/algorithms.md §LOCAL) ---------------------------------------------------
 
 @pytest.mark.parametrize("pre, expected", [(0.0, 10.0), (1.0, 14.6212)])
 def test_local_p_centre(pre, expected):
@@ -67,7 +68,7 @@ def test_local_weights_window_and_gaussian():
     assert w.sum() < 1  # not renormalised after the Gaussian
 
 
-# --- cGRU attention (spec §8) ----------------------------------------------------------------
+# --- cGRU attention (docs/algorithms.md §CGRU) ---------------------------------------------
 
 def test_additive_attention_example():
     """Scores [0, ln 3] give α = [0.25, 0.75]; the context is the weighted annotation."""
@@ -128,7 +129,7 @@ def test_pieces_of_a_word_share_its_distances():
     assert subword_parents(word, head, valid)[0].tolist() == [1, -1, 3, 1, 3, 1]
 
 
-def test_dependency_unit_of_the_spec():
+def test_dependency_unit_example():
     word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
     units = dependency_units(subword_parents(word, head, valid), valid, size=4)[0]
     assert units[3].tolist() == [1, 0, 2, -1]  # dog: ⟨saw, [I], [the]⟩

@@ -1,4 +1,5 @@
-"""RvNN oracle labels and applying labels: the spec §2 worked example, a literal reference, properties."""
+"""RvNN oracle labels and applying labels: the worked examples of docs/algorithms.md §RVNN, a
+literal reference, properties."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def tau_exact(a) -> Fraction:
 
 
 def literal_oracle(tree, links):
-    """Spec §2 read literally: candidate full-sentence orders, alignment read in target order.
+    """The oracle of docs/algorithms.md §RVNN read literally: candidate full-sentence orders,
+    alignment read in target order.
 
     Returns post-order labels and the (τ_straight, τ_inverted) of every internal node.
     """
@@ -88,7 +90,7 @@ def literal_oracle(tree, links):
     return labels, taus, order
 
 
-def test_spec_worked_example():
+def test_worked_example():
     tree = ((A, B), C)
     links = np.array([[C, 0], [A, 1], [B, 2]])  # target order C A B
     labels, taus, _ = literal_oracle(tree, links)
@@ -98,7 +100,7 @@ def test_spec_worked_example():
     assert apply_labels(tree, oracle_labels(tree, links)).tolist() == [C, A, B]
 
 
-def test_spec_tie_goes_to_straight():
+def test_tie_goes_to_straight():
     tree = ((A, B), C)
     links = np.array([[A, 0], [A, 2], [B, 1]])
     labels, taus, _ = literal_oracle(tree, links)

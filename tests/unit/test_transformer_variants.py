@@ -1,4 +1,4 @@
-"""Word-order options of the Transformer: Shaw's relative positions (spec §9 worked example),
+"""Word-order options of the Transformer: Shaw's relative positions (docs/algorithms.md §SHAW),
 reordering embeddings, preordering encodings, Chen 2020 inputs; incremental decoding equals
 full recomputation for every decoder-side option; parameter counts follow the papers."""
 
@@ -16,13 +16,13 @@ V = 40
 SIZES = {"pos": 12, "bieo": 7, "dep": 15}
 
 
-def test_shaw_bucket_matrix_of_the_spec():
+def test_shaw_bucket_matrix():
     assert sequence_buckets(4, 2).tolist() == [[2, 3, 4, 4], [1, 2, 3, 4], [0, 1, 2, 3], [0, 0, 1, 2]]
     # incremental: query t=3 against keys 0..3 is row 3 of the full matrix
     assert sequence_buckets(4, 2, offset=3, queries=1).tolist() == [[0, 0, 1, 2]]
 
 
-def test_shaw_scores_row_of_the_spec():
+def test_shaw_scores_row():
     # d = 1, q0 = 1, all keys 1, w^K = [-2,-1,0,1,2], k = 2: e_0j = q0·(k_j + w^K[r_0j]) = [1,2,3,3]
     table = RelativeTable(2, 1)
     with torch.no_grad():

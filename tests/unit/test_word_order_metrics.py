@@ -1,4 +1,5 @@
-"""RIBES, TER under/over-generation and significance tests against the spec's worked examples (§4, §6, §7)."""
+"""RIBES, TER under/over-generation and significance tests against the worked examples of
+docs/algorithms.md §RIBES, §TER and §SIG."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def test_ascending_pairs_equals_the_double_loop():
     ("the cat sat", "the cat sat on the mat", 3, 0, 0),  # under-generation 3
     ("a b c d", "a x c", 0, 1, 1),
 ])
-def test_ter_edits_of_the_spec(hyp, ref, ins, dels, subs):
+def test_ter_edits_worked_examples(hyp, ref, ins, dels, subs):
     e = ter_edits(hyp.split(), ref.split())
     assert (e.insertions, e.deletions, e.substitutions) == (ins, dels, subs)
 
@@ -101,7 +102,7 @@ def test_ter_edits_add_up_to_sacrebleus_ter():
     assert ours["under_generation"] == sum(ours["under"]) and len(ours["over"]) == 40
 
 
-def test_sign_test_p_values_of_the_spec():
+def test_sign_test_p_values():
     assert sign_test_p(9, 3) == pytest.approx(0.14600, abs=5e-6)
     assert sign_test_p(60, 40) == pytest.approx(0.05689, abs=5e-6)
     assert sign_test_p(3, 9) == sign_test_p(9, 3)
@@ -114,7 +115,8 @@ def test_markers():
 
 
 def test_bootstrap_p_value_formula_of_the_pinned_sacrebleu():
-    # spec §7 toy: d = [1, 2, 3, 6], observed 2.5 → stat = d − mean(d); p = (1 + 1) / (4 + 1)
+    # the toy of docs/algorithms.md §SIG: d = [1, 2, 3, 6], observed 2.5 → stat = d − mean(d);
+    # p = (1 + 1) / (4 + 1)
     from sacrebleu.significance import _compute_p_value
 
     d = np.array([1.0, 2.0, 3.0, 6.0])

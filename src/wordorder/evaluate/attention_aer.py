@@ -1,9 +1,9 @@
-"""AER of the alignments a translation model's attention implies (spec §5).
+"""AER of the alignments a translation model's attention implies (docs/algorithms.md §AER-ATTENTION).
 
 The gold set's sentence pairs are force-decoded (teacher forcing on the reference): row t of
 the model's attention (``Seq2SeqModel.attention_weights``) is the step that predicts target
-subword t. Subwords are mapped to the gold's words by method (b) of the spec: a target word's
-row is the mean of its subwords' rows, a source word's column the sum of its subwords'
+subword t. Subwords are mapped to the gold's words by method (b) (aggregate first): a target
+word's row is the mean of its subwords' rows, a source word's column the sum of its subwords'
 columns (the source EOS column is left out), and each target word links to the source word
 of largest weight — one link per target word, so precision and recall differ in meaning from
 an aligner's. Each gold word is encoded on its own by the model's subword vocabulary, so the
@@ -133,7 +133,7 @@ def aer_table(results: Sequence[Path], aligners: Sequence[Path]) -> tuple[list[d
                      "precision": data["precision"], "recall": data["recall"], "aer": data["aer"]})
     lines = ["# Alignment error rate on the gold alignments (lower is better)", "",
              "Attention: forced decoding of the gold pairs, subwords mapped to words by mean target rows and "
-             "summed source columns (spec §5, method b), one link per target word.", "",
+             "summed source columns (docs/algorithms.md §AER-ATTENTION, method b), one link per target word.", "",
              "| pair | system | seed | precision | recall | AER |", "| --- | --- | ---: | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(f"| {r['pair']} | {r['system']} | {r['seed']} | {100 * r['precision']:.1f} | "

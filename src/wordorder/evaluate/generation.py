@@ -10,7 +10,7 @@ substitutions. After the shifts:
 sacreBLEU's TER computes this edit trace but returns only the edit count, so the shift loop of
 ``sacrebleu.metrics.lib_ter.translation_edit_rate`` is repeated here around its own
 ``_shift`` and ``BeamEditDistance`` (nothing of TER is re-implemented) and the final trace is
-kept. In that trace ``d`` consumes a hypothesis word and ``i`` a reference word (spec §6).
+kept. In that trace ``d`` consumes a hypothesis word and ``i`` a reference word (docs/algorithms.md §TER).
 The private names are those of sacrebleu 2.6.0, the version ``pyproject.toml`` pins.
 """
 

@@ -8,7 +8,7 @@ reference positions of the aligned hypothesis words:
 * BP = min(1, exp(1 − |ref| / |hyp|)).
 
 The word alignment is the official one, not nltk's (which differs in four ways and gives other
-numbers, see the spec §4): a hypothesis word found once in both sentences takes its reference
+numbers, see docs/algorithms.md §RIBES): a hypothesis word found once in both sentences takes its reference
 position; otherwise growing contexts are tried, at each size k the left context
 ``hyp[i−k..i]`` first and then the right one ``hyp[i..i+k]``, and the first n-gram that occurs
 exactly once in both sentences (overlapping occurrences counted) fixes the position. Tokens are

@@ -1,4 +1,4 @@
-"""Relation-network layer and RNMT encoder (Zhang et al., COLING 2018, spec section 10).
+"""Relation-network layer and RNMT encoder (Zhang et al., COLING 2018; docs/algorithms.md §RN).
 
 A relation layer refines token states x (B, L, d) in three steps: a CNN gives local features
 c_i, graph propagation r_i = mean_j g([c_i; c_j]) relates every token pair, and an MLP f maps

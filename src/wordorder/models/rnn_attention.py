@@ -71,7 +71,7 @@ class LocalWeights(nn.Module):
 
 
 class FlexibleWeights(nn.Module):
-    """Flexible attention (Shu & Nakayama 2017), reconstructed as ../shared/specs §8 suggests:
+    """Flexible attention (Shu & Nakayama 2017), reconstructed as docs/algorithms.md §FLEX records:
     only the paper's abstract is available, which says the model tracks a centre of attention
     and adds a position penalty to the scores, and at test time skips positions with a heavy
     penalty. Here the centre is the previous step's expected position p = Σ_s α_{t−1}(s)·s

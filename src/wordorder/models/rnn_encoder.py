@@ -44,7 +44,7 @@ class DependencyUnitEncoder(nn.Module):
     """Chen et al. 2017's VU_j: the embeddings of the unit ⟨parent, siblings, children⟩ of word j
     (M slots, :func:`~wordorder.models.source_tree.dependency_units`) as an M×e matrix, a
     width-3 convolution and max-pooling over the slots. The details are not in the papers
-    we have (the spec marks them [verify]): M = ``unit_size``, ReLU, a learned ``<null>``
+    we have (no code either; docs/algorithms.md §SDR): M = ``unit_size``, ReLU, a learned ``<null>``
     vector for the root's parent and zeros for empty slots are our choices."""
 
     def __init__(self, d_embed: int, d_out: int) -> None:

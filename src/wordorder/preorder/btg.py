@@ -1,4 +1,4 @@
-"""The top-down BTG preorderer (Nakagawa, ACL 2015; spec §1): training, preordering, model files.
+"""The top-down BTG preorderer (Nakagawa, ACL 2015; docs/algorithms.md §BTG): training, preordering, model files.
 
 A sentence is parsed top-down into a binary bracketing whose nodes are straight (STR) or
 inverted (INV); reading the leaves with the inverted nodes' children swapped gives the preorder.
@@ -8,7 +8,7 @@ constraints from alignments (:mod:`wordorder.preorder.constraint`) as a latent-v
 any derivation that keeps the aligned words in target order is correct. The kernels are in
 :mod:`wordorder.preorder.btg_search`.
 
-Decisions the spec leaves open:
+Decisions the paper and the reference code leave open (docs/algorithms.md §BTG-UPDATE):
 - Sentence order (``order``): ``shuffled`` (default) visits the usable sentences in a fresh
   random order drawn from ``seed`` each iteration; ``file`` keeps corpus order, as the reference
   code does. On the 20k benchmark (``benchmarks/bench_preorder.py``) file order reached test tau

@@ -1,4 +1,4 @@
-"""Hashed features of the top-down BTG preorderer (spec §1 "Features"): 78 templates.
+"""Hashed features of the top-down BTG preorderer (docs/algorithms.md §BTG-FEATURES): 78 templates.
 
 A split of span ``[b, e)`` at pivot ``p`` is described by 6 global templates and 24 templates for
 each token attribute (word, POS, word class). Each feature is a tuple ``(template id, values...)``

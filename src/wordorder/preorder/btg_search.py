@@ -1,4 +1,5 @@
-"""Numba kernels of the top-down BTG preorderer: beam search with the training oracle (spec §1).
+"""Numba kernels of the top-down BTG preorderer: beam search with the training oracle
+(docs/algorithms.md §BTG-SEARCH).
 
 Beam states live in flat arrays (double-buffered: score, validity, the stack of open spans with
 their ctx, the action history), so one sentence's search allocates a few small arrays and runs
@@ -6,13 +7,13 @@ without Python. The score of a split is memoised per sentence: the 61 split-only
 per ``(b, e, p)``, the 17 parent-dependent ones once per ``(b, e, p, ctx)``; both labels come from
 one row fetch of the ``[2**hash_bits, 2]`` float32 table.
 
-Decisions the spec leaves open:
+Decisions the paper and the reference code leave open (docs/algorithms.md §BTG-SEARCH):
 - Tie-breaking: candidates are generated beam state by beam state (best first), pivots left to
   right, STR before INV; a candidate enters the beam only with a score above the K-th best
-  (spec: "<= the current minimum is dropped"), and among equal scores the earlier one ranks
-  first. The oracle is the first valid candidate with the highest score.
-- Early update compares the oracle prefix with the best state of the pruned beam (the spec's
-  "beam best"; the C++ code takes the agenda's top, which is its worst state).
+  (one equal to it is dropped, as in the reference code), and among equal scores the earlier
+  one ranks first. The oracle is the first valid candidate with the highest score.
+- Early update compares the oracle prefix with the best state of the pruned beam (the paper's
+  early update; the C++ code takes the agenda's top, which is its worst state).
 - Sentences longer than :data:`MEMO_MAX_N` words are scored without the memo (the memo is
   cubic in the length); the result is the same.
 
@@ -220,7 +221,7 @@ def replay(n, acts, T, out):  # pragma: no cover - numba
 
 @njit(cache=True)
 def order_from_actions(n, acts):  # pragma: no cover - numba
-    """[n] order of a complete derivation (spec "Permutation from actions")."""
+    """[n] order of a complete derivation (docs/algorithms.md §BTG)."""
     order = np.arange(n)
     spans = np.empty((max(n - 1, 0), 3), np.int64)
     replay(n, acts, n - 1, spans)

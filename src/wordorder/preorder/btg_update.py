@@ -1,11 +1,11 @@
-"""Numba kernels that train the top-down BTG preorderer online (spec §1, Training 3-5).
+"""Numba kernels that train the top-down BTG preorderer online (docs/algorithms.md §BTG-UPDATE).
 
 For each sentence the beam search (:mod:`wordorder.preorder.btg_search`) returns the system
 derivation and the oracle, the best derivation valid for the constraint (possibly cut short by
 an early update); when they differ, the weights move towards the oracle's features and away
 from the system's from their first differing action on.
 
-Decisions the spec leaves open:
+Decisions the paper and the reference code leave open (docs/algorithms.md §BTG-UPDATE):
 - Updates act on hashed rows: Δ and ‖Δ‖² are summed per (row, label), so colliding features
   add up exactly as they do in the score.
 - An entry counts as updated (for ``min_updates``) when its net change is non-zero.
@@ -22,7 +22,7 @@ from wordorder.preorder.btg_search import MEMO_MAX_N, beam_search, replay
 
 @njit(cache=True)
 def update(hs, n, sys, ref, T, W, avg, cnt, shift, pa, avg_coef):  # pragma: no cover - numba
-    """Move W towards ``ref`` and away from ``sys`` from their first difference on (spec step 5).
+    """Move W towards ``ref`` and away from ``sys`` from their first difference on (docs/algorithms.md §BTG-UPDATE).
 
     PA-I (``pa``): tau = min(1, (w·(Φ_sys − Φ_ref) + sqrt(T − t0)) / ‖Δ‖²); perceptron: tau = 1.
     W += tau Δ; avg += tau Δ avg_coef; cnt counts the updates of each (row, label).

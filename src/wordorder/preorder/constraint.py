@@ -1,4 +1,5 @@
-"""Word-order constraints for training the top-down BTG preorderer (spec §1, Training 1-2).
+"""Word-order constraints for training the top-down BTG preorderer
+(docs/algorithms.md §BTG-CONSTRAINT).
 
 A constraint gives every source word a rank among the target-position sets of the aligned
 words (-1 for unaligned words); a BTG derivation is *valid* for it when each of its splits keeps
@@ -170,7 +171,8 @@ def btg_constraint(links: np.ndarray, n_src: int) -> tuple[np.ndarray | None, st
 
 
 def split_valid(ranks: np.ndarray, b: int, e: int, p: int, label: int) -> bool:
-    """Whether splitting span ``[b, e)`` at ``p`` with ``label`` keeps the constraint (spec step 2)."""
+    """Whether splitting span ``[b, e)`` at ``p`` with ``label`` keeps the constraint
+    (docs/algorithms.md §BTG-CONSTRAINT)."""
     left, right = ranks[b:p], ranks[p:e]
     left, right = left[left >= 0], right[right >= 0]
     if len(left) == 0 or len(right) == 0:
@@ -210,7 +212,7 @@ def derivation_valid(ranks: np.ndarray, n: int, actions: Sequence[tuple[int, int
 
 
 def permutation_from_actions(n: int, actions: Sequence[tuple[int, int, int, int]]) -> np.ndarray:
-    """The order a derivation produces (spec "Permutation from actions").
+    """The order a derivation produces (docs/algorithms.md §BTG).
 
     Args:
         n: sentence length.

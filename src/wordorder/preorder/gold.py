@@ -1,4 +1,4 @@
-"""Gold preorders from word alignments (spec §3): the upper bound of any preorderer.
+"""Gold preorders from word alignments (docs/algorithms.md §GOLD): the upper bound of any preorderer.
 
 Each aligned source word gets a key from its target positions (mean by default; min, median
 or max as options); an unaligned word borrows the key of its nearest aligned neighbour on the

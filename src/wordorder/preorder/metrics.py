@@ -1,7 +1,7 @@
 """How well a permutation puts the source words into target order: Kendall's tau and FRS.
 
 The reference order comes from the word alignment, with the rank relation of Neubig's
-``evaluate_preordering.py`` (spec §1 "Evaluation"): the target positions A of a word come
+``evaluate_preordering.py`` (docs/algorithms.md §TAU): the target positions A of a word come
 before those B of another iff ``min A <= min B and max A <= max B``; equal (min, max) are
 ties, and a sentence with two incomparable words (one span strictly nested in the other) is
 skipped. Unaligned words are removed from the order before scoring.

@@ -1,6 +1,6 @@
 """The recursive neural network of RvNN preordering (Kawara et al. 2018/2021) and its tree batches.
 
-Paper form (spec §2; the reference code's phrase-category embedding is left out, since our
+Paper form (docs/algorithms.md §RVNN; the reference code's phrase-category embedding is left out, since our
 trees come from dependency parses and carry no categories):
 
 - leaf:     v = relu(W_leaf [relu(E_w x); relu(E_pos t)] + b_leaf)

@@ -1,7 +1,7 @@
 """Node labels for recursive-NN preordering: flat tree arrays, the τ oracle, and applying labels.
 
 Every internal node of a binary tree over the source gets a label, STRAIGHT (0, keep ``l r``)
-or INVERTED (1, emit ``r l``). The oracle (spec §2; Kawara et al. 2018) works bottom-up. At a node
+or INVERTED (1, emit ``r l``). The oracle (Kawara et al. 2018; docs/algorithms.md §RVNN) works bottom-up. At a node
 it builds two candidate orders of the whole sentence, one with the node as ``l r`` and one as
 ``r l``. For each order it reads the alignment in target order: for each target word in turn, the
 current positions of its source words, in ascending original source index as in a GIZA A3 line.
@@ -41,7 +41,7 @@ STRAIGHT, INVERTED = 0, 1
 
 
 def kawara_tau(a: Sequence[int] | np.ndarray) -> float:
-    """τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, ties concordant; 0 when |a| <= 1 (spec §2).
+    """τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, ties concordant; 0 when |a| <= 1 (docs/algorithms.md §RVNN).
 
     This is the oracle's definition, kept for reference and tests: the kernel never needs it.
 
