@@ -125,6 +125,21 @@ def test_patience_and_unknown_train_options(tmp_path):
     assert "learning_rate" in str(e.value) and "lr" in str(e.value)
 
 
+@pytest.mark.parametrize("min_delta, steps", [(0.0, 6), (0.3, 4)])
+def test_min_delta_stops_a_creeping_curve(tmp_path, min_delta, steps):
+    """Dev BLEU 1.0, 1.5, 1.6, 1.7, ...: every evaluation is a new best, but after the second
+    none gains 0.3 on the score patience counts from, so patience 2 stops at the fourth;
+    best.pt still follows each gain."""
+    pairs = [([5, 6], [7, 8])] * 10
+    model = build_model({"preset": "tiny"}, 10)
+    curve = iter([1.0, 1.5, 1.6, 1.7, 1.8, 1.8])
+    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=6, eval_every=1, patience=2, log_every=100,
+                        min_delta=min_delta)
+    summary = train(model, pairs, [[5, 6]], lambda hyps: next(curve), opts, tmp_path)
+    assert summary["steps"] == steps and summary["stop_reason"] == ("patience" if min_delta else "max_steps")
+    assert summary["best_step"] == (4 if min_delta else 5)
+
+
 def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path):
     from wordorder.train.checkpoint import average_checkpoints
 

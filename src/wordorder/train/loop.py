@@ -105,6 +105,8 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     step, epoch, train_tokens = progress.step, progress.epoch, progress.train_tokens
     best_score, best_bleu, best_step = progress.best_score, progress.best_bleu, progress.best_step
     evals_since_best, last_eval = progress.evals_since_best, progress.last_eval
+    # a state from before min_delta existed: patience counted from the best score
+    patience_score = progress.patience_score if progress.patience_score > float("-inf") else best_score
     resume_batch = progress.next_batch if saved else None
     next_batch = progress.next_batch
     start = time.perf_counter() - progress.train_seconds
@@ -135,7 +137,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             save_state(state_path, model, optimizer, scheduler, scaler,
                        Progress(step, epoch, next_batch, train_tokens, best_score, best_bleu, best_step,
                                 evals_since_best, last_eval, time.perf_counter() - start, list(parts),
-                                window["tokens"], folder, list(log_lines)), key, list(rngs))
+                                window["tokens"], folder, list(log_lines), patience_score), key, list(rngs))
             kept.prune(state_path, folder)
     # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
     budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
@@ -167,7 +169,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         return flag_any([evaluate_main()], d)[0]
 
     def evaluate_main() -> bool:
-        nonlocal best_score, best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time
+        nonlocal best_score, best_bleu, best_step, evals_since_best, last_eval, last_bleu, eval_time, patience_score
         _sync(device)
         t0 = time.perf_counter()
         scores = dev_scores()
@@ -178,8 +180,12 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
         meta = {**base_meta, "step": step, "epoch": epoch, "dev_bleu": bleu, "dev_loss": scores.get("dev_loss"),
                 "dev_ppl": scores.get("dev_ppl")}
         if improved:
-            best_score, best_bleu, best_step, evals_since_best = score, bleu, step, 0
+            best_score, best_bleu, best_step = score, bleu, step
             save_checkpoint(out_dir / "best.pt", model, options, {**meta, "best": True})
+        # Patience counts evaluations without a gain of at least min_delta (a curve that still
+        # creeps down by a hair is a plateau); best.pt follows every gain all the same.
+        if score > patience_score + opts.min_delta:
+            patience_score, evals_since_best = score, 0
         else:
             evals_since_best += 1
         save_checkpoint(out_dir / "last.pt", model, options, meta)

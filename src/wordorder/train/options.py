@@ -25,7 +25,7 @@ class TrainOptions:
     BLEU (``bleu``), or the lowest dev perplexity (``perplexity``: teacher-forced, without label
     smoothing; Kawara et al. 2021 §V-C). Training stops at whichever of ``max_steps`` /
     ``max_epochs`` / ``max_minutes`` / ``patience`` (evaluations without a ``best_by``
-    improvement) comes first.
+    gain of at least ``min_delta``: BLEU points, or nats of dev loss for ``perplexity``) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
@@ -52,6 +52,7 @@ class TrainOptions:
     eval_sentences: int | None = None
     eval_beam: int = 1
     patience: int | None = None
+    min_delta: float = 0.0
     best_by: str = "bleu"
     seed: int = 1
     log_every: int = 50
@@ -61,7 +62,7 @@ class TrainOptions:
 
     # Options that only decide when to stop or how much to report: a saved state may be
     # resumed with other values (e.g. a longer max_minutes to continue a run).
-    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "threads", "log_every",
+    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "min_delta", "threads", "log_every",
                     "checkpoint_every", "eval_every", "eval_sentences", "eval_beam", "device")
 
     @classmethod

@@ -60,6 +60,9 @@ class Progress:
     window_tokens: int = 0
     kept: str = ""  # the folder of kept checkpoints (wordorder.train.kept) this state goes with
     metrics: list[str] = field(default_factory=list)  # the lines of metrics.jsonl
+    # The best_by score patience counts from: the last one that beat its predecessor by min_delta
+    # (equal to best_score when min_delta is 0; states written before it existed load as -inf).
+    patience_score: float = float("-inf")
 
 
 def fingerprint(*parts: Any) -> str:
