@@ -186,9 +186,9 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
 def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
     """The config's model options name real options, and separate vocabularies come with
     untied source and target embeddings (checked here, before any job runs)."""
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import option_defaults
 
-    known = {f.name for f in dataclasses.fields(ModelOptions)} - {"family"}
+    known = set(option_defaults()) - {"family"}
     places = [("model", config.get("model") or {})]
     places += [(f"data.{p}.model", config.get("data", {}).get(p, {}).get("model") or {}) for p in config["pairs"]]
     for where, options in places:
@@ -231,10 +231,12 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
 
 def _reads_trees(model: Mapping[str, Any]) -> bool:
     """Whether a registry entry's model reads the source dependency tree."""
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import RNNOptions
 
-    known = {f.name for f in dataclasses.fields(ModelOptions)}
-    return ModelOptions(**{k: v for k, v in model.items() if k in known}).syntax_tree()
+    # Before validation, whatever the entry's family: only RNN options read the tree, and
+    # another family's entry that sets them fails validation later.
+    known = {f.name for f in dataclasses.fields(RNNOptions)}
+    return RNNOptions(**{k: v for k, v in model.items() if k in known}).syntax_tree()
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

@@ -8,6 +8,7 @@ import torch
 
 from wordorder.errors import WordorderError
 from wordorder.models import PRESETS, ModelOptions, build_model
+from wordorder.models.options import RNNOptions, TransformerOptions
 from wordorder.models.transformer import TransformerModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 
@@ -165,6 +166,45 @@ def test_unknown_option_names_the_key_and_lists_valid_ones():
         build_model({"preset": "tiny", "heads": 5}, 100)
     with pytest.raises(WordorderError, match="norm"):
         build_model({"preset": "tiny", "norm": "sandwich"}, 100)
+
+
+# The flat options dict of an RNN checkpoint written before the options had a class per family
+# (every option of both families, the Transformer's at their defaults).
+FLAT_RNN = {
+    "family": "rnn", "d_model": 64, "d_ff": 2048, "heads": 1, "encoder_layers": 6, "decoder_layers": 6,
+    "dropout": 0.1, "attention_dropout": 0.0, "activation_dropout": 0.0, "tie_embeddings": True,
+    "tie_output": True, "norm": "post", "max_positions": 1024, "positions": "absolute", "additional_pe": "none",
+    "relative_k": 0, "relative_sides": "both", "reordering_embeddings": "none", "preorder_encoding": "none",
+    "preorder_k": 4, "input_groups": None, "rec_cell": "gru", "loc_kernel": 5, "factors": None,
+    "directional": False, "disagreement": "none", "disagreement_weight": 1.0, "feature_sizes": {},
+    "embed_dim": 64, "decoder": "cgru", "attention": "local", "second_context": "none",
+    "source_dependency": False, "local_window": 10, "syntax_n": 4, "flexible_skip": 10.0, "unit_size": 8,
+    "relation_layers": False, "relation_width": 64, "relation_convs": None, "relation_chunk": 16,
+    "relation_pad_quirk": False, "attention_dim": 0, "output_dropout": None, "init_uniform": 0.0}
+
+
+def test_family_picks_the_options_class_and_the_flat_dict_round_trips():
+    rnn = ModelOptions.from_dict(FLAT_RNN)
+    assert type(rnn) is RNNOptions and rnn.attention == "local" and not hasattr(rnn, "relative_k")
+    assert rnn.to_dict() == FLAT_RNN  # what checkpoints and resume fingerprints store, unchanged
+    transformer = build_model({"preset": "tiny", "relative_k": 4}, 100).options
+    assert type(transformer) is TransformerOptions and not hasattr(transformer, "attention")
+    flat = transformer.to_dict()
+    assert flat.keys() == FLAT_RNN.keys() and flat["attention"] == "global" and flat["relative_k"] == 4
+    assert ModelOptions.from_dict(flat) == transformer
+
+
+def test_another_familys_option_or_class_is_an_error_naming_the_family_that_has_it():
+    with pytest.raises(WordorderError, match="relative_k does not apply to the rnn family") as e:
+        ModelOptions.from_dict({**FLAT_RNN, "relative_k": 4})
+    assert "family: transformer" in e.value.hint
+    with pytest.raises(WordorderError, match="decoder does not apply to the transformer family") as e:
+        build_model({"preset": "tiny", "decoder": "rnnsearch"}, 100)
+    assert "family: rnn" in e.value.hint
+    with pytest.raises(WordorderError, match="the options of a transformer model are TransformerOptions, not Mo"):
+        build_model(ModelOptions(d_model=64, heads=4), 100)
+    with pytest.raises(WordorderError, match="the options of a transformer model are TransformerOptions, not RNN"):
+        build_model(RNNOptions(family="transformer"), 100)
 
 
 def test_reorder_within_beams_of_the_same_sentence():

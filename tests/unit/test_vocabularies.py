@@ -8,13 +8,14 @@ import pytest
 import torch
 
 from wordorder.errors import WordorderError
-from wordorder.models import ModelOptions, build_model
+from wordorder.models import build_model
+from wordorder.models.options import TransformerOptions
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 from wordorder.train.checkpoint import load_model, save_checkpoint
 
 
 def heads(n, groups):
-    options = ModelOptions(d_model=64 * n, heads=n, input_groups=groups)
+    options = TransformerOptions(d_model=64 * n, heads=n, input_groups=groups)
     options.validate()
     return options.group_heads()
 
@@ -59,9 +60,9 @@ def test_resolved_heads_add_up_and_stay_within_one_of_the_quota(n, groups):
 
 def test_a_group_without_a_head_is_an_error_naming_it():
     with pytest.raises(WordorderError, match=r"leaves the group\(s\) syn without a head of the model's 2"):
-        ModelOptions(d_model=128, heads=2, input_groups=[["global", 5], ["rec", 2], ["syn", 1]]).validate()
+        TransformerOptions(d_model=128, heads=2, input_groups=[["global", 5], ["rec", 2], ["syn", 1]]).validate()
     with pytest.raises(WordorderError, match="whole share"):
-        ModelOptions(heads=8, input_groups=[["global", 6], ["rec", 1.5]]).validate()
+        TransformerOptions(heads=8, input_groups=[["global", 6], ["rec", 1.5]]).validate()
 
 
 def test_grouped_input_of_the_base_model_has_table_one_sizes():
