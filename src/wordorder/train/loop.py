@@ -28,10 +28,10 @@ from tqdm import tqdm
 from wordorder.decode.beam import translate_batches
 from wordorder.device import keep_freed_cpu_memory, resolve_device
 from wordorder.errors import WordorderError
+from wordorder.model_io.batching import Pair, collate, make_batches
+from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train import kept
-from wordorder.train.batching import Pair, collate, make_batches
-from wordorder.train.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
