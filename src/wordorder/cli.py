@@ -38,7 +38,7 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
 
 def cmd_fetch(a: argparse.Namespace) -> None:
-    from wordorder.config import pair_langs
+    from wordorder.corpus.pairdata import pair_langs
     from wordorder.corpus.sources import fetch_source
     from wordorder.temps import remove_legacy_fetch_dirs
 
@@ -70,7 +70,7 @@ def cmd_split(a: argparse.Namespace) -> None:
 
 
 def cmd_reference(a: argparse.Namespace) -> None:
-    from wordorder.config import pair_langs
+    from wordorder.corpus.pairdata import pair_langs
     from wordorder.corpus.references import prepare_reference
 
     n = prepare_reference(a.spec, a.index - 1, *pair_langs(a.pair), Path(a.first), Path(a.output))

@@ -247,8 +247,6 @@ class ModelOptions:
 
     def validate(self) -> None:
         """Check values and conflicts that would otherwise fail deep inside torch."""
-        from wordorder.models.registry import FAMILIES
-
         for name in ("d_model", "d_ff", "heads", "encoder_layers", "decoder_layers", "max_positions",
                      "relative_k", "preorder_k", "loc_kernel", "embed_dim", "local_window", "syntax_n",
                      "unit_size", "relation_chunk", "relation_width", "attention_dim"):
@@ -285,9 +283,6 @@ class ModelOptions:
         self._choice("second_context", SECOND_CONTEXTS)
         if not isinstance(self.flexible_skip, (int, float)) or self.flexible_skip <= 0:
             raise WordorderError(f"model option flexible_skip must be positive, got {self.flexible_skip!r}")
-        if self.family not in FAMILIES:
-            raise WordorderError(f"unknown model family '{self.family}'",
-                                 hint=f"known families: {', '.join(sorted(FAMILIES))}")
         if self.loc_kernel % 2 == 0:
             raise WordorderError(f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}")
         self._validate_groups()
