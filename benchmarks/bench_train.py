@@ -17,7 +17,7 @@ import time
 import torch
 
 from wordorder.models import build_model
-from wordorder.train.batching import collate, make_batches
+from wordorder.model_io.batching import collate, make_batches
 from wordorder.train.loop import batch_loss
 
 

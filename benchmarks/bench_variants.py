@@ -46,7 +46,7 @@ from wordorder.models import build_model
 from wordorder.models.registry import resolve_options
 from wordorder.specials import PAD_ID
 from wordorder.text.subword import SubwordModel, train_sentencepiece
-from wordorder.train.batching import collate, make_batches
+from wordorder.model_io.batching import collate, make_batches
 from wordorder.train.loop import TrainOptions, make_optimizer, update
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ def load_data(args) -> tuple[int, list, list]:
 
 
 def random_features(names: set[str], sources: list[list[int]], seed: int) -> dict[str, list[list[int]]]:
-    """Feature ids per source subword, as :mod:`wordorder.train.features` hands them over."""
+    """Feature ids per source subword, as :mod:`wordorder.model_io.features` hands them over."""
     rng = random.Random(seed)
     out: dict[str, list[list[int]]] = {}
     for name in sorted(names):

@@ -38,7 +38,7 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
 
 def cmd_fetch(a: argparse.Namespace) -> None:
-    from wordorder.config import pair_langs
+    from wordorder.corpus.pairdata import pair_langs
     from wordorder.corpus.sources import fetch_source
     from wordorder.temps import remove_legacy_fetch_dirs
 
@@ -70,7 +70,7 @@ def cmd_split(a: argparse.Namespace) -> None:
 
 
 def cmd_reference(a: argparse.Namespace) -> None:
-    from wordorder.config import pair_langs
+    from wordorder.corpus.pairdata import pair_langs
     from wordorder.corpus.references import prepare_reference
 
     n = prepare_reference(a.spec, a.index - 1, *pair_langs(a.pair), Path(a.first), Path(a.output))
@@ -118,8 +118,8 @@ def cmd_train(a: argparse.Namespace) -> None:
 def cmd_average_checkpoints(a: argparse.Namespace) -> None:
     import torch
 
-    from wordorder.train.checkpoint import average_checkpoints, save_checkpoint
-    from wordorder.train.checkpoint import load_model
+    from wordorder.model_io.checkpoint import average_checkpoints, save_checkpoint
+    from wordorder.model_io.checkpoint import load_model
 
     model, meta = load_model(a.inputs[-1])
     model.load_state_dict(average_checkpoints(a.inputs))
@@ -132,11 +132,12 @@ def cmd_average_checkpoints(a: argparse.Namespace) -> None:
 
 
 def cmd_translate(a: argparse.Namespace) -> None:
+    from wordorder.decode.options import DecodeOptions
     from wordorder.decode.runner import run_translation
 
     summary = run_translation(
         checkpoint=Path(a.checkpoint), spm=Path(a.spm), source=Path(a.input), lang=a.lang,
-        options=a.options, threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
+        options=DecodeOptions.from_dict(a.options), threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
         features=a.features, spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
     print(json.dumps(summary, indent=1))

@@ -18,11 +18,11 @@ import yaml
 
 from wordorder.errors import WordorderError
 from wordorder.configfiles import at as _at, check_repeats
+from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spec
 from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (read_yaml: public here)
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO / "workflow" / "schemas"
-SPLITS = ("train", "dev")
 
 
 def validate_schema(data: Any, schema_name: str, path: str | Path | None = None) -> None:
@@ -249,41 +249,6 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     validate_schema(config, "config.schema.yaml", path=path)
     check_config(config, apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")), locate)
     return config
-
-
-def pair_langs(pair: str) -> tuple[str, str]:
-    src, tgt = pair.split("-")
-    return src, tgt
-
-
-def split_names(pair_data: Mapping[str, Any]) -> list[str]:
-    """All split names of a pair: train, dev, then the test sets in config order."""
-    return [*SPLITS, *pair_data["test"]]
-
-
-def split_spec(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
-    """A split's corpus source (a test set's ``extra_refs`` are left to :func:`split_extra_refs`)."""
-    from wordorder.corpus.references import without_extra_refs
-
-    return without_extra_refs(pair_data[split] if split in SPLITS else pair_data["test"][split])
-
-
-def split_extra_refs(pair_data: Mapping[str, Any], split: str) -> list[str]:
-    """A test set's further reference files (none for train and dev)."""
-    from wordorder.corpus.references import extra_refs
-
-    if split in SPLITS:
-        return []
-    return extra_refs(pair_data["test"][split], f"the test set '{split}'")
-
-
-def testset_entry(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
-    """A test set's whole entry, its extra references included."""
-    return pair_data["test"][split]
-
-
-def is_holdout(spec: Mapping[str, Any]) -> bool:
-    return "holdout" in spec
 
 
 def clean_options(config: Mapping[str, Any], pair: str) -> dict:

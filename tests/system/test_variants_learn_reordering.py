@@ -89,7 +89,7 @@ def test_gold_absolute_preorder_encoding_learns_at_least_as_fast_as_the_baseline
     from test_learns_reordering import bleu
     from wordorder.decode.beam import beam_search
     from wordorder.specials import EOS_ID
-    from wordorder.train.batching import pad, pad_feature
+    from wordorder.model_io.batching import pad, pad_feature
 
     data = make_data(20_000, 200, seed=7)
     train_order = [gold_order(s, t) for s, t in data[0]]

@@ -88,7 +88,7 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
 def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     from wordorder.evaluate.systems import benchmark_seconds, systems_markdown, training_speed
     from wordorder.models import build_model
-    from wordorder.train.checkpoint import save_checkpoint
+    from wordorder.model_io.checkpoint import save_checkpoint
     from wordorder.evaluate.systems import count_parameters
 
     log = tmp_path / "metrics.jsonl"

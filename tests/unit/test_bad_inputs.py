@@ -250,7 +250,7 @@ def test_subword_model_of_another_vocabulary(tmp_path, capsys):
     (e.g. the joint model, or the sides swapped): refused before decoding."""
     from wordorder.models import build_model
     from wordorder.text.subword import train_sentencepiece
-    from wordorder.train.checkpoint import save_checkpoint
+    from wordorder.model_io.checkpoint import save_checkpoint
 
     (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
     spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
@@ -334,7 +334,7 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
     import torch
 
     from wordorder.models import build_model
-    from wordorder.train.checkpoint import save_checkpoint
+    from wordorder.model_io.checkpoint import save_checkpoint
 
     disk = small_disk(tmp_path, "1m")
     try:

@@ -12,7 +12,7 @@ import torch
 from wordorder.errors import WordorderError
 from wordorder.models import build_model
 from wordorder.specials import BOS_ID, EOS_ID
-from wordorder.train.checkpoint import load_model, save_checkpoint
+from wordorder.model_io.checkpoint import load_model, save_checkpoint
 from wordorder.train.loop import TrainOptions, train
 
 
@@ -141,7 +141,7 @@ def test_min_delta_stops_a_creeping_curve(tmp_path, min_delta, steps):
 
 
 def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path):
-    from wordorder.train.checkpoint import average_checkpoints
+    from wordorder.model_io.checkpoint import average_checkpoints
 
     models = []
     for k in range(3):
@@ -159,7 +159,7 @@ def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path):
 
 
 def test_train_averages_the_last_evaluations(tmp_path):
-    from wordorder.train.checkpoint import average_checkpoints
+    from wordorder.model_io.checkpoint import average_checkpoints
 
     torch.manual_seed(0)
     pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from wordorder.config import clean_options, entry_model, load_config, load_variants, read_yaml, split_names
+from wordorder.config import clean_options, entry_model, load_config, load_variants, read_yaml
+from wordorder.corpus.pairdata import split_names
 from wordorder.errors import WordorderError
 
 

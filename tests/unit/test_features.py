@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from wordorder.errors import WordorderError
-from wordorder.train.batching import pad_feature
-from wordorder.train.features import read_feature
+from wordorder.model_io.batching import pad_feature
+from wordorder.model_io.features import read_feature
 
 
 def test_order_reads_subword_and_word_positions(tmp_path):

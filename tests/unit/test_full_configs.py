@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wordorder.config import apply_presets, load_config, load_variants, split_names, split_spec, variant_model
+from wordorder.config import apply_presets, load_config, load_variants, variant_model
+from wordorder.corpus.pairdata import split_names, split_spec
 from wordorder.errors import WordorderError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from wordorder.errors import WordorderError
 from wordorder.models import build_model
 from wordorder.models.options import TransformerOptions
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.train.checkpoint import load_model, save_checkpoint
+from wordorder.model_io.checkpoint import load_model, save_checkpoint
 
 
 def heads(n, groups):
@@ -145,7 +145,7 @@ def test_a_checkpoint_written_before_these_options_still_loads(tmp_path):
     options = model.options.to_dict()
     del options["tie_output"]
     obj = {"format": 1, "options": options, "vocab_size": 40, "state_dict": model.state_dict(), "meta": {}}
-    from wordorder.train import checkpoint
+    from wordorder.model_io import checkpoint
 
     obj["format"] = checkpoint.FORMAT
     torch.save(obj, tmp_path / "old.pt")

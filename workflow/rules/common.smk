@@ -5,15 +5,11 @@ import re
 from wordorder.config import (
     check_config,
     clean_options,
-    is_holdout,
     apply_presets,
     load_variants,
-    pair_langs,
-    split_names,
-    split_extra_refs,
-    split_spec,
     variant_model,
 )
+from wordorder.corpus.pairdata import is_holdout, pair_langs, split_names, split_extra_refs, split_spec
 from wordorder.resources import gpus, mem_mb
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wordorder.config import is_holdout, pair_langs, split_names, split_spec
+from wordorder.corpus.pairdata import is_holdout, pair_langs, split_names, split_spec
 from wordorder.corpus.clean import CleanOptions, clean_parallel
 from wordorder.corpus.overlap import remove_overlap
 from wordorder.corpus.split import holdout_split

@@ -9,24 +9,56 @@ Each ``kind`` of source is a small class (see :class:`wordorder.corpus.base.Sour
 - ``url``: a checksummed download, cached and resumable (:mod:`wordorder.corpus.url`);
 - ``sacrebleu``: official WMT test sets through sacreBLEU (:mod:`wordorder.corpus.testsets`);
 - ``pypi``: data shipped inside an installed package (:mod:`wordorder.corpus.packaged`);
-- ``concat``: several of the above read one after another (:mod:`wordorder.corpus.concat`).
+- ``concat``: several of the above read one after another (:class:`ConcatSource`, here: it
+  builds its parts with :func:`make_source`).
 
 :func:`fetch_source` is the entry point the CLI calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from wordorder.corpus.base import Source
-from wordorder.corpus.concat import ConcatSource
+from wordorder.corpus.base import Source, first_pairs
 from wordorder.corpus.local import LocalSource, ManualSource
 from wordorder.corpus.packaged import PypiSource
 from wordorder.corpus.testsets import SacrebleuSource
 from wordorder.corpus.url import UrlSource
 from wordorder.errors import WordorderError
+
+
+class ConcatSource(Source):
+    """The ``concat`` source: several corpora read one after another as one training corpus.
+
+    ``{kind: concat, parts: [SOURCE, ...]}``; e.g. WMT14 en-de = Europarl v7 + Common Crawl +
+    News Commentary v9, each a checksummed ``url`` source, or Common Crawl (``url``) + CzEng
+    (``manual``). Every part is validated when the config is read; ``max_lines`` of a part
+    limits that part, ``max_lines`` of the concat the whole.
+    """
+
+    kind = "concat"
+    required = ("parts",)
+
+    def validate(self) -> None:
+        parts = self.spec["parts"]
+        if not isinstance(parts, list) or not parts:
+            raise WordorderError(f"'parts' in {self.where} must be a non-empty list of sources")
+        self.parts = []
+        for number, part in enumerate(parts, start=1):
+            try:
+                self.parts.append(make_source(part))
+            except WordorderError as e:
+                raise WordorderError(f"part {number} of the {self.where}: {e.message}",
+                                     hint=e.hint) from None
+
+    def describe(self, src_lang: str, tgt_lang: str) -> str:
+        return "; ".join(part.describe(src_lang, tgt_lang) for part in self.parts)
+
+    def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
+        for part in self.parts:  # a part's own max_lines cuts that part
+            yield from first_pairs(part.pairs(src_lang, tgt_lang, cache_dir), part.max_lines)
 
 
 #: Every kind of source, by the ``kind`` value used in the config.

@@ -24,12 +24,14 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
+from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
+from wordorder.model_io.batching import pad_feature
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.train.batching import pad_feature
 
 NEG_INF = float("-inf")
+DEFAULT = DecodeOptions()  # the keyword defaults below
 
 
 @dataclass
@@ -64,8 +66,9 @@ def _constrain(lp: Tensor, at_max: Tensor) -> Tensor:
 
 @torch.inference_mode()
 def beam_search_hypotheses(
-    model: Seq2SeqModel, src: Tensor, beam_size: int = 5, max_len_a: float = 1.5,
-    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1, feats: Feats | None = None,
+    model: Seq2SeqModel, src: Tensor, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty, n_best: int = 1,
+    feats: Feats | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search; for each sentence its ``n_best`` hypotheses, best first.
 
@@ -159,8 +162,9 @@ def beam_search_hypotheses(
 
 
 def beam_search(
-    model: Seq2SeqModel, src: Tensor, beam_size: int = 5, max_len_a: float = 1.5,
-    max_len_b: int = 10, length_penalty: float = 1.0, n_best: int = 1, feats: Feats | None = None,
+    model: Seq2SeqModel, src: Tensor, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty, n_best: int = 1,
+    feats: Feats | None = None,
 ) -> list[list[list[int]]]:
     """Beam search (see :func:`beam_search_hypotheses`); for each sentence the ``n_best``
     hypotheses as id lists without BOS/EOS, best first."""
@@ -169,7 +173,8 @@ def beam_search(
 
 
 @torch.inference_mode()
-def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10,
+def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = DEFAULT.max_len_a,
+                  max_len_b: int = DEFAULT.max_len_b,
                   feats: Feats | None = None) -> list[list[int]]:
     """Greedy (arg-max) decoding of (B, S) padded sources; id lists without BOS/EOS."""
     B, dev = src.size(0), src.device
@@ -216,15 +221,16 @@ def length_batches(lengths: Sequence[int], batch_tokens: int, batch_size: int | 
 
 
 def translate_batches(
-    model: Seq2SeqModel, sources: Sequence[list[int]], batch_tokens: int = 4000,
-    batch_size: int | None = None, beam_size: int = 5, max_len_a: float = 1.5, max_len_b: int = 10,
-    length_penalty: float = 1.0, device: torch.device | str | None = None, progress: bool = True,
+    model: Seq2SeqModel, sources: Sequence[list[int]], batch_tokens: int = DEFAULT.batch_tokens,
+    batch_size: int | None = None, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty,
+    device: torch.device | str | None = None, progress: bool = True,
     feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> list[list[int]]:
     """Translate id lists (without EOS) to the best hypothesis each, in input order.
 
     ``feats``: extra source inputs of models that need them (name → per-sentence id lists,
-    one item per source subword; see :mod:`wordorder.train.features`).
+    one item per source subword; see :mod:`wordorder.model_io.features`).
 
     Sentences are sorted by length so that batches hold little padding; ``batch_tokens``
     counts padded source tokens (including EOS) per batch, before beam expansion.

@@ -10,36 +10,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, write_parallel
 from wordorder.text.subword import SubwordModel
 
-DECODE_KEYS = {"beam_size", "max_len_a", "max_len_b", "length_penalty", "batch_tokens", "device"}
 
-
-def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: Mapping[str, Any],
+def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: DecodeOptions,
                     threads: int | None, output: Path, output_tok: Path,
                     features: Mapping[str, str] | None = None, spm_tgt: Path | None = None) -> dict:
-    """Translate ``source``; ``features`` (name → path) are the extra source inputs the
-    checkpoint's model needs (tags are mapped with the checkpoint's vocabularies). ``spm``
-    is the joint subword model, or the source side's when ``spm_tgt`` is the target side's."""
+    """Translate ``source`` with the decoding ``options``; ``features`` (name → path) are the
+    extra source inputs the checkpoint's model needs (tags are mapped with the checkpoint's
+    vocabularies). ``spm`` is the joint subword model, or the source side's when ``spm_tgt``
+    is the target side's."""
     import time
 
     import torch
 
     from wordorder.decode.beam import translate_batches
     from wordorder.device import resolve_device
+    from wordorder.model_io.checkpoint import load_model
+    from wordorder.model_io.subwords import read_ids, subword_models
     from wordorder.text.tokenize import get_tokenizer
-    from wordorder.train.checkpoint import load_model
-    from wordorder.train.runner import read_ids, subword_models
 
-    unknown = set(options) - DECODE_KEYS
-    if unknown:
-        raise WordorderError(f"unknown decode option(s): {', '.join(sorted(unknown))}",
-                             hint=f"valid: {', '.join(sorted(DECODE_KEYS))}")
     if threads:
         torch.set_num_threads(threads)
-    device = resolve_device(str(options.get("device", "auto")))
+    device = resolve_device(options.device)
     model, meta = load_model(checkpoint, device)
     sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
     check_vocabularies(model, sp_src, sp, checkpoint)
@@ -47,9 +43,8 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
     start = time.perf_counter()
     hyps = translate_batches(
-        model, sources, batch_tokens=int(options.get("batch_tokens", 4000)), device=device,
-        beam_size=int(options.get("beam_size", 5)), max_len_a=float(options.get("max_len_a", 1.5)),
-        max_len_b=int(options.get("max_len_b", 10)), length_penalty=float(options.get("length_penalty", 1.0)),
+        model, sources, batch_tokens=options.batch_tokens, device=device, beam_size=options.beam_size,
+        max_len_a=options.max_len_a, max_len_b=options.max_len_b, length_penalty=options.length_penalty,
         feats=feats,
     )
     seconds = time.perf_counter() - start
@@ -91,7 +86,7 @@ def vision_span(model: Any) -> dict:
 def read_decode_features(model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str],
                          sources: list[list[int]], checkpoint: Path) -> dict | None:
     """The source features a checkpoint's model needs, read with its tag vocabularies."""
-    from wordorder.train.features import FeatureVocab, check_feature_files, load_features
+    from wordorder.model_io.features import FeatureVocab, check_feature_files, load_features
 
     needed = model_options.required_features()
     check_feature_files(needed, files, checkpoint)

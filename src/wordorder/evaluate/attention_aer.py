@@ -23,7 +23,7 @@ from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID
 from wordorder.text.subword import SubwordModel
-from wordorder.train.batching import pad
+from wordorder.model_io.batching import pad
 
 
 def encode_words(sp: SubwordModel, words: Sequence[str]) -> tuple[list[int], list[int]]:

@@ -110,10 +110,10 @@ def cmd_attention_aer(a: argparse.Namespace) -> None:
     from wordorder.evaluate.attention_aer import evaluate_attention_aer
     from wordorder.evaluate.scores import write_scores
     from wordorder.text.subword import SubwordModel
-    from wordorder.train.checkpoint import load_model
+    from wordorder.model_io.checkpoint import load_model
 
     from wordorder.decode.runner import check_vocabularies
-    from wordorder.train.runner import subword_models
+    from wordorder.model_io.subwords import subword_models
 
     model, _ = load_model(a.checkpoint)
     sp_src, sp_tgt = subword_models(Path(a.spm), Path(a.spm_tgt) if a.spm_tgt else None)
@@ -151,8 +151,8 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
     from wordorder.evaluate.scores import write_scores
     from wordorder.io import read_lines
     from wordorder.text.subword import SubwordModel
-    from wordorder.train.checkpoint import load_model
-    from wordorder.train.runner import read_ids
+    from wordorder.model_io.checkpoint import load_model
+    from wordorder.model_io.subwords import read_ids
 
     model, meta = load_model(a.checkpoint)
     sp = SubwordModel(a.spm)  # the source side's (or the joint) model

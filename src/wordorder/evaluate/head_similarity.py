@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from wordorder.specials import EOS_ID
-from wordorder.train.batching import pad, pad_feature
+from wordorder.model_io.batching import pad, pad_feature
 
 
 def head_groups(options) -> list[tuple[str, int]]:

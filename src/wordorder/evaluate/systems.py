@@ -22,7 +22,7 @@ from wordorder.errors import WordorderError
 
 def count_parameters(checkpoint: Path) -> int:
     """Trainable parameters of the model in ``checkpoint``, each shared tensor counted once."""
-    from wordorder.train.checkpoint import load_model
+    from wordorder.model_io.checkpoint import load_model
 
     model, _ = load_model(checkpoint)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -49,9 +49,18 @@ PRESETS: dict[str, dict[str, Any]] = {
 FAMILIES: dict[str, Callable[[Any, int, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}
 
 
+def check_family(family: Any) -> None:
+    """The family must be one of :data:`FAMILIES` (checked here, not in the options, which
+    the families' modules import)."""
+    if family not in FAMILIES:
+        raise WordorderError(f"unknown model family '{family}'",
+                             hint=f"known families: {', '.join(sorted(FAMILIES))}")
+
+
 def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
     """Merge ``preset`` under the explicit keys and validate."""
     if isinstance(options, ModelOptions):
+        check_family(options.family)
         options.validate()
         return options
     d = dict(options)
@@ -61,6 +70,8 @@ def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
             raise WordorderError(f"unknown model preset '{preset}'",
                                  hint=f"presets: {', '.join(PRESETS)}")
         d = {**PRESETS[preset], **d}
+    # Before the other checks: they read an unknown family as the Transformer's.
+    check_family(d.get("family", ModelOptions.family))
     return ModelOptions.from_dict(d)
 
 

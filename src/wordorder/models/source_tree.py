@@ -2,7 +2,7 @@
 that read syntax: syntax-distance masks (Chen et al. 2018) and dependency units (Chen et al.
 2017).
 
-Inputs (see :mod:`wordorder.train.features`), each (B, S) long and padded like the source:
+Inputs (see :mod:`wordorder.model_io.features`), each (B, S) long and padded like the source:
 ``word`` = index of the word each subword belongs to (the source EOS is one more word),
 ``head`` = the 1-based head of that word (0 = root). The EOS "word" hangs under the root word
 (its head input is 0; it is re-attached here), so every position has a finite distance to

@@ -26,10 +26,10 @@ from tqdm import tqdm
 
 from wordorder.device import keep_freed_cpu_memory, resolve_device
 from wordorder.errors import WordorderError
+from wordorder.model_io.batching import Pair, collate, make_batches
+from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train import kept
-from wordorder.train.batching import Pair, collate, make_batches
-from wordorder.train.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
@@ -61,7 +61,7 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
             ``dev_loss`` (NLL per target token) and ``dev_ppl`` (its exp); needed by
             ``best_by: perplexity``.
         train_feats, dev_feats: extra source inputs (name → id lists aligned with the
-            sources, see :mod:`wordorder.train.features`) for models that need them.
+            sources, see :mod:`wordorder.model_io.features`) for models that need them.
         state_path: where the resumable state lives (see :mod:`wordorder.train.resume`);
             None = not resumable. It is deleted when training ends normally.
     Returns:

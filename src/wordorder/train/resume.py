@@ -30,8 +30,8 @@ import torch
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, save_torch
-from wordorder.train.batching import Pair
-from wordorder.train.checkpoint import plain
+from wordorder.model_io.batching import Pair
+from wordorder.model_io.checkpoint import plain
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 

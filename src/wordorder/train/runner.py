@@ -17,23 +17,8 @@ from typing import Any
 
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, read_parallel
-from wordorder.text.subword import SubwordModel
-from wordorder.train.features import check_feature_files, load_features
-
-
-def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
-    """Map lines of space-separated pieces to ids; a piece unknown to the model is an error."""
-    unk = spm.piece_to_id("<unk>")
-    out = []
-    for number, line in enumerate(lines, start=1):
-        pieces = line.split()
-        ids = [spm.piece_to_id(p) for p in pieces]
-        if unk in ids and "<unk>" not in pieces:
-            bad = pieces[ids.index(unk)]
-            raise WordorderError(f"subword '{bad}' is not in the vocabulary {spm.path}", path=path,
-                                 line=number, hint="the file was encoded with another subword model: rerun its encode step")
-        out.append(ids)
-    return out
+from wordorder.model_io.features import check_feature_files, load_features
+from wordorder.model_io.subwords import read_ids, subword_models
 
 
 def read_source_features(options: Any, files: Mapping[str, Mapping[str, str]], train_src: list[list[int]],
@@ -55,12 +40,6 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def subword_models(spm: Path, spm_tgt: Path | None) -> tuple[SubwordModel, SubwordModel]:
-    """The source and target subword models: one joint model, or one per side."""
-    src = SubwordModel(spm)
-    return src, (src if spm_tgt is None or Path(spm_tgt) == Path(spm) else SubwordModel(spm_tgt))
-
-
 def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
                  model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
                  threads: int | None, output: Path,
@@ -72,14 +51,14 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     target side its own (``subword.joint: false``); the model then has a vocabulary per side.
 
     ``features``: extra source inputs the variant needs, ``{name: {"train": path, "dev": path}}``
-    (see :mod:`wordorder.train.features`); their tag vocabularies go into the checkpoint.
+    (see :mod:`wordorder.model_io.features`); their tag vocabularies go into the checkpoint.
     ``state``: the resumable training state (see :mod:`wordorder.train.resume`).
     """
     import sacrebleu
     import torch
 
     from wordorder.models.registry import build_model, resolve_options
-    from wordorder.train.features import vocab_sizes
+    from wordorder.model_io.features import vocab_sizes
     from wordorder.train.loop import TrainOptions, train
 
     opts = TrainOptions.from_dict({**train_options, "seed": seed,

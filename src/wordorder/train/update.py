@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
-from wordorder.train.batching import Batch, Pair, collate, make_batches
+from wordorder.model_io.batching import Batch, Pair, collate, make_batches
 from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.options import TrainOptions
 

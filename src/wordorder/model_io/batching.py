@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.train.features import EOS as FEATURE_EOS
+from wordorder.model_io.features import EOS as FEATURE_EOS
 
 Pair = tuple[Sequence[int], Sequence[int]]
 
@@ -74,7 +74,7 @@ class Batch(NamedTuple):
         src: (B, S) source ids + EOS.
         tgt_in: (B, T) BOS + target ids (decoder input).
         tgt_out: (B, T) target ids + EOS (what the decoder must predict).
-        feats: extra source inputs, each (B, S) (see :mod:`wordorder.train.features`).
+        feats: extra source inputs, each (B, S) (see :mod:`wordorder.model_io.features`).
     """
 
     src: Tensor

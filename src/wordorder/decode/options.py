@@ -1,0 +1,40 @@
+"""The decoding options and their defaults, held once.
+
+The config's ``decode`` block (``workflow/schemas/config.schema.yaml``, whose defaults a unit
+test keeps equal to these), the ``translate`` command's ``--options`` and the keyword defaults
+of :mod:`wordorder.decode.beam` all come from :class:`DecodeOptions`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wordorder.errors import WordorderError
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Beam search and batching of the ``translate`` step (see :mod:`wordorder.decode.beam`
+    for how the length rule and the length penalty act)."""
+
+    beam_size: int = 5  # 1 = greedy search
+    max_len_a: float = 1.5  # at most floor(max_len_a * n + max_len_b) target tokens for n source tokens
+    max_len_b: int = 10
+    length_penalty: float = 1.0  # score = sum(log p) / |y| ** length_penalty
+    batch_tokens: int = 4000  # padded source tokens per batch, before beam expansion
+    device: str = "auto"
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> DecodeOptions:
+        """The options of a ``decode`` block (missing keys take the defaults); an unknown key is an error."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = set(options) - set(fields)
+        if unknown:
+            raise WordorderError(f"unknown decode option(s): {', '.join(sorted(unknown))}",
+                                 hint=f"valid: {', '.join(sorted(fields))}")
+        # The types as declared: a JSON 5.0 beam is 5, a YAML 1 penalty is 1.0.
+        kinds = {"int": int, "float": float, "str": str}
+        return cls(**{name: kinds[fields[name].type](value) for name, value in options.items()})

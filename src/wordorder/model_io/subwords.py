@@ -1,0 +1,30 @@
+"""Subword-encoded text as model ids: the subword models of a checkpoint's two sides, and
+lines of pieces mapped to ids (shared by training, decoding and the analyses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wordorder.errors import WordorderError
+from wordorder.text.subword import SubwordModel
+
+
+def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
+    """Map lines of space-separated pieces to ids; a piece unknown to the model is an error."""
+    unk = spm.piece_to_id("<unk>")
+    out = []
+    for number, line in enumerate(lines, start=1):
+        pieces = line.split()
+        ids = [spm.piece_to_id(p) for p in pieces]
+        if unk in ids and "<unk>" not in pieces:
+            bad = pieces[ids.index(unk)]
+            raise WordorderError(f"subword '{bad}' is not in the vocabulary {spm.path}", path=path,
+                                 line=number, hint="the file was encoded with another subword model: rerun its encode step")
+        out.append(ids)
+    return out
+
+
+def subword_models(spm: Path, spm_tgt: Path | None) -> tuple[SubwordModel, SubwordModel]:
+    """The source and target subword models: one joint model, or one per side."""
+    src = SubwordModel(spm)
+    return src, (src if spm_tgt is None or Path(spm_tgt) == Path(spm) else SubwordModel(spm_tgt))
