@@ -11,13 +11,12 @@ family adds its class to :data:`FAMILY_OPTIONS` (and its constructor to ``regist
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from wordorder.errors import WordorderError
-from wordorder.models.options_base import SIDES, ModelOptions
+from wordorder.models.options_base import FAMILY_OPTIONS, SIDES, ModelOptions, family_of, option_defaults
 
 __all__ = ["CATEGORICAL_FEATURES", "FAMILY_OPTIONS", "INTEGER_FEATURES", "ModelOptions", "RNNOptions", "SIDES",
            "TransformerOptions", "family_of", "option_defaults"]
@@ -279,22 +278,4 @@ class RNNOptions(ModelOptions):
                                  f"the word, Zhang et al. 2018 Eq. 7), got {convs!r}")
 
 
-FAMILY_OPTIONS: dict[str, type[ModelOptions]] = {"transformer": TransformerOptions, "rnn": RNNOptions}
-
-
-def _own(cls: type[ModelOptions]) -> list[dataclasses.Field]:
-    """The fields a family's class adds to the common ones."""
-    common = {f.name for f in dataclasses.fields(ModelOptions)}
-    return [f for f in dataclasses.fields(cls) if f.name not in common]
-
-
-def option_defaults() -> dict[str, Any]:
-    """Every model option of every family with its default: the common ones first, then each
-    family's in :data:`FAMILY_OPTIONS` order (the flat form of :meth:`ModelOptions.to_dict`)."""
-    fields = dataclasses.fields(ModelOptions) + tuple(f for c in FAMILY_OPTIONS.values() for f in _own(c))
-    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in fields}
-
-
-def family_of(name: str) -> str | None:
-    """The family whose class has the option ``name``; None for a common (or unknown) one."""
-    return next((family for family, c in FAMILY_OPTIONS.items() if name in {f.name for f in _own(c)}), None)
+FAMILY_OPTIONS.update(transformer=TransformerOptions, rnn=RNNOptions)

@@ -77,8 +77,6 @@ class ModelOptions:
         from a flat dict. An unknown key, and another family's option away from its default,
         are a :class:`WordorderError`; the other families' options at their defaults (as in
         every checkpoint's flat dict, :meth:`to_dict`) are dropped."""
-        from wordorder.models.options import FAMILY_OPTIONS, family_of, option_defaults
-
         defaults = option_defaults()
         for key in d:
             if key not in defaults:
@@ -100,8 +98,6 @@ class ModelOptions:
     def to_dict(self) -> dict[str, Any]:
         """Every option of every family, the other families' at their defaults: the flat form
         that checkpoints and resumable states have always stored (their fingerprints hash it)."""
-        from wordorder.models.options import option_defaults
-
         return {**option_defaults(), **dataclasses.asdict(self)}
 
     @property
@@ -137,8 +133,6 @@ class ModelOptions:
     def validate(self) -> None:
         """Check values and conflicts that would otherwise fail deep inside torch (the families'
         classes add theirs)."""
-        from wordorder.models.options import FAMILY_OPTIONS
-
         if not isinstance(self.family, str) or self.family not in FAMILY_OPTIONS:
             raise WordorderError(f"unknown model family '{self.family}'",
                                  hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}")
@@ -162,3 +156,26 @@ class ModelOptions:
             raise WordorderError(f"model option flexible_skip must be positive, got {self.flexible_skip!r}")
         if self.loc_kernel % 2 == 0:
             raise WordorderError(f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}")
+
+
+# Each family's options class, by family name. models/options.py fills it when it defines the
+# classes (the models package imports it first), so this module never imports that one.
+FAMILY_OPTIONS: dict[str, type[ModelOptions]] = {}
+
+
+def _own(cls: type[ModelOptions]) -> list[dataclasses.Field]:
+    """The fields a family's class adds to the common ones."""
+    common = {f.name for f in dataclasses.fields(ModelOptions)}
+    return [f for f in dataclasses.fields(cls) if f.name not in common]
+
+
+def option_defaults() -> dict[str, Any]:
+    """Every model option of every family with its default: the common ones first, then each
+    family's in :data:`FAMILY_OPTIONS` order (the flat form of :meth:`ModelOptions.to_dict`)."""
+    fields = dataclasses.fields(ModelOptions) + tuple(f for c in FAMILY_OPTIONS.values() for f in _own(c))
+    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in fields}
+
+
+def family_of(name: str) -> str | None:
+    """The family whose class has the option ``name``; None for a common (or unknown) one."""
+    return next((family for family, c in FAMILY_OPTIONS.items() if name in {f.name for f in _own(c)}), None)
