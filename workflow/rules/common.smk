@@ -134,7 +134,7 @@ def variant_features(w, split):
     model = {k: v for k, v in model_options(w).items() if k != "preset"}
     src = src_lang(w)
     files = {}
-    for name in sorted(ModelOptions(**model).required_features()):
+    for name in sorted(ModelOptions.from_dict(model).required_features()):
         if name == "order":
             files[name] = f"{R}/preorder/{w.pair}/{entry['preorder']}/{split}.positions.{src}"
         else:
