@@ -62,7 +62,7 @@ def cmd_tokenize(a: argparse.Namespace) -> None:
 
 
 def cmd_split(a: argparse.Namespace) -> None:
-    from wordorder.corpus.prepare import make_splits, write_splits
+    from wordorder.corpus.runner import make_splits, write_splits
 
     table = make_splits(a.pair, a.data, a.clean, a.seed, Path(a.tok_dir))
     write_splits(table, Path(a.output))
@@ -78,7 +78,7 @@ def cmd_reference(a: argparse.Namespace) -> None:
 
 
 def cmd_select(a: argparse.Namespace) -> None:
-    from wordorder.corpus.prepare import select_split
+    from wordorder.corpus.runner import select_split
 
     n = select_split(Path(a.splits), a.split, Path(a.raw), Path(a.tok), Path(a.out_raw), Path(a.out_tok))
     print(f"{a.out_raw}: {n} lines")

@@ -95,7 +95,7 @@ def cmd_align_split(a: argparse.Namespace) -> None:
 
 
 def cmd_word_classes(a: argparse.Namespace) -> None:
-    from wordorder.preorder.pipeline import read_tokens
+    from wordorder.preorder.runner import read_tokens
     from wordorder.preorder.wordclass import train_word_classes, write_word_classes
 
     classes = train_word_classes(read_tokens(a.input), n_classes=a.classes, iterations=a.iterations, seed=a.seed)
@@ -104,13 +104,13 @@ def cmd_word_classes(a: argparse.Namespace) -> None:
 
 
 def cmd_preorder_gold(a: argparse.Namespace) -> None:
-    from wordorder.preorder.pipeline import gold_step
+    from wordorder.preorder.runner import gold_step
 
     print(json.dumps(gold_step(Path(a.align), Path(a.tok), Path(a.output), a.key, a.attach)))
 
 
 def cmd_btg_train(a: argparse.Namespace) -> None:
-    from wordorder.preorder.pipeline import btg_train_step
+    from wordorder.preorder.runner import btg_train_step
 
     info = btg_train_step(Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align), Path(a.model),
                           Path(a.stats), a.options)
@@ -118,7 +118,7 @@ def cmd_btg_train(a: argparse.Namespace) -> None:
 
 
 def cmd_btg_apply(a: argparse.Namespace) -> None:
-    from wordorder.preorder.pipeline import btg_apply_step
+    from wordorder.preorder.runner import btg_apply_step
 
     print(json.dumps(btg_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes),
                                     Path(a.output), a.pos, a.threads)))
@@ -127,7 +127,7 @@ def cmd_btg_apply(a: argparse.Namespace) -> None:
 def cmd_rvnn_train(a: argparse.Namespace) -> None:
     import torch
 
-    from wordorder.preorder.pipeline import rvnn_train_step
+    from wordorder.preorder.runner import rvnn_train_step
 
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -139,7 +139,7 @@ def cmd_rvnn_train(a: argparse.Namespace) -> None:
 def cmd_rvnn_apply(a: argparse.Namespace) -> None:
     import torch
 
-    from wordorder.preorder.pipeline import rvnn_apply_step
+    from wordorder.preorder.runner import rvnn_apply_step
 
     if a.threads:
         torch.set_num_threads(a.threads)
