@@ -33,7 +33,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from wordorder.align.eflomal_run import align_corpus
-    from wordorder.preorder import pipeline as steps
+    from wordorder.preorder import runner as steps
     from wordorder.preorder.report import preorder_report
     from wordorder.preorder.wordclass import train_word_classes, write_word_classes
     from wordorder.syntax.binarize import binarize, to_sexpr

@@ -190,3 +190,27 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
     assert latex.startswith(r"\begin{table}") and r"\caption{T Mean $\pm$ sample" in latex
     text = md.read_text(encoding="utf-8")
     assert "| reordered | 20.5 ± 0.7++ (n=2) |" in text and "| baseline | 12.0 ± 2.8 (n=2) |" in text and "NOTE" in text
+
+
+def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
+    """The ``report`` subcommand as the rule calls it: results table with markers and the
+    test's note, the n-gram table, no generation table without RIBES, the curves."""
+    from wordorder.cli import main
+
+    (tmp_path / "en-ja" / "baseline" / "1").mkdir(parents=True)
+    log = _log(tmp_path / "en-ja" / "baseline" / "1" / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}])
+    sig = _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03)
+    out = tmp_path / "out"
+    rc = main(["report", "--scores", *map(str, score_files[:4]), "--metrics", str(log),
+               "--variants", "baseline", "reordered", "--title", "exp: results", "--csv", str(out / "r.csv"),
+               "--md", str(out / "r.md"), "--curves", str(out / "curves.png"), "--significance", str(sig),
+               "--test", "sign", "--baseline", "baseline", "--generation-csv", str(out / "g.csv"),
+               "--generation-md", str(out / "g.md"), "--ngram-csv", str(out / "n.csv"), "--ngram-md", str(out / "n.md")])
+    assert rc == 0
+    assert sorted(p.name for p in out.iterdir()) == ["curves.png", "n.csv", "n.md", "r.csv", "r.md"]
+    md = (out / "r.md").read_text(encoding="utf-8")
+    assert md.startswith("# exp: results\n") and "better than baseline" in md and "sign test" in md
+    assert md.index("| baseline |") < md.index("| reordered |")
+    ngram = (out / "n.md").read_text(encoding="utf-8")
+    assert ngram.startswith("# exp: n-gram precisions of BLEU (%)\n")
+    assert "| baseline | 1.0 ± 0.0 | 2.0 ± 0.0 | 3.0 ± 0.0 | 4.0 ± 0.0 |" in ngram

@@ -4,5 +4,5 @@
   source definition from the config into two line-aligned raw text files;
 - :mod:`wordorder.corpus.clean`: length and ratio filtering on tokenized lines;
 - :mod:`wordorder.corpus.split`: deterministic random dev/test holdouts;
-- :mod:`wordorder.corpus.prepare`: the ``split``/``select`` pipeline steps built on them.
+- :mod:`wordorder.corpus.runner`: the ``split``/``select`` pipeline steps built on them.
 """

@@ -19,7 +19,7 @@ from wordorder.io import atomic_open, atomic_paths
 from wordorder.preorder.metrics import OrderScores, score_orders
 from wordorder.preorder.permutation import read_permutations
 from wordorder.io import write_json
-from wordorder.preorder.pipeline import read_links, read_tokens
+from wordorder.preorder.runner import read_links, read_tokens
 
 #: Display order: the floor first, the ceiling last.
 METHOD_ORDER = ("identity", "btg", "rvnn", "gold")

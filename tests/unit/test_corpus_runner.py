@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from wordorder.corpus.prepare import make_splits, select_split, write_splits
+from wordorder.corpus.runner import make_splits, select_split, write_splits
 from wordorder.errors import WordorderError
 
 
