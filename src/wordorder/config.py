@@ -9,16 +9,16 @@ so listing the DAG stays fast.
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from wordorder.errors import WordorderError
-from wordorder.configfiles import at as _at, check_repeats
+from wordorder.configfiles import at as _at
+from wordorder.configfiles import check_repeats
 from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spec
+from wordorder.errors import WordorderError
 from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (read_yaml: public here)
 
 REPO = Path(__file__).resolve().parents[2]

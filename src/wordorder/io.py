@@ -16,7 +16,7 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, cast
 
 from wordorder.errors import WordorderError
 from wordorder.temps import make_temp
@@ -24,7 +24,7 @@ from wordorder.temps import make_temp
 
 def _open_binary(path: Path) -> IO[bytes]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))  # a GzipFile: a binary file object
     return open(path, "rb")
 
 
@@ -161,7 +161,7 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise disk_full(targets[0], e.strerror) from None
+            raise disk_full(targets[0], e.strerror or str(e)) from None
         raise
     mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
     for tmp, target in zip(temps, targets):
@@ -173,10 +173,11 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
 def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """Open ``path`` for writing through a temporary file renamed into place on success."""
     with atomic_paths(path) as (tmp,):
+        f: IO[Any]
         if "b" in mode:
             f = open(tmp, mode)
         elif Path(path).suffix == ".gz":
-            f = gzip.open(tmp, mode + "t", encoding="utf-8")
+            f = cast(IO[Any], gzip.open(tmp, mode + "t", encoding="utf-8"))  # a text wrapper
         else:
             f = open(tmp, mode, encoding="utf-8", newline="\n")
         with f:

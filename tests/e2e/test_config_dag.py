@@ -6,7 +6,6 @@ check-config` are in tests/unit/test_bad_inputs.py."""
 from __future__ import annotations
 
 import pytest
-
 from test_pipeline import snakemake, tiny_config
 
 pytestmark = pytest.mark.slow

@@ -21,9 +21,9 @@ import sacrebleu
 import torch
 
 from wordorder.decode.beam import beam_search
+from wordorder.model_io.batching import pad, pad_feature
 from wordorder.models import build_model
 from wordorder.specials import EOS_ID
-from wordorder.model_io.batching import pad, pad_feature
 from wordorder.train.loop import TrainOptions, train
 
 NOUNS, VERBS, ADJS, PREPS = range(4, 12), range(12, 18), range(18, 23), range(23, 26)

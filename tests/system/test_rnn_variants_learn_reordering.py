@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from test_learns_reordering import (
-    ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, VERBS, VOCAB, make_data, train_and_score,
+    ADJS,
+    BLEU_BAR,
+    EXACT_BAR,
+    NOUNS,
+    PREPS,
+    VERBS,
+    VOCAB,
+    make_data,
+    train_and_score,
 )
+
 from wordorder.models import build_model
 from wordorder.train.loop import TrainOptions
 

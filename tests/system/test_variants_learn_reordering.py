@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from test_learns_reordering import (
-    ADJS, BLEU_BAR, EXACT_BAR, NOUNS, PREPS, TARGET_OFFSET, VERBS, VOCAB, make_data, train_and_score,
+    ADJS,
+    BLEU_BAR,
+    EXACT_BAR,
+    NOUNS,
+    PREPS,
+    TARGET_OFFSET,
+    VERBS,
+    VOCAB,
+    make_data,
+    train_and_score,
 )
+
 from wordorder.models import build_model
 from wordorder.train.loop import TrainOptions
 
@@ -87,9 +96,10 @@ def test_gold_absolute_preorder_encoding_learns_at_least_as_fast_as_the_baseline
     at test time (a pipeline that fed no test preorders) must score lower. Measured on this CPU:
     baseline 96.0, gold absolute 99.1 BLEU after 150 updates, 69.9 with identity test positions."""
     from test_learns_reordering import bleu
+
     from wordorder.decode.beam import beam_search
-    from wordorder.specials import EOS_ID
     from wordorder.model_io.batching import pad, pad_feature
+    from wordorder.specials import EOS_ID
 
     data = make_data(20_000, 200, seed=7)
     train_order = [gold_order(s, t) for s, t in data[0]]

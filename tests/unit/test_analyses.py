@@ -86,10 +86,9 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
 
 
 def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
-    from wordorder.evaluate.systems import benchmark_seconds, systems_markdown, training_speed
-    from wordorder.models import build_model
+    from wordorder.evaluate.systems import benchmark_seconds, count_parameters, systems_markdown, training_speed
     from wordorder.model_io.checkpoint import save_checkpoint
-    from wordorder.evaluate.systems import count_parameters
+    from wordorder.models import build_model
 
     log = tmp_path / "metrics.jsonl"
     log.write_text('{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n{"step": 3, "tokens_per_s": 30}\n'

@@ -248,9 +248,9 @@ def test_corrupt_checkpoint(tmp_path, capsys):
 def test_subword_model_of_another_vocabulary(tmp_path, capsys):
     """A checkpoint with a vocabulary per side, decoded with a subword model of another size
     (e.g. the joint model, or the sides swapped): refused before decoding."""
+    from wordorder.model_io.checkpoint import save_checkpoint
     from wordorder.models import build_model
     from wordorder.text.subword import train_sentencepiece
-    from wordorder.model_io.checkpoint import save_checkpoint
 
     (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
     spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
@@ -333,8 +333,8 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
     file goes through io.save_torch, which makes it one error naming the file (a 1 MiB tmpfs)."""
     import torch
 
-    from wordorder.models import build_model
     from wordorder.model_io.checkpoint import save_checkpoint
+    from wordorder.models import build_model
 
     disk = small_disk(tmp_path, "1m")
     try:
@@ -344,10 +344,10 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
         check("disk full while saving a checkpoint", code, errors, "the disk is full", str(disk / "avg.pt"))
         assert "unexpected pos" in errors[0] or "write failed" in errors[0]  # what torch said, for the record
         assert left_over(disk) == []
+        from wordorder.train.options import TrainOptions
         from wordorder.train.resume import Progress, save_state
         from wordorder.train.schedule import inverse_sqrt_scheduler
         from wordorder.train.update import make_optimizer
-        from wordorder.train.options import TrainOptions
 
         opt = make_optimizer(model, TrainOptions())
         with pytest.raises(WordorderError, match="the disk is full"):

@@ -6,8 +6,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 from wordorder.model_io.batching import collate, example_length, make_batches, pad
+from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 
 sentence = st.lists(st.integers(4, 99), min_size=0, max_size=40)
 corpus = st.lists(st.tuples(sentence, sentence), min_size=0, max_size=120)

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from wordorder.errors import WordorderError
+from wordorder.model_io.checkpoint import load_model, save_checkpoint
 from wordorder.models import build_model
 from wordorder.specials import BOS_ID, EOS_ID
-from wordorder.model_io.checkpoint import load_model, save_checkpoint
 from wordorder.train.loop import TrainOptions, train
 
 

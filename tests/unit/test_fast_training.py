@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
 from wordorder.device import keep_freed_cpu_memory
+from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
 from wordorder.train.loss import linear_cross_entropy
 
 

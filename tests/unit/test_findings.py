@@ -11,8 +11,8 @@ import random
 import pytest
 from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
-
 from test_bad_inputs import run
+
 from wordorder.evaluate.findings import findings_markdown, seed_paired_bootstrap, verdict
 
 

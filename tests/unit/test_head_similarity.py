@@ -7,7 +7,11 @@ import pytest
 import torch
 
 from wordorder.evaluate.head_similarity import (
-    encoder_head_similarity, group_similarity, head_groups, similarity_markdown, token_cosines,
+    encoder_head_similarity,
+    group_similarity,
+    head_groups,
+    similarity_markdown,
+    token_cosines,
 )
 from wordorder.models import build_model
 

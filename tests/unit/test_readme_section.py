@@ -4,10 +4,10 @@ refused (README untouched, no block written) when the markers are not exactly on
 from __future__ import annotations
 
 import pytest
+from tests.unit.test_bad_inputs import run
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.readme import block, demote, splice
-from tests.unit.test_bad_inputs import run
 
 README = "# Title\n\nIntro.\n\n<!-- wordorder:effects:begin -->\nold\n<!-- wordorder:effects:end -->\n\n## Next\n"
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
-
 from test_bad_inputs import check, left_over, run
+
 from wordorder.evaluate.scores import score_translations
 from wordorder.evaluate.significance import bleu_paired_bootstrap, bleu_sign_test
 

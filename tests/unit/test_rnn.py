@@ -13,7 +13,13 @@ import torch.nn.functional as F
 from wordorder.errors import WordorderError
 from wordorder.models import build_model
 from wordorder.models.rnn_attention import (
-    AdditiveScorer, FlexibleWeights, LocalWeights, PositionPredictor, SyntaxWeights, context, gaussian,
+    AdditiveScorer,
+    FlexibleWeights,
+    LocalWeights,
+    PositionPredictor,
+    SyntaxWeights,
+    context,
+    gaussian,
 )
 from wordorder.models.rnn_decoder import GRUCell
 from wordorder.models.source_tree import dependency_units, subword_distances, subword_parents, word_heads

@@ -122,7 +122,7 @@ def test_chen2018_systems_at_nematus_sizes():
     """§4.2: Nematus with embeddings 620, hidden 1000 and its default dropout (0.2); Nematus'
     attention MLP is as wide as the annotations (2000); source and target embeddings of their
     own."""
-    for name, entry in REGISTRY.items():
+    for name in REGISTRY:
         if not name.startswith("chen2018_"):
             continue
         for pair in ("en-de", "zh-en"):

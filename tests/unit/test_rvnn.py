@@ -8,8 +8,8 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from test_rvnn_oracle import binary_trees
+
 from wordorder.errors import WordorderError
 from wordorder.preorder.rvnn import RvNNOptions, RvNNPreorderer, build_vocab, train_rvnn
 from wordorder.preorder.rvnn_net import RvNNNet, collate
@@ -126,11 +126,11 @@ def synthetic_corpus(n_sent: int, seed: int, drop: float = 0.1):
         shape, labels = generate(rng)
         toks: list[tuple[str, str]] = []
 
-        def number(node):
+        def number(node, toks=toks):
             if isinstance(node[0], str):
                 toks.append(node)
                 return len(toks) - 1
-            return (number(node[0]), number(node[1]))
+            return (number(node[0], toks), number(node[1], toks))
 
         tree = number(shape)
         perm = apply_labels(tree, np.array(labels, dtype=np.int8))

@@ -7,7 +7,6 @@ import doctest
 import numpy as np
 import pytest
 from hypothesis import given, settings
-
 from tree_strategies import projective_trees, trees
 
 from wordorder.syntax import binarize as binarize_module

@@ -7,7 +7,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tree_strategies import trees
 
 from wordorder.syntax.distance import (

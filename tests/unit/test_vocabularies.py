@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from wordorder.errors import WordorderError
+from wordorder.model_io.checkpoint import load_model, save_checkpoint
 from wordorder.models import build_model
 from wordorder.models.options import TransformerOptions
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
-from wordorder.model_io.checkpoint import load_model, save_checkpoint
 
 
 def heads(n, groups):

@@ -199,7 +199,7 @@ class Source(ABC):
                                  f"not {self.max_lines!r}")
         self.validate()
 
-    def validate(self) -> None:
+    def validate(self) -> None:  # noqa: B027 (a hook: most kinds have nothing more to check)
         """Check the values of the kind's own keys (the keys themselves are already checked)."""
 
     def describe(self, src_lang: str, tgt_lang: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import glob
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from wordorder.corpus.base import (
     COMMON_KEYS,
@@ -38,7 +39,7 @@ class LocalSource(Source):
     """``{kind: local, src: PATH, tgt: PATH}`` or ``{kind: local, files, columns, separator}``."""
 
     kind = "local"
-    optional = (*_TWO_FILES, *_COLUMNS)
+    optional: ClassVar[tuple[str, ...]] = (*_TWO_FILES, *_COLUMNS)
     own: tuple[str, ...] = ()  # keys of a subclass, allowed in both layouts
 
     def validate(self) -> None:
@@ -94,7 +95,8 @@ class LocalSource(Source):
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         paths = self.paths(src_lang, tgt_lang)
         if "files" not in self.spec:
-            refuse_same_file(*paths, _TWO_FILES, self.where)
+            src_path, tgt_path = paths  # without "files", the two sides' files
+            refuse_same_file(src_path, tgt_path, _TWO_FILES, self.where)
             return iter_file_pairs(*paths)
         return self._columns(paths, src_lang, tgt_lang)
 

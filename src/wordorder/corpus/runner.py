@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wordorder.corpus.pairdata import is_holdout, pair_langs, split_names, split_spec
 from wordorder.corpus.clean import CleanOptions, clean_parallel
 from wordorder.corpus.overlap import remove_overlap
+from wordorder.corpus.pairdata import is_holdout, pair_langs, split_names, split_spec
 from wordorder.corpus.split import holdout_split
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, read_lines, read_parallel, write_parallel

@@ -20,10 +20,10 @@ import torch
 
 from wordorder.align.aer import aer, read_gold, read_src_tgt
 from wordorder.errors import WordorderError
+from wordorder.model_io.batching import pad
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID
 from wordorder.text.subword import SubwordModel
-from wordorder.model_io.batching import pad
 
 
 def encode_words(sp: SubwordModel, words: Sequence[str]) -> tuple[list[int], list[int]]:

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from wordorder.specials import EOS_ID
 from wordorder.model_io.batching import pad, pad_feature
+from wordorder.specials import EOS_ID
 
 
 def head_groups(options) -> list[tuple[str, int]]:

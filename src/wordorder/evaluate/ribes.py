@@ -72,7 +72,7 @@ def align_words(ref: Sequence[str], hyp: Sequence[str]) -> list[int]:
     r, h = _NgramIndex(ref), _NgramIndex(hyp)
     order: list[int] = []
     for i, word in enumerate(hyp):
-        gram = (word,)
+        gram: tuple[str, ...] = (word,)
         if r.count(gram) == 0:
             continue
         if r.count(gram) == 1 and h.count(gram) == 1:

@@ -14,8 +14,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 from wordorder.model_io.features import EOS as FEATURE_EOS
+from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 
 Pair = tuple[Sequence[int], Sequence[int]]
 

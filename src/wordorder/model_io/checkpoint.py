@@ -63,7 +63,7 @@ def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, An
     obj = {
         "format": FORMAT,
         "options": plain(options),
-        "vocab_size": int(getattr(model, "vocab_size")),
+        "vocab_size": int(model.vocab_size),
         "state_dict": state,
         "meta": plain(meta),
     }

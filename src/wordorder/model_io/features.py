@@ -25,7 +25,6 @@ from pathlib import Path
 
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines
-
 from wordorder.models.options import CATEGORICAL_FEATURES, INTEGER_FEATURES
 
 PAD, UNK, EOS = 0, 1, 2

@@ -67,6 +67,9 @@ class Seq2SeqModel(nn.Module):
     options: Any
     vocab_size: int
     tgt_vocab_size: int
+    # A per-token regulariser of the last training forward, added to the loss by the trainer
+    # (e.g. the Transformer's head disagreement); None in families without one.
+    auxiliary_loss: Tensor | None = None
 
     def forward(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
         """Teacher-forced logits.

@@ -38,6 +38,8 @@ class SinusoidalPositions(nn.Module):
     initial size; longer inputs (e.g. long decoding) extend the table instead of failing.
     """
 
+    table: Tensor  # the buffer registered in __init__
+
     def __init__(self, dim: int, max_positions: int = 1024) -> None:
         super().__init__()
         self.dim = dim

@@ -17,7 +17,6 @@ from wordorder.models.options import ModelOptions
 from wordorder.models.rnn import build_rnn
 from wordorder.models.transformer import build_transformer
 
-
 PRESETS: dict[str, dict[str, Any]] = {
     # For tests and smoke runs: trains in seconds on a CPU.
     "tiny": {"d_model": 64, "d_ff": 128, "heads": 4, "encoder_layers": 2, "decoder_layers": 2},

@@ -1,6 +1,6 @@
 """The RNN encoder-decoder family (``family: rnn``): RNNsearch / RNNsearch* and the attention
 variants of Chen et al. 2018, Chen et al. 2017's source dependency representation, and Zhang
-et al. 2018's relation networks — one model, composed from :class:`ModelOptions`.
+et al. 2018's relation networks — one model, composed from :class:`RNNOptions`.
 
 Source: embeddings (optionally [E x; VU] with the dependency-unit encoding, SDRNMT-1) → a
 bidirectional GRU, or the RNMT encoder with relation-network layers → annotations (B, S, 2h).
@@ -28,7 +28,7 @@ from wordorder.models.source_tree import dependency_units, subword_distances, su
 from wordorder.specials import PAD_ID
 
 if TYPE_CHECKING:
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import RNNOptions
 
 Feats = Mapping[str, Tensor]
 
@@ -36,7 +36,7 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
-    def __init__(self, options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
+    def __init__(self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
@@ -160,6 +160,6 @@ class RNNModel(Seq2SeqModel):
             self.attention = None
 
 
-def build_rnn(options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> RNNModel:
+def build_rnn(options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> RNNModel:
     """Family constructor registered as ``rnn`` in :data:`registry.FAMILIES`."""
     return RNNModel(options, vocab_size, tgt_vocab_size)

@@ -30,11 +30,16 @@ from torch import Tensor, nn
 from wordorder.models.base import DecoderState
 from wordorder.models.dropout import Dropout
 from wordorder.models.rnn_attention import (
-    AdditiveScorer, FlexibleWeights, LocalWeights, SyntaxWeights, context, masked_softmax,
+    AdditiveScorer,
+    FlexibleWeights,
+    LocalWeights,
+    SyntaxWeights,
+    context,
+    masked_softmax,
 )
 
 if TYPE_CHECKING:
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import RNNOptions
 
 
 class GRUCell(nn.Module):
@@ -80,7 +85,7 @@ class RNNState(DecoderState):
     unit_keys: Tensor | None = None
 
 
-def _weights_module(kind: str, o: ModelOptions, d_query: int) -> nn.Module | None:
+def _weights_module(kind: str, o: RNNOptions, d_query: int) -> nn.Module | None:
     if kind == "local":
         return LocalWeights(d_query, o.d_model, o.local_window)
     if kind == "flexible":
@@ -93,7 +98,7 @@ def _weights_module(kind: str, o: ModelOptions, d_query: int) -> nn.Module | Non
 class RNNDecoder(nn.Module):
     """The decoder step and its readout; see the module docstring."""
 
-    def __init__(self, o: ModelOptions, d_embed: int) -> None:
+    def __init__(self, o: RNNOptions, d_embed: int) -> None:
         super().__init__()
         h, mem = o.d_model, 2 * o.d_model
         self.cgru = o.decoder == "cgru"

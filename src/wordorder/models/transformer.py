@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from wordorder.errors import WordorderError
 from wordorder.models.base import DecoderState, EncoderOut, Seq2SeqModel
 from wordorder.models.dropout import Dropout
 from wordorder.models.layers import KV, key_padding_mask
@@ -36,11 +37,10 @@ from wordorder.models.options import CATEGORICAL_FEATURES
 from wordorder.models.positions import SinusoidalPositions
 from wordorder.models.relative import relative_buckets, sequence_buckets
 from wordorder.models.transformer_layers import DecoderLayer, EncoderLayer, SourceContext
-from wordorder.errors import WordorderError
 from wordorder.specials import PAD_ID
 
 if TYPE_CHECKING:  # registry imports this module to fill its family table
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import TransformerOptions
 
 Feats = Mapping[str, Tensor]
 
@@ -70,7 +70,7 @@ class TransformerState(DecoderState):
 class TransformerModel(Seq2SeqModel):
     """Encoder-decoder Transformer; see the module docstring for the conventions."""
 
-    def __init__(self, options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
+    def __init__(self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
@@ -275,7 +275,7 @@ class TransformerModel(Seq2SeqModel):
         )
 
 
-def build_source_input(o: ModelOptions) -> nn.Module | None:
+def build_source_input(o: TransformerOptions) -> nn.Module | None:
     """Chen 2020's grouped input or Sennrich & Haddow's factors; None = plain embedding + PE."""
     if not o.input_groups and not o.factors:
         return None
@@ -295,6 +295,6 @@ def build_source_input(o: ModelOptions) -> nn.Module | None:
     return None
 
 
-def build_transformer(options: ModelOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> TransformerModel:
+def build_transformer(options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> TransformerModel:
     """Family constructor registered as ``transformer`` in :data:`registry.FAMILIES`."""
     return TransformerModel(options, vocab_size, tgt_vocab_size)

@@ -20,7 +20,7 @@ from wordorder.models.relative import RelativeTable, RelativeTerm
 from wordorder.models.reordering import ReorderingEmbedding
 
 if TYPE_CHECKING:
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.options import TransformerOptions
 
 
 class Sublayer(nn.Module):
@@ -60,19 +60,19 @@ class SourceContext:
     order_buckets: Tensor | None = None
 
 
-def _position_slot(o: ModelOptions, side: str) -> ReorderingEmbedding | None:
+def _position_slot(o: TransformerOptions, side: str) -> ReorderingEmbedding | None:
     kind = o.position_slot(side)
     return None if kind == "none" else ReorderingEmbedding(o.d_model, learned=kind == "reordering")
 
 
-def _relative_table(o: ModelOptions, side: str) -> RelativeTable | None:
+def _relative_table(o: TransformerOptions, side: str) -> RelativeTable | None:
     return RelativeTable(o.relative_k, o.head_dim) if o.relative_on(side) else None
 
 
 class EncoderLayer(nn.Module):
     """Self-attention, [position slot], FFN; each sublayer wrapped in a :class:`Sublayer`."""
 
-    def __init__(self, o: ModelOptions) -> None:
+    def __init__(self, o: TransformerOptions) -> None:
         super().__init__()
         pre = o.norm == "pre"
         self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
@@ -102,7 +102,7 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Causal self-attention, [position slot], cross-attention to the encoder memory, FFN."""
 
-    def __init__(self, o: ModelOptions) -> None:
+    def __init__(self, o: TransformerOptions) -> None:
         super().__init__()
         pre = o.norm == "pre"
         self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)

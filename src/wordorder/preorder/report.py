@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wordorder.io import atomic_open, atomic_paths
+from wordorder.io import atomic_open, atomic_paths, write_json
 from wordorder.preorder.metrics import OrderScores, score_orders
 from wordorder.preorder.permutation import read_permutations
-from wordorder.io import write_json
 from wordorder.preorder.runner import read_links, read_tokens
 
 #: Display order: the floor first, the ceiling last.

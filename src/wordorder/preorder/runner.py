@@ -22,6 +22,7 @@ from wordorder.progress import progress
 from wordorder.syntax.binarize import from_sexpr, leaves
 from wordorder.syntax.conllu import read_conllu
 
+
 def read_tokens(path: str | Path) -> list[list[str]]:
     return [line.split() for line in iter_lines(path)]
 

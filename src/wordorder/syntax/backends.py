@@ -225,7 +225,7 @@ def require_annotations(lang: str, needs: Sequence[str], parsers: dict | None, w
         )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(lang: str, backend: str, model: str | None, model_dir: str | None, batch_size: int) -> Backend:
     if backend == "spacy":
         if not model:

@@ -22,13 +22,13 @@ A tree is ``int`` (a leaf: 0-based token index) or ``(left, right)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
+from typing import TypeAlias
 
 import numpy as np
 
 from wordorder.syntax.distance import ancestor_matrix
 
-Tree = Union[int, tuple["Tree", "Tree"]]
+Tree: TypeAlias = int | tuple["Tree", "Tree"]
 
 
 def _check(heads: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +171,7 @@ def leaves(tree: Tree) -> list[int]:
     [0, 1, 2, 3]
     """
     out: list[int] = []
-    for node, under in _walk(tree):
+    for _node, under in _walk(tree):
         out = under
     return out
 

@@ -30,7 +30,6 @@ from itertools import islice
 from pathlib import Path
 from typing import IO
 
-
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
 from wordorder.progress import progress as progress_bar

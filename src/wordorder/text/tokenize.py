@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
 from wordorder.progress import progress as progress_bar
@@ -181,7 +180,7 @@ def _base_lang(lang: str) -> str:
     return lang.strip().lower().replace("_", "-").split("-")[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_tokenizer(lang: str) -> Tokenizer:
     if lang == "ja":
         return JapaneseTokenizer()

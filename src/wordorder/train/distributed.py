@@ -12,8 +12,8 @@ evaluates, logs and writes checkpoints; stop decisions are shared with an all-re
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -27,9 +27,9 @@ from wordorder.errors import WordorderError
 class Dist:
     """This process' place: rank, world size and its device."""
 
-    rank: int = 0
-    world: int = 1
-    device: torch.device | None = None
+    rank: int
+    world: int
+    device: torch.device
 
     @property
     def main(self) -> bool:
@@ -73,11 +73,11 @@ class LossModule(nn.Module):
         return self.loss_fn(self.model, batch)
 
 
-def wrap(model: nn.Module, loss_fn: Any, d: Dist) -> nn.Module | None:
+def wrap(model: nn.Module, loss_fn: Any, d: Dist) -> nn.parallel.DistributedDataParallel | None:
     """A DDP module computing (loss, nll) of a batch, or None for a single process."""
     if not d.active:
         return None
-    ids = [d.device.index] if d.device is not None and d.device.type == "cuda" else None
+    ids = [d.device.index] if d.device.type == "cuda" else None
     return nn.parallel.DistributedDataParallel(LossModule(model, loss_fn), device_ids=ids)
 
 

@@ -33,7 +33,14 @@ from wordorder.train import kept
 from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
-    StopSignal, TrainingInterrupted, data_fingerprint, fingerprint, load_state, open_metrics, rng_state, save_state,
+    StopSignal,
+    TrainingInterrupted,
+    data_fingerprint,
+    fingerprint,
+    load_state,
+    open_metrics,
+    rng_state,
+    save_state,
 )
 from wordorder.train.schedule import inverse_sqrt_scheduler
 from wordorder.train.state import DevSet, TrainingState, Window, score_dev
@@ -115,7 +122,7 @@ class _Trainer:
             if state_path else None
         self.ddp = wrap(model, lambda m, b: batch_loss(m, b, opts.label_smoothing, amp_dtype), d)
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
-        if saved and d.main:
+        if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
             print(f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})",
                   flush=True)
@@ -209,8 +216,9 @@ class _Trainer:
         if self.state_path and ((opts.checkpoint_every and s.step % opts.checkpoint_every == 0) or signalled):
             self.checkpoint()
             if signalled:
+                number = self.stop_signal.received if self.stop_signal else None
                 raise TrainingInterrupted(
-                    f"stopped by signal {self.stop_signal.received or 15} after update {s.step}; the training "
+                    f"stopped by signal {number or 15} after update {s.step}; the training "
                     "state is saved", path=self.state_path, hint="run the same command (or Snakemake job) "
                     "again to continue from it")
         return stop
@@ -237,6 +245,7 @@ class _Trainer:
     def checkpoint(self) -> None:
         """Save the resumable state: every process' generators and log-window sums, by rank 0."""
         s, d = self.state, self.d
+        assert self.state_path is not None, "checkpoint() is only called with a state path"
         rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
         if d.main:
             folder = kept.snapshot(self.state_path, self.out_dir, s.step)  # complete before the state names it

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,8 +56,8 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     import sacrebleu
     import torch
 
-    from wordorder.models.registry import build_model, resolve_options
     from wordorder.model_io.features import vocab_sizes
+    from wordorder.models.registry import build_model, resolve_options
     from wordorder.train.loop import TrainOptions, train
 
     opts = TrainOptions.from_dict({**train_options, "seed": seed,

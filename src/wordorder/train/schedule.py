@@ -15,7 +15,6 @@ import math
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
-
 SCHEDULES = ("inverse_sqrt", "noam")
 
 

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 import torch
 import torch.nn.functional as F
 
+from wordorder.model_io.batching import Batch, Pair, collate, make_batches
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
-from wordorder.model_io.batching import Batch, Pair, collate, make_batches
 from wordorder.train.loss import linear_cross_entropy
 from wordorder.train.options import TrainOptions
 
@@ -36,7 +36,7 @@ def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: t
         loss = F.cross_entropy(logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
         with torch.no_grad():
             nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
-    aux = getattr(model, "auxiliary_loss", None)
+    aux = model.auxiliary_loss
     if aux is not None and model.training:
         # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
         loss = loss + aux.float() * target.ne(PAD_ID).sum()
@@ -56,7 +56,7 @@ def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optim
 
 def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
            group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None,
-           ddp: torch.nn.Module | None = None, world: int = 1, n_tokens: int | None = None,
+           ddp: torch.nn.parallel.DistributedDataParallel | None = None, world: int = 1, n_tokens: int | None = None,
            ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One optimizer update over the micro-batches ``group`` (gradient accumulation).
 
@@ -74,7 +74,7 @@ def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.
     for k, batch in enumerate(group):
         # DDP averages gradients over processes: scale by world so that the result is the sum.
         sync = ddp is None or k == len(group) - 1
-        with contextlib.nullcontext() if sync else ddp.no_sync():
+        with contextlib.nullcontext() if sync or ddp is None else ddp.no_sync():
             if ddp is None:
                 loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
             else:
