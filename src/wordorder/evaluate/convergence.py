@@ -61,7 +61,7 @@ def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     converged = sum(r["stop_reason"] == "patience" for r in rows)
     lines = [f"# {title}", "",
              f"{converged} of {len(rows)} runs stopped on patience (converged); the others name their stop.", "",
-             "| pair | system | seed | updates | best at | stop | dev ppl best / last | dev BLEU at best / max |"
+             "| pair | system | seed | updates | kept at | stop | dev ppl kept / last | dev BLEU kept / max |"
              f" Δ dev BLEU, last {TAIL} evals |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|"]
     for r in rows:
