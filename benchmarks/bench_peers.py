@@ -18,7 +18,16 @@
   (0.9, 0.98, eps 1e-9) without gradient clipping, the Noam schedule (factor 2, 4000 warm-up
   updates), fp32 on the CPU with ``--threads`` threads (OMP_NUM_THREADS and torch's threads),
   batches of at most ``--batch-tokens`` padded tokens, one batch per update, data prepared
-  in the training process (eole ``num_workers: 0``).
+  in the training process (eole ``num_workers: 0``). Both build 7,578,624 parameters.
+* How a batch is counted (S, T: pieces of a pair). wordorder: n × max(max(S+1, T+1)) over the
+  batch (source + EOS, BOS + target), examples sorted by that width then S, cut at ≤ budget,
+  per epoch. eole (``batch_type: tokens``, inputters/dynamic_iterator.py): n × max(max(S, T+2))
+  (no source EOS; BOS + target + EOS), examples of a bucket (here one pass over the corpus)
+  sorted by (S, T+2), an example that overflows the budget starts the next batch, and a source
+  already in the batch is dropped. Sorted by source length first, eole's batches carry more
+  target padding, hence fewer target tokens per update at the same budget (both shown).
+* Not equal: eole uses torch's plain Adam (wordorder the fused one), its own init (xavier),
+  no EOS on the source, and logits + loss unfused; these are part of what is measured.
 * Rounds: eole, wordorder, eole, wordorder, ... each a fresh process training
   ``--warmup-steps`` + ``--steps`` updates; only updates warmup+1..warmup+steps are timed, from
   the end of update ``warmup`` to the end of the last update (batching, logging every
@@ -139,8 +148,9 @@ def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-        sys.exit(f"error: {log}: training exited with {proc.returncode}: {tail[0][:300]}")
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() or ["(no output)"]
+        last = ([line for line in lines if "Error" in line] or lines)[-1].strip()
+        sys.exit(f"error: {log}: training exited with {proc.returncode}: {last[:300]}")
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
@@ -155,7 +165,7 @@ def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int)
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     if toolkit == "eole":
         cfg = eole_config(data / "train.src", data / "train.tgt", data / "vocab.txt", out, args.batch_tokens,
-                          total, every, args.seed)
+                          total, every, args.seed, args.pairs)
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child([eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env)
         window = eole_window(parse_eole_log((out / "log.txt").read_text(encoding="utf-8")), args.warmup_steps,

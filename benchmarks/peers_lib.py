@@ -159,8 +159,9 @@ def eole_python(work: Path, constraints: Path) -> Path:
 
 
 def eole_config(src: Path, tgt: Path, vocab: Path, out: Path, batch_tokens: int, steps: int, report_every: int,
-                seed: int, arch: dict = ARCH) -> dict:
+                seed: int, pairs: int, arch: dict = ARCH) -> dict:
     """eole's train config for the shared architecture and schedule, on pre-segmented files."""
+    assert arch["enc_layers"] == arch["dec_layers"], "eole's transformer config takes one layer count"
     return {
         "save_data": str(out / "data"), "src_vocab": str(vocab), "share_vocab": True, "vocab_size_multiple": 1,
         "src_vocab_size": 1_000_000, "overwrite": True, "seed": seed, "report_every": report_every,
@@ -168,7 +169,10 @@ def eole_config(src: Path, tgt: Path, vocab: Path, out: Path, batch_tokens: int,
         "training": {
             "model_path": str(out / "model"), "train_steps": steps, "valid_steps": 10 * steps,
             "save_checkpoint_steps": 10 * steps, "world_size": 1, "gpu_ranks": [],
-            "batch_type": "tokens", "batch_size": batch_tokens, "batch_size_multiple": 1, "accum_count": [1],
+            # A bucket of one pass over the corpus (eole's default, 262,144 examples, cycles a small
+            # corpus until full): sorted, batched and shuffled per epoch, as wordorder does.
+            "bucket_size": pairs, "batch_type": "tokens", "batch_size": batch_tokens, "batch_size_multiple": 1,
+            "accum_count": [1],
             "normalization": "tokens", "num_workers": 0, "compute_dtype": "fp32",
             "optim": "adam", "adam_beta1": arch["betas"][0], "adam_beta2": arch["betas"][1], "adam_eps": arch["eps"],
             "learning_rate": arch["noam_factor"], "decay_method": "noam", "warmup_steps": arch["warmup"],
@@ -177,7 +181,7 @@ def eole_config(src: Path, tgt: Path, vocab: Path, out: Path, batch_tokens: int,
         },
         "model": {
             "architecture": "transformer", "hidden_size": arch["d"], "transformer_ff": arch["ff"],
-            "heads": arch["heads"], "enc_layers": arch["enc_layers"], "dec_layers": arch["dec_layers"],
+            "heads": arch["heads"], "layers": arch["enc_layers"],  # eole's transformer: one count for both
             "share_embeddings": True, "share_decoder_embeddings": True, "generator_bias": False,
             "add_qkvbias": True, "add_final_linear_bias": True, "add_ffnbias": True, "mlp_activation_fn": "relu",
             "embeddings": {"word_vec_size": arch["d"], "position_encoding_type": "SinusoidalInterleaved"},
