@@ -1,0 +1,270 @@
+"""Training speed of wordorder against eole 0.6.4 (OpenNMT-py's successor), interleaved A/B.
+
+    .venv/bin/python benchmarks/bench_peers.py [--work benchmarks/.peers] [--direction en-ja]
+        [--pairs 20000] [--steps 300] [--warmup-steps 50] [--rounds 2] [--threads 2]
+        [--batch-tokens 4096] [--json out.json]
+
+* eole is installed on the first run into ``--work``/venv (pip, ``-c constraints.txt``, plus
+  aiohttp, which eole needs and does not declare); later runs reuse it. Offline, the run stops
+  with one ``error:`` line.
+* Data: the first ``--pairs`` pairs of ``../shared/data/ja-en_small_parallel_enja/train``,
+  segmented once by a joint sentencepiece BPE (``--vocab`` 8000) trained with wordorder's
+  trainer, written as space-separated pieces; both toolkits read those files (eole with
+  ``transforms: []`` and the sentencepiece vocabulary as its vocabulary, so both output layers
+  have the same size).
+* The same model: Transformer 3+3 layers, d 256, FFN 1024, 4 heads, pre-norm (eole's decoder
+  has no post-norm), biases in every linear layer, one embedding matrix for source, target and
+  output, sinusoidal positions, dropout 0.1, no attention dropout, label smoothing 0.1, Adam
+  (0.9, 0.98, eps 1e-9) without gradient clipping, the Noam schedule (factor 2, 4000 warm-up
+  updates), fp32 on the CPU with ``--threads`` threads (OMP_NUM_THREADS and torch's threads),
+  batches of at most ``--batch-tokens`` padded tokens, one batch per update, data prepared
+  in the training process (eole ``num_workers: 0``). Both build 7,578,624 parameters.
+* How a batch is counted (S, T: pieces of a pair). wordorder: n × max(max(S+1, T+1)) over the
+  batch (source + EOS, BOS + target), examples sorted by that width then S, cut at ≤ budget,
+  per epoch. eole (``batch_type: tokens``, inputters/dynamic_iterator.py): n × max(max(S, T+2))
+  (no source EOS; BOS + target + EOS), examples of a bucket (here one pass over the corpus)
+  sorted by (S, T+2), an example that overflows the budget starts the next batch, and a source
+  already in the batch is dropped. Sorted by source length first, eole's batches carry more
+  target padding, hence fewer target tokens per update at the same budget (both shown).
+* Not equal: eole uses torch's plain Adam (wordorder the fused one), its own init (xavier),
+  no EOS on the source, and logits + loss unfused; these are part of what is measured.
+* Rounds: eole, wordorder, eole, wordorder, ... each a fresh process training
+  ``--warmup-steps`` + ``--steps`` updates; only updates warmup+1..warmup+steps are timed, from
+  the end of update ``warmup`` to the end of the last update (batching, logging every
+  gcd(warmup, steps) updates included in both). eole: the timestamps of its reports at those two
+  updates; wordorder: a clock read after each call of its update function inside
+  :func:`wordorder.train.loop.train`.
+* Reported per toolkit, over all its rounds: sentence pairs/s and non-pad target tokens/s
+  (EOS included), MFU = model FLOPs (:func:`peers_lib.training_flops`) per second ÷ the fp32
+  ``torch.mm`` peak measured in this run, and the peak RSS of each training process (wait4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers_lib import (  # noqa: E402
+    ARCH, EOLE_VERSION, Lengths, eole_config, eole_python, eole_window, matmul_peak, parse_eole_log, training_flops,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "ja-en_small_parallel_enja"
+
+
+def prepare_data(args) -> Path:
+    """Segmented train.src / train.tgt, spm.model and eole's vocab.txt in a cached folder."""
+    from wordorder.text.subword import SubwordModel, train_sentencepiece
+
+    src, tgt = args.direction.split("-")
+    folder = args.work / f"data_{args.direction}_{args.pairs}_{args.vocab}"
+    if (folder / "done").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = {}
+    for lang in (src, tgt):
+        with gzip.open(args.data / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
+            lines[lang] = [line.rstrip("\n") for _, line in zip(range(args.pairs), f)]
+        (folder / f"raw.{lang}").write_text("\n".join(lines[lang]) + "\n", encoding="utf-8")
+    train_sentencepiece([folder / f"raw.{src}", folder / f"raw.{tgt}"], folder / "spm", args.vocab, seed=1)
+    sp = SubwordModel(folder / "spm.model")
+    for side, lang in (("src", src), ("tgt", tgt)):
+        pieces = sp.encode_batch(lines[lang])
+        (folder / f"train.{side}").write_text("".join(" ".join(p) + "\n" for p in pieces), encoding="utf-8")
+    # eole's vocabulary = the sentencepiece one in id order, its pad token named as eole names it.
+    vocab = [sp.id_to_piece(i) for i in range(sp.vocab_size)]
+    vocab[0] = "<blank>"
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    (folder / "done").write_text("")
+    return folder
+
+
+def read_pieces(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def wordorder_child(job: dict) -> None:
+    """Train wordorder in this process and write the end time and size of each update."""
+    import torch
+
+    import wordorder.train.loop as loop
+    from wordorder.models import build_model
+    from wordorder.specials import PAD_ID
+    from wordorder.text.subword import SubwordModel
+    from wordorder.train.loop import TrainOptions, train
+    from wordorder.model_io.subwords import read_ids
+
+    torch.set_num_threads(job["threads"])
+    folder, out = Path(job["data"]), Path(job["out"])
+    sp = SubwordModel(folder / "spm.model")
+    pairs = list(zip(read_ids([" ".join(p) for p in read_pieces(folder / "train.src")], sp, folder / "train.src"),
+                     read_ids([" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt")))
+    a = ARCH
+    torch.manual_seed(job["seed"])
+    model = build_model({"preset": "small", "norm": "pre", "dropout": a["dropout"],
+                         "attention_dropout": a["attention_dropout"], "tie_embeddings": True, "tie_output": True},
+                        sp.vocab_size)
+    opts = TrainOptions(device="cpu", amp=False, batch_tokens=job["batch_tokens"], lr=a["noam_factor"],
+                        schedule="noam", warmup=a["warmup"], betas=a["betas"], eps=a["eps"], clip_norm=0.0,
+                        label_smoothing=a["label_smoothing"], max_steps=job["steps"], eval_every=10 * job["steps"],
+                        eval_beam=1, seed=job["seed"], log_every=job["report_every"], threads=job["threads"])
+    records: list[tuple[float, int, int, int]] = []
+    real_update = loop.update
+
+    def timed_update(model, optimizer, scaler, group, *rest, **kw):
+        result = real_update(model, optimizer, scaler, group, *rest, **kw)
+        now = time.perf_counter()  # the counts below are taken after the clock
+        records.append((now, sum(b.src.size(0) for b in group), sum(int(b.src.ne(PAD_ID).sum()) for b in group),
+                        sum(b.target_tokens for b in group)))
+        return result
+
+    loop.update = timed_update  # the real update, with a clock read after it
+    dev = [s for s, _ in pairs[:8]]  # the final evaluation only (untimed): 8 greedy decodings
+    train(model, pairs, dev, lambda hyps: 0.0, opts, out / "model")
+    (out / "updates.json").write_text(json.dumps(records))
+
+
+def wordorder_window(records: list, first: int, last: int) -> dict[str, float]:
+    inside = records[first:last]
+    return {"seconds": records[last - 1][0] - records[first - 1][0], "sents": sum(r[1] for r in inside),
+            "src_tokens": sum(r[2] for r in inside), "tgt_tokens": sum(r[3] for r in inside)}
+
+
+def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
+    """Run ``cmd`` with its output in ``log``; (wall seconds, peak RSS in MB of that process)."""
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as f:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() or ["(no output)"]
+        last = ([line for line in lines if "Error" in line] or lines)[-1].strip()
+        sys.exit(f"error: {log}: training exited with {proc.returncode}: {last[:300]}")
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024
+
+
+def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int) -> dict:
+    out = args.work / "runs" / f"{k}_{toolkit}"
+    if out.exists():
+        import shutil
+
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    total = args.warmup_steps + args.steps
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    if toolkit == "eole":
+        cfg = eole_config(data / "train.src", data / "train.tgt", data / "vocab.txt", out, args.batch_tokens,
+                          total, every, args.seed, args.pairs)
+        (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        wall, rss = run_child([eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env)
+        window = eole_window(parse_eole_log((out / "log.txt").read_text(encoding="utf-8")), args.warmup_steps,
+                             total, every)
+    else:
+        job = {"data": str(data), "out": str(out), "threads": args.threads, "batch_tokens": args.batch_tokens,
+               "steps": total, "report_every": every, "seed": args.seed}
+        (out / "job.json").write_text(json.dumps(job))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+        wall, rss = run_child([sys.executable, Path(__file__).resolve(), "--wordorder-child", out / "job.json"],
+                              out / "log.txt", env)
+        records = json.loads((out / "updates.json").read_text())
+        window = wordorder_window(records, args.warmup_steps, total)
+    row = {"toolkit": toolkit, "round": k, "wall_s": wall, "peak_rss_mb": rss, **window}
+    print(f"  round {k} {toolkit:9s}: {window['sents'] / window['seconds']:7.1f} pairs/s, "
+          f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s timed, "
+          f"{wall:.0f} s wall, peak RSS {rss:.0f} MB", flush=True)
+    return row
+
+
+def summary(rows: list[dict], lengths: Lengths, vocab: int, peak: float, steps: int) -> dict[str, dict]:
+    out = {}
+    for toolkit in ("eole", "wordorder"):
+        mine = [r for r in rows if r["toolkit"] == toolkit]
+        sec = sum(r["seconds"] for r in mine)
+        src, tgt = sum(r["src_tokens"] for r in mine), sum(r["tgt_tokens"] for r in mine)
+        out[toolkit] = {"pairs_s": sum(r["sents"] for r in mine) / sec, "tgt_tok_s": tgt / sec,
+                        "src_tok_s": src / sec, "tgt_per_update": tgt / (len(mine) * steps),
+                        "mfu": training_flops(src, tgt, lengths, vocab) / sec / peak,
+                        "peak_rss_mb": max(r["peak_rss_mb"] for r in mine),
+                        "per_round_tgt_tok_s": [r["tgt_tokens"] / r["seconds"] for r in mine]}
+    return out
+
+
+def table(s: dict[str, dict]) -> str:
+    lines = ["| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU | peak RSS MB | "
+             "target tok/s per round |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, r in s.items():
+        rounds = ", ".join(f"{v:,.0f}" for v in r["per_round_tgt_tok_s"])
+        lines.append(f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} | "
+                     f"{r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | {r['peak_rss_mb']:,.0f} | {rounds} |")
+    w, e = s["wordorder"], s["eole"]
+    lines.append(f"\nwordorder / eole: pairs/s {w['pairs_s'] / e['pairs_s']:.2f}×, target tok/s "
+                 f"{w['tgt_tok_s'] / e['tgt_tok_s']:.2f}×, MFU {w['mfu'] / e['mfu']:.2f}×, peak RSS "
+                 f"{w['peak_rss_mb'] / e['peak_rss_mb']:.2f}×")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".peers")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--direction", choices=("en-ja", "ja-en"), default="en-ja")
+    ap.add_argument("--pairs", type=int, default=20_000)
+    ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--warmup-steps", type=int, default=50)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--wordorder-child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.wordorder_child:
+        return wordorder_child(json.loads(args.wordorder_child.read_text()))
+    if args.warmup_steps < 1 or args.steps < 1 or args.rounds < 1:
+        ap.error("--warmup-steps, --steps and --rounds must be at least 1")
+    if not (args.data / "train.en.gz").is_file():
+        sys.exit(f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
+                 "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)")
+    args.work = args.work.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+    eole_py = eole_python(args.work, ROOT / "constraints.txt")
+    data = prepare_data(args)
+    vocab = len((data / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    lengths = Lengths.of([(len(s) + 1, len(t) + 1) for s, t in zip(read_pieces(data / "train.src"),
+                                                                     read_pieces(data / "train.tgt"))])
+    every = math.gcd(args.warmup_steps, args.steps)
+    import torch
+
+    print(f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ {args.batch_tokens} padded tokens, "
+          f"{args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}; updates "
+          f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}", flush=True)
+    peaks = [matmul_peak(args.threads)]
+    rows = []
+    for k in range(1, args.rounds + 1):
+        for toolkit in ("eole", "wordorder"):
+            rows.append(one_round(toolkit, k, args, data, eole_py, every))
+    peaks.append(matmul_peak(args.threads))
+    peak = max(peaks)
+    s = summary(rows, lengths, vocab, peak, args.steps)
+    print(f"fp32 matmul peak ({args.threads} threads, 2048² torch.mm): "
+          f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); MFU against {peak / 1e9:.1f}")
+    print(table(s))
+    if args.json:
+        args.json.write_text(json.dumps({"peaks": peaks, "rows": rows, "summary": s, "lengths": vars(lengths),
+                                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""Helpers of ``bench_peers.py``: eole's own venv, its config, its log, and the FLOP count.
+
+Kept apart from the script so that the unit test can check the FLOP formula and the log
+parser without installing eole.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+EOLE_VERSION = "0.6.4"
+# The shared architecture (the small preset of wordorder, pre-norm as eole's decoder is).
+ARCH = {"d": 256, "ff": 1024, "heads": 4, "enc_layers": 3, "dec_layers": 3, "dropout": 0.1,
+        "attention_dropout": 0.0, "label_smoothing": 0.1, "betas": (0.9, 0.98), "eps": 1e-9,
+        "noam_factor": 2.0, "warmup": 4000}
+
+
+# -- the FLOP count --------------------------------------------------------------------
+
+def weights_per_token(d: int, ff: int, enc_layers: int, dec_layers: int, vocab: int) -> tuple[int, int]:
+    """Matmul weights a source token and a target token go through (biases, norms ignored).
+
+    Source: every encoder layer (Q, K, V, O: 4d², FFN: 2·d·ff) and the cross-attention K, V
+    of every decoder layer (2d²). Target: every decoder layer's self-attention (4d²),
+    cross-attention Q, O (2d²), FFN (2·d·ff), and the output projection (V·d).
+    """
+    src = enc_layers * (4 * d * d + 2 * d * ff) + dec_layers * 2 * d * d
+    tgt = dec_layers * (6 * d * d + 2 * d * ff) + vocab * d
+    return src, tgt
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """Corpus means of the attention terms: ΣS²/ΣS, ΣT²/ΣT, ΣS·T/ΣT (S, T: tokens per pair)."""
+
+    ss: float
+    tt: float
+    st: float
+
+    @classmethod
+    def of(cls, pairs: list[tuple[int, int]]) -> Lengths:
+        s = sum(a for a, _ in pairs)
+        t = sum(b for _, b in pairs)
+        return cls(sum(a * a for a, _ in pairs) / s, sum(b * b for _, b in pairs) / t,
+                   sum(a * b for a, b in pairs) / t)
+
+
+def training_flops(src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab: int, arch: dict = ARCH) -> float:
+    """Model FLOPs of training (forward + backward = 3 × forward) on these tokens:
+
+    6·(W_src·S + W_tgt·T) + 12·d·(L_enc·ρ_ss·S + L_dec·(ρ_tt + ρ_st)·T)
+
+    W_src, W_tgt from :func:`weights_per_token`; the second term is the attention scores and
+    the weighted sums (2·d FLOPs each per query–key pair, forward), encoder self-attention over
+    S², decoder self-attention over T² (counted in full, as both toolkits compute it), cross
+    attention over S·T, with the per-token means ρ of the corpus (:class:`Lengths`).
+    """
+    d, le, ld = arch["d"], arch["enc_layers"], arch["dec_layers"]
+    w_src, w_tgt = weights_per_token(d, arch["ff"], le, ld, vocab)
+    return (6.0 * (w_src * src_tokens + w_tgt * tgt_tokens)
+            + 12.0 * d * (le * lengths.ss * src_tokens + ld * (lengths.tt + lengths.st) * tgt_tokens))
+
+
+def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
+    """Best fp32 FLOP/s (2·n³ per product) of ``torch.mm`` on two n×n matrices."""
+    import torch
+
+    torch.set_num_threads(threads)
+    a, b, out = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+    best = math.inf
+    for i in range(repeats + 3):
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=out)
+        if i >= 3:
+            best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+# -- eole's training log ---------------------------------------------------------------
+
+# eole/utils/statistics.py, Statistics.output: "[<asctime> INFO] Step 50/  300; acc: ...;
+# sents: 10230; bsz: 1530/1710/205; 4500/5012 tok/s; 80 sec;" (bsz: per-batch means of source
+# tokens, non-pad target tokens and sentences since the previous report).
+_STEP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) [A-Z]+\] Step\s+(\d+)/\s*\d+;.*?"
+                   r"sents:\s*(\d+); bsz:\s*(\d+)/\s*(\d+)/\s*(\d+);")
+
+
+@dataclass(frozen=True)
+class Report:
+    step: int
+    time: float  # seconds (log clock, 1 ms resolution)
+    sents: int
+    src_per_batch: int
+    tgt_per_batch: int
+
+
+def parse_eole_log(text: str) -> list[Report]:
+    out = []
+    for line in text.splitlines():
+        m = _STEP.match(line)
+        if m:
+            stamp = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            out.append(Report(int(m.group(2)), stamp, int(m.group(3)), int(m.group(4)), int(m.group(5))))
+    return out
+
+
+def eole_window(reports: list[Report], first: int, last: int, every: int) -> dict[str, float]:
+    """Updates first+1..last from the reports at steps first and last (every ``every``).
+
+    Token counts are eole's rounded per-batch means × batches (``every`` per report, one batch
+    per update): off by at most 0.5 token per batch.
+    """
+    by_step = {r.step: r for r in reports}
+    missing = [s for s in range(first, last + 1, every) if s not in by_step]
+    if missing:
+        raise ValueError(f"eole's log has no report for steps {missing[:5]}")
+    inside = [by_step[s] for s in range(first + every, last + 1, every)]
+    return {"seconds": by_step[last].time - by_step[first].time, "sents": sum(r.sents for r in inside),
+            "src_tokens": sum(r.src_per_batch * every for r in inside),
+            "tgt_tokens": sum(r.tgt_per_batch * every for r in inside)}
+
+
+# -- eole's venv and config ------------------------------------------------------------
+
+def eole_python(work: Path, constraints: Path) -> Path:
+    """The python of ``work/venv`` with eole installed (installed on the first call)."""
+    venv = work / "venv"
+    py = venv / "bin" / "python"
+    check = f"import importlib.metadata as m, eole, aiohttp; assert m.version('eole') == '{EOLE_VERSION}'"
+    if py.is_file() and subprocess.run([py, "-c", check], capture_output=True).returncode == 0:
+        print(f"eole {EOLE_VERSION}: reusing {venv}", flush=True)
+        return py
+    shutil.rmtree(venv, ignore_errors=True)
+    log = work / "install.log"
+    print(f"installing eole {EOLE_VERSION} into {venv} (log: {log}) ...", flush=True)
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as f:
+        # eole imports aiohttp without declaring it; the constraints keep torch the CPU build.
+        ok = (subprocess.run([sys.executable, "-m", "venv", venv], stdout=f, stderr=subprocess.STDOUT).returncode == 0
+              and subprocess.run([py, "-m", "pip", "install", "-c", constraints, f"eole=={EOLE_VERSION}", "aiohttp"],
+                                 stdout=f, stderr=subprocess.STDOUT).returncode == 0
+              and subprocess.run([py, "-c", check], stdout=f, stderr=subprocess.STDOUT).returncode == 0)
+    if not ok:
+        shutil.rmtree(venv, ignore_errors=True)
+        sys.exit(f"error: {log}: installing eole {EOLE_VERSION} with pip failed (see the log's last lines); it needs "
+                 f"PyPI or a local index holding eole and its dependencies: rerun with network access, or pass "
+                 f"--work to a folder whose venv/ already has them (pip install -c constraints.txt "
+                 f"eole=={EOLE_VERSION} aiohttp)")
+    print(f"installed eole {EOLE_VERSION} in {time.perf_counter() - t0:.0f} s", flush=True)
+    return py
+
+
+def eole_config(src: Path, tgt: Path, vocab: Path, out: Path, batch_tokens: int, steps: int, report_every: int,
+                seed: int, pairs: int, arch: dict = ARCH) -> dict:
+    """eole's train config for the shared architecture and schedule, on pre-segmented files."""
+    assert arch["enc_layers"] == arch["dec_layers"], "eole's transformer config takes one layer count"
+    return {
+        "save_data": str(out / "data"), "src_vocab": str(vocab), "share_vocab": True, "vocab_size_multiple": 1,
+        "src_vocab_size": 1_000_000, "overwrite": True, "seed": seed, "report_every": report_every,
+        "data": {"corpus_1": {"path_src": str(src), "path_tgt": str(tgt), "transforms": []}},
+        "training": {
+            "model_path": str(out / "model"), "train_steps": steps, "valid_steps": 10 * steps,
+            "save_checkpoint_steps": 10 * steps, "world_size": 1, "gpu_ranks": [],
+            # A bucket of one pass over the corpus (eole's default, 262,144 examples, cycles a small
+            # corpus until full): sorted, batched and shuffled per epoch, as wordorder does.
+            "bucket_size": pairs, "batch_type": "tokens", "batch_size": batch_tokens, "batch_size_multiple": 1,
+            "accum_count": [1],
+            "normalization": "tokens", "num_workers": 0, "compute_dtype": "fp32",
+            "optim": "adam", "adam_beta1": arch["betas"][0], "adam_beta2": arch["betas"][1], "adam_eps": arch["eps"],
+            "learning_rate": arch["noam_factor"], "decay_method": "noam", "warmup_steps": arch["warmup"],
+            "max_grad_norm": 0.0, "label_smoothing": arch["label_smoothing"], "dropout": [arch["dropout"]],
+            "attention_dropout": [arch["attention_dropout"]], "param_init_method": "xavier_uniform",
+        },
+        "model": {
+            "architecture": "transformer", "hidden_size": arch["d"], "transformer_ff": arch["ff"],
+            "heads": arch["heads"], "layers": arch["enc_layers"],  # eole's transformer: one count for both
+            "share_embeddings": True, "share_decoder_embeddings": True, "generator_bias": False,
+            "add_qkvbias": True, "add_final_linear_bias": True, "add_ffnbias": True, "mlp_activation_fn": "relu",
+            "embeddings": {"word_vec_size": arch["d"], "position_encoding_type": "SinusoidalInterleaved"},
+        },
+    }

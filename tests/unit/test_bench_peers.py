@@ -1,0 +1,51 @@
+"""The FLOP count and eole log parser of benchmarks/bench_peers.py (eole itself is not needed)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from peers_lib import ARCH, Lengths, eole_window, parse_eole_log, training_flops, weights_per_token  # noqa: E402
+
+# Report lines of a real eole 0.6.4 run (a smoke run of bench_peers.py, en-ja, 2 updates per report).
+LOG = """\
+[2026-11-25 18:43:03,311 INFO] Starting training on CPU, could be very slow
+[2026-11-25 18:46:54,250 INFO] Step  2/    6; acc: 0.0; ppl: 8114.90; xent: 9.00; aux: 0.000; mtp: 0.000; attn_ent: 1.844; lr: 9.88e-07; sents:     133; bsz:  457/ 770/66;   4/  7 tok/s;    231 sec;
+[2026-11-25 18:51:03,650 INFO] Step  4/    6; acc: 0.0; ppl: 8159.32; xent: 9.01; aux: 0.000; mtp: 0.000; attn_ent: 2.279; lr: 1.98e-06; sents:     107; bsz:  563/ 850/54;   5/  7 tok/s;    480 sec;
+[2026-11-25 18:52:35,390 INFO] Step  6/    6; acc: 0.0; ppl: 8205.19; xent: 9.01; aux: 0.000; mtp: 0.000; attn_ent: 1.894; lr: 2.96e-06; sents:     124; bsz:  470/ 826/62;  10/ 18 tok/s;    572 sec;
+[2026-11-25 18:52:35,405 INFO] Saving optimizer and weights to step_6, and symlink to /x/model
+"""
+
+
+def test_weights_per_token_match_the_linear_layers_of_the_model():
+    from wordorder.models import build_model
+
+    model = build_model({"preset": "small", "norm": "pre"}, 8000)
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    src, tgt = weights_per_token(ARCH["d"], ARCH["ff"], ARCH["enc_layers"], ARCH["dec_layers"], 8000)
+    assert src + tgt - 8000 * ARCH["d"] == linear  # every weight matrix once (the tied output aside)
+    assert model.output_weight.numel() == 8000 * ARCH["d"]
+
+
+def test_training_flops_by_hand():
+    arch = {**ARCH, "d": 2, "ff": 4, "enc_layers": 1, "dec_layers": 1}
+    lengths = Lengths.of([(2, 3), (4, 1)])  # ΣS=6, ΣS²=20, ΣT=4, ΣT²=10, ΣST=10
+    assert (lengths.ss, lengths.tt, lengths.st) == (20 / 6, 10 / 4, 10 / 4)
+    # per source token 4·4+2·2·4 + 2·4 = 40 weights; per target token 6·4+16 + 10·2 = 60
+    expected = 6 * (40 * 6 + 60 * 4) + 12 * 2 * (20 / 6 * 6 + (10 / 4 + 10 / 4) * 4)
+    assert training_flops(6, 4, lengths, vocab=10, arch=arch) == pytest.approx(expected)
+
+
+def test_eole_window_from_reports():
+    reports = parse_eole_log(LOG)
+    assert [(r.step, r.sents, r.src_per_batch, r.tgt_per_batch) for r in reports] == [
+        (2, 133, 457, 770), (4, 107, 563, 850), (6, 124, 470, 826)]
+    w = eole_window(reports, 2, 6, 2)
+    assert w == {"seconds": pytest.approx(91.74 + 249.4), "sents": 107 + 124, "src_tokens": 2 * (563 + 470),
+                 "tgt_tokens": 2 * (850 + 826)}
+    with pytest.raises(ValueError, match="no report for steps"):
+        eole_window(reports, 2, 8, 2)
