@@ -28,7 +28,8 @@ validate_schema(config, "config.schema.yaml", path=", ".join(map(str, workflow.c
 report: "workflow/report/workflow.rst"
 
 
-include: "workflow/rules/common.smk"
+include: "workflow/rules/paths.smk"  # results root, path templates, input functions
+include: "workflow/rules/common.smk"  # config helpers, params functions, all_targets()
 include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
 include: "workflow/rules/syntax.smk"  # parse (scatter/gather) -> POS, BIEO, heads, binary trees
 include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
@@ -47,19 +48,9 @@ onstart:
 
 rule all:
     input:
-        tables=expand(f"{R}/tables/{{name}}.{{ext}}", name=["bleu", "generation", "ngram_precision", "systems"], ext=["csv", "md"]),
-        figures=f"{R}/figures/training_curves.png",
-        length=[
-            f"{R}/figures/bleu_by_length_{p}_{t}.png" for p in config["pairs"] for t in testsets(p)
-        ],
-        syntax=expand(f"{R}/syntax/{{pair}}.json", pair=config["pairs"]) if config["syntax"]["parse"] else [],
-        preorder=preorder_targets(),
-        swap_noise=swap_noise_targets(),
-        aer=[f"{R}/tables/aer.md"] if aer_pairs() else [],
-        head_similarity=head_similarity_targets(),
-        findings=findings_targets(),
+        all_targets(),
     default_target: True
 
 
 onsuccess:
-    print(f"\nResults table: {R}/tables/bleu.md (CSV beside it); figures in {R}/figures/; logs in {L}/")
+    print(f"\nResults table: {BLEU_MD} (CSV beside it); figures in {R}/figures/; logs in {L}/")

@@ -4,45 +4,42 @@
 #   snakemake -s workflow/papers.smk --workflow-profile workflow/profiles/slurm
 # Rules are renamed <paper>_<rule> (e.g. --until kawara2021_train). One paper alone:
 #   snakemake --configfile configs/full/<paper>.yaml
+# read_yaml: strict, a repeated key is an error (Snakemake's loader would keep the last).
 from wordorder import lock
 from wordorder.config import read_yaml
 
 
-def paper_config(name):
-    return read_yaml(f"configs/full/{name}.yaml")  # strict: a repeated key is an error
-
-
 module chen2018:
     snakefile: "../Snakefile"
-    config: paper_config("chen2018")
+    config: read_yaml("configs/full/chen2018.yaml")
 
 use rule * from chen2018 as chen2018_*
 
 
 module chen2019:
     snakefile: "../Snakefile"
-    config: paper_config("chen2019")
+    config: read_yaml("configs/full/chen2019.yaml")
 
 use rule * from chen2019 as chen2019_*
 
 
 module chen2020:
     snakefile: "../Snakefile"
-    config: paper_config("chen2020")
+    config: read_yaml("configs/full/chen2020.yaml")
 
 use rule * from chen2020 as chen2020_*
 
 
 module kawara2021:
     snakefile: "../Snakefile"
-    config: paper_config("kawara2021")
+    config: read_yaml("configs/full/kawara2021.yaml")
 
 use rule * from kawara2021 as kawara2021_*
 
 
 module zhang2018:
     snakefile: "../Snakefile"
-    config: paper_config("zhang2018")
+    config: read_yaml("configs/full/zhang2018.yaml")
 
 use rule * from zhang2018 as zhang2018_*
 

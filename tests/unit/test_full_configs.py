@@ -82,7 +82,7 @@ def test_full_config_is_valid_and_its_sources_resolve(path, monkeypatch):
 def test_the_union_workflow_includes_every_full_config():
     text = (REPO / "workflow" / "papers.smk").read_text(encoding="utf-8")
     assert set(re.findall(r"^module (\w+):", text, flags=re.M)) == PAPERS
-    assert set(re.findall(r'paper_config\("(\w+)"\)', text)) == PAPERS
+    assert set(re.findall(r'read_yaml\("configs/full/(\w+)\.yaml"\)', text)) == PAPERS
 
 
 def test_presets_replace_the_registry_preset_per_family():

@@ -1,18 +1,11 @@
 # Analyses beyond the scores: swap-noise robustness (Chen et al. 2019, Figs 3-5).
-SWAP = config["evaluation"]["swap_noise"]
-
-
-def swap_noise_targets():
-    if not SWAP["percents"]:
-        return []
-    return [f"{R}/figures/swap_noise_{p}_{t}.png" for p in config["pairs"] for t in testsets(p)]
 
 
 rule swap_perm:
     input:
-        tok=lambda w: data_file(w, w.testset, "tok", "src"),
+        tok=test_source_tok,
     output:
-        f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.perm",
+        SWAP_PERM,
     log:
         f"{L}/swap_perm/{{pair}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -29,12 +22,12 @@ rule swap_perm:
 rule swap_project:
     input:
         perm=rules.swap_perm.output,
-        tok=lambda w: data_file(w, w.testset, "tok", "src"),
-        bpe=lambda w: data_file(w, w.testset, "bpe", "src"),
+        tok=test_source_tok,
+        bpe=test_source_bpe,
     output:
-        tok=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.tok",
-        bpe=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.bpe",
-        positions=f"{R}/noise/{{pair}}/swap{{percent}}/{{testset}}.positions",
+        tok=fill(SWAPPED, kind="tok"),
+        bpe=fill(SWAPPED, kind="bpe"),
+        positions=fill(SWAPPED, kind="positions"),
     log:
         f"{L}/swap_project/{{pair}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -49,11 +42,11 @@ rule swap_project:
 rule translate_swapped:
     input:
         unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
+        model=MODEL,
         src=rules.swap_project.output.bpe,
     output:
-        hyp=f"{R}/noise/{{pair}}/swap{{percent}}/{{variant}}/seed{{seed}}/{{testset}}.hyp",
-        tok=f"{R}/noise/{{pair}}/swap{{percent}}/{{variant}}/seed{{seed}}/{{testset}}.hyp.tok",
+        hyp=SWAP_HYP,
+        tok=SWAP_HYP_TOK,
     log:
         f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -76,27 +69,18 @@ rule translate_swapped:
 
 rule swap_noise:
     input:
-        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
-        hyps=lambda w: [
-            f"{R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
-            for v in subword_only_variants(w.pair)
-            for p in SWAP["percents"]
-        ],
+        ref=test_reference,
+        hyps=swap_noise_hyps,
     output:
-        csv=f"{R}/tables/swap_noise_{{pair}}_{{testset}}.csv",
-        md=f"{R}/tables/swap_noise_{{pair}}_{{testset}}.md",
-        png=report(f"{R}/figures/swap_noise_{{pair}}_{{testset}}.png", caption="../report/swap_noise.rst",
-                   category="Figures"),
+        csv=SWAP_CSV,
+        md=SWAP_MD,
+        png=report(SWAP_FIGURE, caption="../report/swap_noise.rst", category="Figures"),
     log:
         f"{L}/swap_noise/{{pair}}.{{testset}}.log",
     params:
         lang=tgt_lang,
-        hyps=lambda w: [
-            f"{v}:{p}={R}/noise/{w.pair}/swap{p}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp"
-            for v in subword_only_variants(w.pair)
-            for p in SWAP["percents"]
-        ],
-        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU under swap noise",
+        hyps=swap_noise_hyp_args,
+        title=swap_noise_title,
     conda:
         "../../envs/wordorder.yaml"
     shell:

@@ -1,6 +1,8 @@
-# Shared definitions: the results root, wildcard constraints, and small input helpers.
+# The helpers of the rules: the pairs, splits and variants of the config, the params functions
+# of each stage (JSON options, CLI arguments, titles; in the order of the rule files) and the
+# final targets, all_targets(). Where files are, and the input functions: paths.smk.
 import json
-import re
+from types import SimpleNamespace
 
 from wordorder.config import (
     check_config,
@@ -15,27 +17,17 @@ from wordorder.resources import gpus, mem_mb
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
 check_config(config, VARIANTS, CONFIG_FILES)
 
-R = f"{config['results']}/{config['experiment']}"  # results of this experiment
-L = f"{config['logs']}/{config['experiment']}"  # logs of this experiment
-
-
-def _one_of(names):
-    return "|".join(re.escape(n) for n in names)
-
-
-wildcard_constraints:
-    pair=_one_of(config["pairs"]),
-    variant=_one_of(config["variants"]),
-    lang="[a-z]{2,3}",
-    split="[A-Za-z0-9_]+",
-    corpus="[A-Za-z0-9_]+",
-    testset="[A-Za-z0-9_]+",
-    seed=r"\d+",
+PREORDER = config["preorder"]
+METHODS = PREORDER["methods"]
+SWAP = config["evaluation"]["swap_noise"]
 
 
 def as_json(value):
     """Options travel to the CLI as one JSON argument (a change of them reruns the rule)."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --- pairs, splits and variants
 
 
 def src_lang(w):
@@ -61,27 +53,13 @@ def corpus_of(w):
     return "train" if is_holdout(spec) else w.split
 
 
-def extra_refs(w):
-    """The prepared further references of a test set (NIST sets have four references in all)."""
-    n = len(split_extra_refs(config["data"][w.pair], w.testset))
-    return [f"{R}/data/{w.pair}/refs/{w.testset}.{i}.{tgt_lang(w)}" for i in range(1, n + 1)]
-
-
-def reference_args(w, input):
-    """--extra-ref per further reference, and --lowercase where the pair is scored case-insensitively."""
-    args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
-    return args + (["--lowercase"] if w.pair in config["evaluation"]["case_insensitive"] else [])
-
-
-def data_file(w, split, kind, side):
-    """A split of the pair's data: kind is tok or bpe, side is src or tgt."""
-    lang = src_lang(w) if side == "src" else tgt_lang(w)
-    return f"{R}/data/{w.pair}/{split}.{kind}.{lang}"
-
-
 def source_splits(pair):
     """Every split whose source side is parsed: train, dev and the test sets."""
     return ["train", "dev", *testsets(pair)]
+
+
+def source_splits_of(w):
+    return source_splits(w.pair)
 
 
 def runs():
@@ -108,23 +86,6 @@ def model_options(w):
     return variant_model(config, VARIANTS, w.variant, w.pair)
 
 
-def spm_model(pair, lang):
-    """The subword model of one side: the pair's joint model, or the side's own (subword.joint: false)."""
-    return f"{R}/data/{pair}/spm.model" if config["subword"]["joint"] else f"{R}/data/{pair}/spm.{lang}.model"
-
-
-def spm_inputs(w):
-    """The subword models a model of the pair reads: {"spm": source (or joint), "spm_tgt": target}."""
-    return {"spm": spm_model(w.pair, src_lang(w)), "spm_tgt": spm_model(w.pair, tgt_lang(w))}
-
-
-def spm_tgt_arg(w):
-    """The CLI arguments naming the target side's model: none for a joint model (a list, so that
-    the shell command quotes each word: {params.spm_tgt:q})."""
-    models = spm_inputs(w)
-    return ["--spm-tgt", models["spm_tgt"]] if models["spm_tgt"] != models["spm"] else []
-
-
 def variant_features(w, split):
     """The extra source inputs of a variant for one split: {name: file} (POS/BIEO tags of the
     syntax stage, preordered positions of the variant's preordering method)."""
@@ -136,9 +97,9 @@ def variant_features(w, split):
     files = {}
     for name in sorted(ModelOptions.from_dict(model).required_features()):
         if name == "order":
-            files[name] = f"{R}/preorder/{w.pair}/{entry['preorder']}/{split}.positions.{src}"
+            files[name] = PREORDERED.format(pair=w.pair, method=entry["preorder"], split=split, kind="positions", lang=src)
         else:
-            files[name] = f"{R}/data/{w.pair}/{split}.{name}.{src}"
+            files[name] = data_file(w, split, name, "src")
     return files
 
 
@@ -146,8 +107,6 @@ def subword_only_variants(pair):
     """Variants whose only input is the original source subwords: a swapped source (swap noise)
     or a gold-alignment sentence (attention AER) is all they need; tags or preorder positions
     would have to be re-derived for such sentences."""
-    from types import SimpleNamespace
-
     out = []
     for v in config["variants"]:
         w = SimpleNamespace(pair=pair, variant=v)
@@ -156,15 +115,200 @@ def subword_only_variants(pair):
     return out
 
 
-def variant_source(w, split):
-    """The subword source a variant reads: the pair's, or its preordered version."""
-    entry = variant_entry(w)
-    if entry.get("source", "original") == "preordered":
-        return f"{R}/preorder/{w.pair}/{entry['preorder']}/{split}.bpe.{src_lang(w)}"
-    return data_file(w, split, "bpe", "src")
+def align_gold(pair):
+    return config["data"][pair].get("align_gold")
 
 
-def train_features(w):
+def aer_pairs():
+    return [p for p in config["pairs"] if align_gold(p)]
+
+
+def transformer_variants():
+    return [v for v in config["variants"] if VARIANTS[v]["model"].get("family", "transformer") == "transformer"]
+
+
+# --- params functions
+
+
+# corpus
+
+
+def fetch_spec(w):
+    return as_json(split_spec(config["data"][w.pair], w.corpus))
+
+
+def pair_data(w):
+    return as_json(config["data"][w.pair])
+
+
+def pair_clean_options(w):
+    return as_json(clean_options(config, w.pair))
+
+
+def testset_spec(w):
+    return as_json(config["data"][w.pair]["test"][w.testset])
+
+
+# subwords
+
+
+def subword_options():
+    """The sentencepiece options (``joint`` decides which rule runs, not how a model trains)."""
+    return as_json({k: v for k, v in config["subword"].items() if k != "joint"})
+
+
+def spm_tgt_arg(w):
+    """The CLI arguments naming the target side's model: none for a joint model (a list, so that
+    the shell command quotes each word: {params.spm_tgt:q})."""
+    models = spm_inputs(w)
+    return ["--spm-tgt", models["spm_tgt"]] if models["spm_tgt"] != models["spm"] else []
+
+
+# alignment and preordering
+
+
+def align_gold_args(w, input):
+    """The gold set's CLI arguments, a list (one shell word each, quoted by {params.gold:q})."""
+    gold = align_gold(w.pair)
+    if not gold:
+        return []
+    return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1]] + (["--gold-swap"] if gold.get("swap") else [])
+
+
+# training
+
+
+def model_json(w):
+    return as_json(model_options(w))
+
+
+def train_features_json(w):
     train = variant_features(w, "train")
     dev = variant_features(w, "dev")
-    return {name: {"train": train[name], "dev": dev[name]} for name in train}
+    return as_json({name: {"train": train[name], "dev": dev[name]} for name in train})
+
+
+def train_launcher():
+    """One process, or torchrun starting train_processes DDP processes (one per GPU).
+    A list: the shell command quotes each word."""
+    n = config["train_processes"]
+    return ["torchrun", "--standalone", "--nproc_per_node", str(n), "-m", "wordorder.cli"] if n > 1 else ["wordorder"]
+
+
+# evaluation
+
+
+def test_features_json(w):
+    return as_json(variant_features(w, w.testset))
+
+
+def reference_args(w, input):
+    """--extra-ref per further reference, and --lowercase where the pair is scored case-insensitively."""
+    args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
+    return args + (["--lowercase"] if w.pair in config["evaluation"]["case_insensitive"] else [])
+
+
+def length_hyp_args(w, input):
+    return [f"{v}={h}" for v, h in zip(config["variants"], input.hyps)]
+
+
+def length_tau_args(w, input):
+    if not METHODS:
+        return []
+    return ["--align", input.align[0], "--perms", *(f"{m}={p}" for m, p in zip(METHODS, input.perms))]
+
+
+def length_title(w):
+    return f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})"
+
+
+def systems_json():
+    return as_json({"runs": _system_runs()})
+
+
+def gold_swap_arg(w):
+    return ["--gold-swap"] if align_gold(w.pair).get("swap") else []
+
+
+def head_similarity_title(w):
+    return f"{config['experiment']} {w.pair} {w.testset}: head similarity between feature groups"
+
+
+# swap noise (Chen et al. 2019, Figs 3-5)
+
+
+def swap_noise_hyp_args(w):
+    return [f"{v}:{p}={hyp}" for v, p, hyp in _swap_runs(w)]
+
+
+def swap_noise_title(w):
+    return f"{config['experiment']} {w.pair} {w.testset}: BLEU under swap noise"
+
+
+# findings: each paper's claimed BLEU difference (evaluation.findings) against ours
+
+
+def findings_claims():
+    """The claims this run can answer: pair, system and baseline all in the run."""
+    return [c for c in config["evaluation"]["findings"]
+            if c["pair"] in config["pairs"] and {c["system"], c["baseline"]} <= set(config["variants"])]
+
+
+def findings_spec(wildcards=None):
+    def hyps(c, variant):
+        return [HYP.format(pair=c["pair"], variant=variant, seed=s, testset=c["testset"]) for s in config["seeds"]]
+
+    claims = []
+    for c in findings_claims():
+        w = SimpleNamespace(pair=c["pair"], testset=c["testset"])
+        claims.append({**c, "lang": tgt_lang(w), "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
+                       "system_hyps": hyps(c, c["system"]), "baseline_hyps": hyps(c, c["baseline"]),
+                       "refs": [test_reference(w), *extra_refs(w)]})
+    return as_json({"title": f"{config['experiment']}: the papers' effects", "claims": claims})
+
+
+def convergence_json():
+    return as_json({"runs": convergence_runs()})
+
+
+# --- the final targets (rule all)
+
+
+def preorder_targets():
+    """The quality table of every pair and the model inputs of every (method, split)."""
+    if not METHODS:
+        return []
+    out = []
+    for pair in config["pairs"]:
+        src = pair_langs(pair)[0]
+        out.append(PREORDER_MD.format(pair=pair))
+        for m in METHODS:
+            for s in source_splits(pair):
+                out += [PREORDERED.format(pair=pair, method=m, split=s, kind=k, lang=src) for k in ("tok", "bpe", "positions")]
+    return out
+
+
+def all_targets():
+    """Every table and figure the config asks for."""
+    pairs = config["pairs"]
+    evaluation = config["evaluation"]
+    per_testset = [dict(pair=p, testset=t) for p in pairs for t in testsets(p)]
+    targets = [BLEU_CSV, BLEU_MD, GENERATION_CSV, GENERATION_MD, NGRAM_CSV, NGRAM_MD, SYSTEMS_CSV, SYSTEMS_MD, CURVES]
+    targets += [LENGTH_FIGURE.format(**x) for x in per_testset]
+    if config["syntax"]["parse"]:
+        targets += [SYNTAX_JSON.format(pair=p) for p in pairs]
+    targets += preorder_targets()
+    if SWAP["percents"]:
+        targets += [SWAP_FIGURE.format(**x) for x in per_testset]
+    if aer_pairs():
+        targets.append(AER_MD)
+    if evaluation["head_similarity"] and transformer_variants():
+        targets += [HEAD_SIMILARITY_MD.format(**x) for x in per_testset]
+    effects = [FINDINGS_MD, FINDINGS_JSON] if findings_claims() else []
+    if evaluation["cross_paper"]:
+        effects += [CROSS_PAPER_MD, CROSS_PAPER_CSV]
+    if effects:
+        effects += [CONVERGENCE_MD, CONVERGENCE_FIGURE]
+    if evaluation["readme"]:
+        effects.append(README_SECTION)
+    return targets + effects

@@ -3,14 +3,14 @@
 
 rule fetch:
     output:
-        f"{R}/data/{{pair}}/raw/{{corpus}}.{{lang}}",
+        RAW,
     log:
         f"{L}/fetch/{{pair}}.{{corpus}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        spec=lambda w: as_json(split_spec(config["data"][w.pair], w.corpus)),
-        cache=f"{config['results']}/downloads",
+        spec=fetch_spec,
+        cache=DOWNLOADS,
     shell:
         "wordorder fetch --spec {params.spec:q} --pair {wildcards.pair:q} --lang {wildcards.lang:q}"
         " --cache {params.cache:q} --output {output:q} > {log:q} 2>&1"
@@ -18,9 +18,9 @@ rule fetch:
 
 rule tokenize:
     input:
-        f"{R}/data/{{pair}}/raw/{{corpus}}.{{lang}}",
+        RAW,
     output:
-        f"{R}/data/{{pair}}/tok/{{corpus}}.{{lang}}",
+        TOKENIZED,
     log:
         f"{L}/tokenize/{{pair}}.{{corpus}}.{{lang}}.log",
     conda:
@@ -34,19 +34,18 @@ rule tokenize:
 
 rule split:
     input:
-        src=lambda w: expand(f"{R}/data/{w.pair}/tok/{{c}}.{src_lang(w)}", c=fetched_corpora(w.pair)),
-        tgt=lambda w: expand(f"{R}/data/{w.pair}/tok/{{c}}.{tgt_lang(w)}", c=fetched_corpora(w.pair)),
+        unpack(split_inputs),  # src, tgt: the tokenized corpora
     output:
-        f"{R}/data/{{pair}}/splits.json",
+        SPLITS,
     log:
         f"{L}/split/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        data=lambda w: as_json(config["data"][w.pair]),
-        clean=lambda w: as_json(clean_options(config, w.pair)),
+        data=pair_data,
+        clean=pair_clean_options,
         seed=config["split_seed"],
-        tok_dir=lambda w: f"{R}/data/{w.pair}/tok",  # the folder of the inputs
+        tok_dir=tok_dir,  # the folder of the inputs
     resources:
         mem_mb=mem_mb("split"),
     shell:
@@ -56,12 +55,11 @@ rule split:
 
 rule select:
     input:
-        raw=lambda w: f"{R}/data/{w.pair}/raw/{corpus_of(w)}.{w.lang}",
-        tok=lambda w: f"{R}/data/{w.pair}/tok/{corpus_of(w)}.{w.lang}",
-        splits=f"{R}/data/{{pair}}/splits.json",
+        unpack(select_inputs),  # raw, tok: the corpus the split is cut from
+        splits=SPLITS,
     output:
-        raw=f"{R}/data/{{pair}}/{{split}}.{{lang}}",
-        tok=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+        raw=TEXT,
+        tok=SPLIT_TOK,
     log:
         f"{L}/select/{{pair}}.{{split}}.{{lang}}.log",
     conda:
@@ -75,9 +73,9 @@ rule select:
 
 rule reference:
     input:
-        first=lambda w: f"{R}/data/{w.pair}/{w.testset}.{w.lang}",
+        first=first_reference,
     output:
-        f"{R}/data/{{pair}}/refs/{{testset}}.{{n}}.{{lang}}",
+        EXTRA_REF,
     log:
         f"{L}/reference/{{pair}}.{{testset}}.{{n}}.{{lang}}.log",
     wildcard_constraints:
@@ -85,7 +83,7 @@ rule reference:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        spec=lambda w: as_json(config["data"][w.pair]["test"][w.testset]),
+        spec=testset_spec,
     shell:
         "wordorder reference --spec {params.spec:q} --pair {wildcards.pair:q} --index {wildcards.n:q}"
         " --first {input.first:q} --output {output:q} > {log:q} 2>&1"

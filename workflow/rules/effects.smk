@@ -1,61 +1,12 @@
 # Findings: each paper's claimed BLEU difference (evaluation.findings) against ours, over seeds.
-from types import SimpleNamespace
-
-
-def findings_claims():
-    """The claims this run can answer: pair, system and baseline all in the run."""
-    return [c for c in config["evaluation"]["findings"]
-            if c["pair"] in config["pairs"] and {c["system"], c["baseline"]} <= set(config["variants"])]
-
-
-def findings_targets():
-    targets = expand(f"{R}/tables/findings.{{ext}}", ext=["md", "json"]) if findings_claims() else []
-    if config["evaluation"]["cross_paper"]:
-        targets += expand(f"{R}/tables/cross_paper.{{ext}}", ext=["md", "csv"])
-    if targets:
-        targets += [f"{R}/tables/convergence.md", f"{R}/figures/convergence.png"]
-    if config["evaluation"]["readme"]:
-        targets.append(f"{R}/tables/readme_section.md")
-    return targets
-
-
-def readme_sources(wildcards=None):
-    """The tables of the README section, in reading order: findings, AER, cross-paper."""
-    sources = [f"{R}/tables/findings.md"] if findings_claims() else []
-    sources.append(f"{R}/tables/convergence.md")
-    if aer_pairs():
-        sources.append(f"{R}/tables/aer.md")
-    if config["evaluation"]["cross_paper"]:
-        sources.append(f"{R}/tables/cross_paper.md")
-    return sources
-
-
-def _hyp(pair, variant, seed, testset):
-    return f"{R}/translations/{pair}/{variant}/seed{seed}/{testset}.hyp"
-
-
-def findings_spec(wildcards=None):
-    claims = []
-    for c in findings_claims():
-        w = SimpleNamespace(pair=c["pair"], testset=c["testset"])
-        claims.append({**c, "lang": tgt_lang(w), "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
-                       "system_hyps": [_hyp(c["pair"], c["system"], s, c["testset"]) for s in config["seeds"]],
-                       "baseline_hyps": [_hyp(c["pair"], c["baseline"], s, c["testset"]) for s in config["seeds"]],
-                       "refs": [f"{R}/data/{c['pair']}/{c['testset']}.{tgt_lang(w)}", *extra_refs(w)]})
-    return as_json({"title": f"{config['experiment']}: the papers' effects", "claims": claims})
-
-
-def findings_inputs(wildcards):
-    claims = json.loads(findings_spec())["claims"]
-    return sorted({f for c in claims for f in (*c["system_hyps"], *c["baseline_hyps"], *c["refs"])})
 
 
 rule findings:
     input:
         findings_inputs,
     output:
-        md=f"{R}/tables/findings.md",
-        json=f"{R}/tables/findings.json",
+        md=FINDINGS_MD,
+        json=FINDINGS_JSON,
     log:
         f"{L}/findings.log",
     conda:
@@ -75,8 +26,8 @@ rule cross_paper:
         significance=rules.report.input.significance,
         systems=rules.systems.output.csv,
     output:
-        csv=f"{R}/tables/cross_paper.csv",
-        md=f"{R}/tables/cross_paper.md",
+        csv=CROSS_PAPER_CSV,
+        md=CROSS_PAPER_MD,
     log:
         f"{L}/cross_paper.log",
     conda:
@@ -91,23 +42,18 @@ rule cross_paper:
         " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
 
 
-def convergence_runs(wildcards=None):
-    return [{"pair": p, "variant": v, "seed": s, "metrics": f"{R}/models/{p}/{v}/seed{s}/metrics.jsonl"}
-            for p in config["pairs"] for v in config["variants"] for s in config["seeds"]]
-
-
 rule convergence:
     input:
-        [r["metrics"] for r in convergence_runs()],
+        metrics_files(),
     output:
-        md=f"{R}/tables/convergence.md",
-        png=report(f"{R}/figures/convergence.png", caption="../report/curves.rst", category="Figures"),
+        md=CONVERGENCE_MD,
+        png=report(CONVERGENCE_FIGURE, caption="../report/curves.rst", category="Figures"),
     log:
         f"{L}/convergence.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        runs=as_json({"runs": convergence_runs()}),
+        runs=convergence_json(),
         patience=config["train"].get("patience") or 0,
         title=f"{config['experiment']}: where each training stopped",
     shell:
@@ -119,7 +65,7 @@ rule readme_section:
     input:
         readme_sources,
     output:
-        f"{R}/tables/readme_section.md",
+        README_SECTION,
     log:
         f"{L}/readme_section.log",
     conda:

@@ -4,22 +4,22 @@
 rule translate:
     input:
         unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        src=lambda w: variant_source(w, w.testset),
-        features=lambda w: list(variant_features(w, w.testset).values()),
+        model=MODEL,
+        src=test_source,
+        features=test_features,
     output:
-        hyp=f"{R}/translations/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.hyp",
-        tok=f"{R}/translations/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.hyp.tok",
+        hyp=HYP,
+        tok=HYP_TOK,
     log:
         f"{L}/translate/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     benchmark:
-        f"{R}/benchmarks/translate/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.tsv"
+        TRANSLATE_BENCHMARK
     params:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
-        features=lambda w: as_json(variant_features(w, w.testset)),
+        features=test_features_json,
         spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     resources:
@@ -35,11 +35,11 @@ rule score:
     input:
         hyp=rules.translate.output.hyp,
         hyp_tok=rules.translate.output.tok,
-        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
-        ref_tok=lambda w: f"{R}/data/{w.pair}/{w.testset}.tok.{tgt_lang(w)}",
+        ref=test_reference,
+        ref_tok=test_reference_tok,
         extra_refs=extra_refs,
     output:
-        f"{R}/scores/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
+        SCORE,
     log:
         f"{L}/score/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
@@ -57,11 +57,11 @@ rule score:
 rule significance:
     input:
         hyp=rules.translate.output.hyp,
-        baseline=lambda w: f"{R}/translations/{w.pair}/{baseline_variant()}/seed{w.seed}/{w.testset}.hyp",
-        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
+        baseline=baseline_hyp,
+        ref=test_reference,
         extra_refs=extra_refs,
     output:
-        f"{R}/significance/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
+        SIGNIFICANCE,
     log:
         f"{L}/significance/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
@@ -80,27 +80,18 @@ rule significance:
 
 rule report:
     input:
-        scores=[
-            f"{R}/scores/{r['pair']}/{r['variant']}/seed{r['seed']}/{t}.json"
-            for r in runs()
-            for t in testsets(r["pair"])
-        ],
-        significance=[
-            f"{R}/significance/{r['pair']}/{r['variant']}/seed{r['seed']}/{t}.json"
-            for r in runs()
-            if r["variant"] != baseline_variant()
-            for t in testsets(r["pair"])
-        ],
-        metrics=[f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/metrics.jsonl" for r in runs()],
+        scores=score_files(),
+        significance=significance_files(),
+        metrics=metrics_files(),
     output:
-        csv=f"{R}/tables/bleu.csv",
-        md=report(f"{R}/tables/bleu.md", caption="../report/bleu.rst", category="Tables"),
-        tex=f"{R}/tables/bleu.tex",
-        generation_csv=f"{R}/tables/generation.csv",
-        generation_md=report(f"{R}/tables/generation.md", caption="../report/generation.rst", category="Tables"),
-        ngram_csv=f"{R}/tables/ngram_precision.csv",
-        ngram_md=report(f"{R}/tables/ngram_precision.md", caption="../report/ngram.rst", category="Tables"),
-        curves=report(f"{R}/figures/training_curves.png", caption="../report/curves.rst", category="Figures"),
+        csv=BLEU_CSV,
+        md=report(BLEU_MD, caption="../report/bleu.rst", category="Tables"),
+        tex=BLEU_TEX,
+        generation_csv=GENERATION_CSV,
+        generation_md=report(GENERATION_MD, caption="../report/generation.rst", category="Tables"),
+        ngram_csv=NGRAM_CSV,
+        ngram_md=report(NGRAM_MD, caption="../report/ngram.rst", category="Tables"),
+        curves=report(CURVES, caption="../report/curves.rst", category="Figures"),
     log:
         f"{L}/report.log",
     conda:
@@ -121,69 +112,43 @@ rule report:
 
 rule length_analysis:
     input:
-        src=lambda w: f"{R}/data/{w.pair}/{w.testset}.tok.{src_lang(w)}",
-        ref=lambda w: f"{R}/data/{w.pair}/{w.testset}.{tgt_lang(w)}",
-        hyps=lambda w: [
-            f"{R}/translations/{w.pair}/{v}/seed{config['seeds'][0]}/{w.testset}.hyp" for v in config["variants"]
-        ],
-        # With preordering: Kendall τ of each order per bin (Kawara 2021 Figs 7-10).
-        align=lambda w: [f"{R}/data/{w.pair}/{w.testset}.align"] if METHODS else [],
-        perms=lambda w: [f"{R}/preorder/{w.pair}/{m}/{w.testset}.perm" for m in METHODS],
+        src=test_source_tok,
+        ref=test_reference,
+        hyps=length_hyps,
+        align=length_align,
+        perms=length_perms,
     output:
-        csv=f"{R}/tables/length_{{pair}}_{{testset}}.csv",
-        md=f"{R}/tables/length_{{pair}}_{{testset}}.md",
-        png=report(f"{R}/figures/bleu_by_length_{{pair}}_{{testset}}.png", caption="../report/length.rst",
-                   category="Figures"),
+        csv=LENGTH_CSV,
+        md=LENGTH_MD,
+        png=report(LENGTH_FIGURE, caption="../report/length.rst", category="Figures"),
     log:
         f"{L}/length_analysis/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
         lang=tgt_lang,
-        hyps=lambda w, input: [f"{v}={h}" for v, h in zip(config["variants"], input.hyps)],
+        hyps=length_hyp_args,
         edges=[str(e) for e in config["evaluation"]["length_bins"]],
-        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})",
-        tau=lambda w, input: (["--align", input.align[0], "--perms", *(f"{m}={p}" for m, p in zip(METHODS, input.perms))]
-                              if METHODS else []),
+        title=length_title,
+        tau=length_tau_args,
     shell:
         "wordorder length-analysis --src-tok {input.src:q} --ref {input.ref:q} --lang {params.lang:q}"
         " --hyps {params.hyps:q} --edges {params.edges:q} --title {params.title:q} {params.tau:q}"
         " --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"
 
 
-# "model", not "checkpoint": the latter is a Snakemake keyword even inside a dict literal.
-def _system_runs():
-    from types import SimpleNamespace
-
-    return [
-        dict(
-            r,
-            model=f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/best.pt",
-            metrics=f"{R}/models/{r['pair']}/{r['variant']}/seed{r['seed']}/metrics.jsonl",
-            decodes=[
-                [
-                    variant_source(SimpleNamespace(pair=r["pair"], variant=r["variant"]), t),
-                    f"{R}/benchmarks/translate/{r['pair']}.{r['variant']}.seed{r['seed']}.{t}.tsv",
-                ]
-                for t in testsets(r["pair"])
-            ],
-        )
-        for r in runs()
-    ]
-
-
 rule systems:
     input:
-        files=[f for r in _system_runs() for f in (r["model"], r["metrics"], *(x for d in r["decodes"] for x in d))],
+        files=systems_files(),
     output:
-        csv=f"{R}/tables/systems.csv",
-        md=report(f"{R}/tables/systems.md", caption="../report/systems.rst", category="Tables"),
+        csv=SYSTEMS_CSV,
+        md=report(SYSTEMS_MD, caption="../report/systems.rst", category="Tables"),
     log:
         f"{L}/systems.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        runs=as_json({"runs": _system_runs()}),
+        runs=systems_json(),
         baseline=baseline_variant(),
         title=f"{config['experiment']}: parameters and speed of the systems",
     shell:
@@ -194,17 +159,17 @@ rule systems:
 rule attention_aer:
     input:
         unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        gold=lambda w: [align_gold(w.pair)[k] for k in ("pairs", "links")],
+        model=MODEL,
+        gold=gold_files,
     output:
-        json=f"{R}/aer/{{pair}}/{{variant}}/seed{{seed}}.json",
-        links=f"{R}/aer/{{pair}}/{{variant}}/seed{{seed}}.align",
+        json=AER_JSON,
+        links=AER_LINKS,
     log:
         f"{L}/attention_aer/{{pair}}.{{variant}}.seed{{seed}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        swap=lambda w: ["--gold-swap"] if align_gold(w.pair).get("swap") else [],
+        swap=gold_swap_arg,
         spm_tgt=spm_tgt_arg,
     threads: config["threads"]["translate"]
     shell:
@@ -214,18 +179,13 @@ rule attention_aer:
         " --seed {wildcards.seed:q} --output {output.json:q} --alignments {output.links:q} > {log:q} 2>&1"
 
 
-def aer_pairs():
-    return [p for p in config["pairs"] if align_gold(p)]
-
-
 rule aer_table:
     input:
-        results=lambda w: [f"{R}/aer/{p}/{v}/seed{s}.json" for p in aer_pairs() for v in subword_only_variants(p)
-                           for s in config["seeds"]],
-        aligners=lambda w: [f"{R}/data/{p}/align/stats.json" for p in aer_pairs()],
+        results=aer_results,
+        aligners=aer_aligner_stats,
     output:
-        csv=f"{R}/tables/aer.csv",
-        md=report(f"{R}/tables/aer.md", caption="../report/aer.rst", category="Tables"),
+        csv=AER_CSV,
+        md=report(AER_MD, caption="../report/aer.rst", category="Tables"),
     log:
         f"{L}/aer_table.log",
     conda:
@@ -235,30 +195,20 @@ rule aer_table:
         " --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
 
 
-def transformer_variants():
-    return [v for v in config["variants"] if VARIANTS[v]["model"].get("family", "transformer") == "transformer"]
-
-
-def head_similarity_targets():
-    if not config["evaluation"]["head_similarity"] or not transformer_variants():
-        return []
-    return [f"{R}/tables/head_similarity_{p}_{t}.md" for p in config["pairs"] for t in testsets(p)]
-
-
 rule head_similarity:
     input:
-        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        spm=lambda w: spm_inputs(w)["spm"],  # the source side's (or the joint) model
-        src=lambda w: variant_source(w, w.testset),
-        features=lambda w: list(variant_features(w, w.testset).values()),
+        model=MODEL,
+        spm=source_spm,
+        src=test_source,
+        features=test_features,
     output:
-        f"{R}/heads/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json",
+        HEADS,
     log:
         f"{L}/head_similarity/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        features=lambda w: as_json(variant_features(w, w.testset)),
+        features=test_features_json,
     shell:
         "wordorder head-similarity --checkpoint {input.model:q} --spm {input.spm:q} --input {input.src:q}"
         " --features {params.features:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
@@ -267,16 +217,14 @@ rule head_similarity:
 
 rule head_similarity_table:
     input:
-        lambda w: [f"{R}/heads/{w.pair}/{v}/seed{s}/{w.testset}.json" for v in transformer_variants()
-                   for s in config["seeds"]],
+        head_similarity_results,
     output:
-        report(f"{R}/tables/head_similarity_{{pair}}_{{testset}}.md", caption="../report/head_similarity.rst",
-               category="Tables"),
+        report(HEAD_SIMILARITY_MD, caption="../report/head_similarity.rst", category="Tables"),
     log:
         f"{L}/head_similarity_table/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        title=lambda w: f"{config['experiment']} {w.pair} {w.testset}: head similarity between feature groups",
+        title=head_similarity_title,
     shell:
         "wordorder head-similarity-table --results {input:q} --title {params.title:q} --md {output:q} > {log:q} 2>&1"

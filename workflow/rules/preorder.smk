@@ -2,39 +2,13 @@
 # method (gold, btg, rvnn) one permutation per line, its projection onto the model inputs,
 # and the preorder_quality table (Kendall tau, FRS) of every pair.
 
-PREORDER = config["preorder"]
-METHODS = PREORDER["methods"]
-
-
-wildcard_constraints:
-    method="gold|btg|rvnn",
-
-
-def tok_files(w, side):
-    lang = src_lang(w) if side == "src" else tgt_lang(w)
-    return [f"{R}/data/{w.pair}/{s}.tok.{lang}" for s in source_splits(w.pair)]
-
-
-def align_gold(pair):
-    return config["data"][pair].get("align_gold")
-
-
-def align_gold_args(w, input):
-    """The gold set's CLI arguments, a list (one shell word each, quoted by {params.gold:q})."""
-    gold = align_gold(w.pair)
-    if not gold:
-        return []
-    return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1]] + (["--gold-swap"] if gold.get("swap") else [])
-
 
 rule align:
     input:
-        src=lambda w: tok_files(w, "src"),
-        tgt=lambda w: tok_files(w, "tgt"),
-        gold=lambda w: [align_gold(w.pair)[k] for k in ("pairs", "links")] if align_gold(w.pair) else [],
+        unpack(align_inputs),  # src, tgt: the tokenized splits; gold: the gold set, if any
     output:
-        joint=f"{R}/data/{{pair}}/align/joint.align",
-        stats=f"{R}/data/{{pair}}/align/stats.json",
+        joint=ALIGN_JOINT,
+        stats=ALIGN_STATS,
     log:
         f"{L}/align/{{pair}}.log",
     conda:
@@ -42,7 +16,7 @@ rule align:
     benchmark:
         f"{R}/benchmarks/align/{{pair}}.tsv"
     params:
-        splits=lambda w: source_splits(w.pair),
+        splits=source_splits_of,
         opts=as_json(config["align"]),
         seed=config["split_seed"],
         gold=align_gold_args,
@@ -59,7 +33,7 @@ rule align_split:
         joint=rules.align.output.joint,
         stats=rules.align.output.stats,
     output:
-        f"{R}/data/{{pair}}/{{split}}.align",
+        SPLIT_ALIGN,
     log:
         f"{L}/align/{{pair}}.{{split}}.log",
     conda:
@@ -73,10 +47,10 @@ rule align_split:
 
 rule preorder_gold:
     input:
-        align=f"{R}/data/{{pair}}/{{split}}.align",
-        tok=lambda w: data_file(w, w.split, "tok", "src"),
+        align=SPLIT_ALIGN,
+        tok=split_source_tok,
     output:
-        f"{R}/preorder/{{pair}}/gold/{{split}}.perm",
+        fill(PERM, method="gold"),
     log:
         f"{L}/preorder_gold/{{pair}}.{{split}}.log",
     conda:
@@ -93,9 +67,9 @@ rule preorder_gold:
 
 rule word_classes:
     input:
-        lambda w: data_file(w, "train", "tok", "src"),
+        train_source_tok,
     output:
-        f"{R}/preorder/{{pair}}/classes.tsv",
+        WORD_CLASSES,
     log:
         f"{L}/word_classes/{{pair}}.log",
     conda:
@@ -111,21 +85,13 @@ rule word_classes:
         " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
 
 
-def btg_inputs(split):
-    return dict(
-        tok=lambda w: data_file(w, split(w), "tok", "src"),
-        conllu=lambda w: f"{R}/data/{w.pair}/{split(w)}.{src_lang(w)}.conllu",
-        classes=f"{R}/preorder/{{pair}}/classes.tsv",
-    )
-
-
 rule btg_train:
     input:
-        **btg_inputs(lambda w: "train"),
-        align=f"{R}/data/{{pair}}/train.align",
+        unpack(btg_train_inputs),  # tok, conllu, classes
+        align=fill(SPLIT_ALIGN, split="train"),
     output:
-        model=f"{R}/preorder/{{pair}}/btg/model.npz",
-        stats=f"{R}/preorder/{{pair}}/btg/train.json",
+        model=BTG_MODEL,
+        stats=BTG_STATS,
     log:
         f"{L}/btg_train/{{pair}}.log",
     conda:
@@ -143,10 +109,10 @@ rule btg_train:
 
 rule btg_apply:
     input:
-        **btg_inputs(lambda w: w.split),
+        unpack(btg_apply_inputs),  # tok, conllu, classes
         model=rules.btg_train.output.model,
     output:
-        f"{R}/preorder/{{pair}}/btg/{{split}}.perm",
+        fill(PERM, method="btg"),
     log:
         f"{L}/btg_apply/{{pair}}.{{split}}.log",
     conda:
@@ -161,21 +127,13 @@ rule btg_apply:
         " --classes {input.classes:q} --pos {params.pos:q} --threads {threads} --output {output:q} > {log:q} 2>&1"
 
 
-def rvnn_inputs(split):
-    return dict(
-        tok=lambda w: data_file(w, split(w), "tok", "src"),
-        conllu=lambda w: f"{R}/data/{w.pair}/{split(w)}.{src_lang(w)}.conllu",
-        tree=lambda w: f"{R}/data/{w.pair}/{split(w)}.btree.{src_lang(w)}",
-    )
-
-
 rule rvnn_train:
     input:
-        **rvnn_inputs(lambda w: "train"),
-        align=f"{R}/data/{{pair}}/train.align",
+        unpack(rvnn_train_inputs),  # tok, conllu, tree
+        align=fill(SPLIT_ALIGN, split="train"),
     output:
-        model=f"{R}/preorder/{{pair}}/rvnn/model.pt",
-        stats=f"{R}/preorder/{{pair}}/rvnn/train.json",
+        model=RVNN_MODEL,
+        stats=RVNN_STATS,
     log:
         f"{L}/rvnn_train/{{pair}}.log",
     conda:
@@ -196,10 +154,10 @@ rule rvnn_train:
 
 rule rvnn_apply:
     input:
-        **rvnn_inputs(lambda w: w.split),
+        unpack(rvnn_apply_inputs),  # tok, conllu, tree
         model=rules.rvnn_train.output.model,
     output:
-        f"{R}/preorder/{{pair}}/rvnn/{{split}}.perm",
+        fill(PERM, method="rvnn"),
     log:
         f"{L}/rvnn_apply/{{pair}}.{{split}}.log",
     conda:
@@ -214,13 +172,13 @@ rule rvnn_apply:
 
 rule preorder_project:
     input:
-        perm=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.perm",
-        tok=lambda w: data_file(w, w.split, "tok", "src"),
-        bpe=lambda w: data_file(w, w.split, "bpe", "src"),
+        perm=PERM,
+        tok=split_source_tok,
+        bpe=split_source_bpe,
     output:
-        tok=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.tok.{{lang}}",
-        bpe=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.bpe.{{lang}}",
-        positions=f"{R}/preorder/{{pair}}/{{method}}/{{split}}.positions.{{lang}}",
+        tok=fill(PREORDERED, kind="tok"),
+        bpe=fill(PREORDERED, kind="bpe"),
+        positions=fill(PREORDERED, kind="positions"),
     log:
         f"{L}/preorder_project/{{pair}}.{{method}}.{{split}}.{{lang}}.log",
     conda:
@@ -234,36 +192,20 @@ rule preorder_project:
 
 rule preorder_report:
     input:
-        tok=lambda w: [data_file(w, s, "tok", "src") for s in source_splits(w.pair)],
-        align=lambda w: [f"{R}/data/{w.pair}/{s}.align" for s in source_splits(w.pair)],
-        perms=lambda w: [f"{R}/preorder/{w.pair}/{m}/{s}.perm" for m in METHODS for s in source_splits(w.pair)],
+        unpack(preorder_report_inputs),  # tok, align, perms of every parsed split
     output:
-        json=f"{R}/preorder/{{pair}}/quality.json",
-        csv=f"{R}/tables/preorder_quality_{{pair}}.csv",
-        md=f"{R}/tables/preorder_quality_{{pair}}.md",
-        figure=f"{R}/figures/preorder_{{pair}}.png",
+        json=PREORDER_QUALITY,
+        csv=PREORDER_CSV,
+        md=PREORDER_MD,
+        figure=PREORDER_FIGURE,
     log:
         f"{L}/preorder_report/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=lambda w: source_splits(w.pair),
+        splits=source_splits_of,
         methods=METHODS,
     shell:
         "wordorder preorder-report --pair {wildcards.pair:q} --splits {params.splits:q} --tok {input.tok:q}"
         " --align {input.align:q} --methods {params.methods:q} --perms {input.perms:q}"
         " --json {output.json:q} --csv {output.csv:q} --md {output.md:q} --figure {output.figure:q} > {log:q} 2>&1"
-
-
-def preorder_targets():
-    """The quality table of every pair and the model inputs of every (method, split)."""
-    if not METHODS:
-        return []
-    out = []
-    for pair in config["pairs"]:
-        src = pair_langs(pair)[0]
-        out.append(f"{R}/tables/preorder_quality_{pair}.md")
-        for m in METHODS:
-            for s in source_splits(pair):
-                out += [f"{R}/preorder/{pair}/{m}/{s}.{kind}.{src}" for kind in ("tok", "bpe", "positions")]
-    return out

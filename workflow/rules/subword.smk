@@ -2,18 +2,12 @@
 # false) one model per side, trained on that side's training text.
 
 
-def subword_options():
-    """The sentencepiece options (``joint`` decides which rule runs, not how a model trains)."""
-    return as_json({k: v for k, v in config["subword"].items() if k != "joint"})
-
-
 rule subword_train:
     input:
-        src=lambda w: f"{R}/data/{w.pair}/train.tok.{src_lang(w)}",
-        tgt=lambda w: f"{R}/data/{w.pair}/train.tok.{tgt_lang(w)}",
+        unpack(subword_train_inputs),  # src, tgt: the tokenized training text
     output:
-        model=f"{R}/data/{{pair}}/spm.model",
-        vocab=f"{R}/data/{{pair}}/spm.vocab",
+        model=SPM_MODEL,
+        vocab=SPM_VOCAB,
     log:
         f"{L}/subword_train/{{pair}}.log",
     conda:
@@ -30,10 +24,10 @@ rule subword_train:
 
 rule subword_train_side:
     input:
-        f"{R}/data/{{pair}}/train.tok.{{lang}}",
+        fill(SPLIT_TOK, split="train"),
     output:
-        model=f"{R}/data/{{pair}}/spm.{{lang}}.model",
-        vocab=f"{R}/data/{{pair}}/spm.{{lang}}.vocab",
+        model=SPM_SIDE_MODEL,
+        vocab=SPM_SIDE_VOCAB,
     log:
         f"{L}/subword_train/{{pair}}.{{lang}}.log",
     conda:
@@ -50,10 +44,10 @@ rule subword_train_side:
 
 rule subword_encode:
     input:
-        text=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
-        model=lambda w: spm_model(w.pair, w.lang),
+        text=SPLIT_TOK,
+        model=side_spm_model,
     output:
-        f"{R}/data/{{pair}}/{{split}}.bpe.{{lang}}",
+        SPLIT_BPE,
     log:
         f"{L}/subword_encode/{{pair}}.{{split}}.{{lang}}.log",
     conda:

@@ -2,16 +2,12 @@
 # heads and binary trees onto the subword files, and report tree statistics and masks.
 
 
-scattergather:
-    parse=config["syntax"]["shards"],
-
-
 rule parse_shard:
     input:
-        f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+        SPLIT_TOK,
     output:
-        conllu=temp(f"{R}/data/{{pair}}/parse/{{split}}.{{lang}}.{{scatteritem}}.conllu"),
-        stats=temp(f"{R}/data/{{pair}}/parse/{{split}}.{{lang}}.{{scatteritem}}.conllu.json"),
+        conllu=temp(PARSE_SHARD),
+        stats=temp(PARSE_SHARD_STATS),
     log:
         f"{L}/parse/{{pair}}.{{split}}.{{lang}}.{{scatteritem}}.log",
     conda:
@@ -28,12 +24,12 @@ rule parse_shard:
 
 rule parse_gather:
     input:
-        shards=gather.parse(f"{R}/data/{{{{pair}}}}/parse/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.conllu"),
-        stats=gather.parse(f"{R}/data/{{{{pair}}}}/parse/{{{{split}}}}.{{{{lang}}}}.{{scatteritem}}.conllu.json"),
-        tokenized=f"{R}/data/{{pair}}/{{split}}.tok.{{lang}}",
+        shards=gather.parse(PARSE_SHARD, allow_missing=True),
+        stats=gather.parse(PARSE_SHARD_STATS, allow_missing=True),
+        tokenized=SPLIT_TOK,
     output:
-        conllu=f"{R}/data/{{pair}}/{{split}}.{{lang}}.conllu",
-        summary=f"{R}/data/{{pair}}/{{split}}.{{lang}}.parse.json",
+        conllu=CONLLU,
+        summary=PARSE_SUMMARY,
     log:
         f"{L}/parse/{{pair}}.{{split}}.{{lang}}.gather.log",
     conda:
@@ -45,16 +41,16 @@ rule parse_gather:
 
 rule syntax_project:
     input:
-        conllu=f"{R}/data/{{pair}}/{{split}}.{{lang}}.conllu",
-        bpe=f"{R}/data/{{pair}}/{{split}}.bpe.{{lang}}",
+        conllu=CONLLU,
+        bpe=SPLIT_BPE,
     output:
-        pos=f"{R}/data/{{pair}}/{{split}}.pos.{{lang}}",
-        bieo=f"{R}/data/{{pair}}/{{split}}.bieo.{{lang}}",
-        dep=f"{R}/data/{{pair}}/{{split}}.dep.{{lang}}",
-        heads=f"{R}/data/{{pair}}/{{split}}.heads.{{lang}}",
-        tree=f"{R}/data/{{pair}}/{{split}}.btree.{{lang}}",
-        word=f"{R}/data/{{pair}}/{{split}}.word.{{lang}}",
-        head=f"{R}/data/{{pair}}/{{split}}.head.{{lang}}",
+        pos=fill(SPLIT_FILE, kind="pos"),
+        bieo=fill(SPLIT_FILE, kind="bieo"),
+        dep=fill(SPLIT_FILE, kind="dep"),
+        heads=fill(SPLIT_FILE, kind="heads"),
+        tree=fill(SPLIT_FILE, kind="btree"),
+        word=fill(SPLIT_FILE, kind="word"),
+        head=fill(SPLIT_FILE, kind="head"),
     log:
         f"{L}/syntax_project/{{pair}}.{{split}}.{{lang}}.log",
     conda:
@@ -67,18 +63,16 @@ rule syntax_project:
 
 rule syntax_report:
     input:
-        conllu=lambda w: [f"{R}/data/{w.pair}/{s}.{src_lang(w)}.conllu" for s in source_splits(w.pair)],
-        summaries=lambda w: [f"{R}/data/{w.pair}/{s}.{src_lang(w)}.parse.json" for s in source_splits(w.pair)],
-        features=lambda w: [f"{R}/data/{w.pair}/{s}.btree.{src_lang(w)}" for s in source_splits(w.pair)],
+        unpack(syntax_report_inputs),  # conllu, summaries, features of every parsed split
     output:
-        json=f"{R}/syntax/{{pair}}.json",
-        figure=f"{R}/figures/syntax_{{pair}}.png",
+        json=SYNTAX_JSON,
+        figure=SYNTAX_FIGURE,
     log:
         f"{L}/syntax_report/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=lambda w: source_splits(w.pair),
+        splits=source_splits_of,
         lang=src_lang,
     shell:
         "wordorder syntax-report --pair {wildcards.pair:q} --lang {params.lang:q} --splits {params.splits:q}"

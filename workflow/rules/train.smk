@@ -3,15 +3,10 @@
 
 rule train:
     input:
-        unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        train_src=lambda w: variant_source(w, "train"),
-        train_tgt=lambda w: data_file(w, "train", "bpe", "tgt"),
-        dev_src=lambda w: variant_source(w, "dev"),
-        dev_ref=lambda w: data_file(w, "dev", "tok", "tgt"),
-        features=lambda w: list(variant_features(w, "train").values()) + list(variant_features(w, "dev").values()),
+        unpack(train_inputs),  # spm, spm_tgt, train_src, train_tgt, dev_src, dev_ref, features
     output:
-        model=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/best.pt",
-        metrics=f"{R}/models/{{pair}}/{{variant}}/seed{{seed}}/metrics.jsonl",
+        model=MODEL,
+        metrics=METRICS,
     log:
         f"{L}/train/{{pair}}.{{variant}}.seed{{seed}}.log",
     conda:
@@ -19,17 +14,14 @@ rule train:
     benchmark:
         f"{R}/benchmarks/train/{{pair}}.{{variant}}.seed{{seed}}.tsv"
     params:
-        model=lambda w: as_json(model_options(w)),
+        model=model_json,
         spm_tgt=spm_tgt_arg,
         train=as_json(config["train"]),
-        features=lambda w: as_json(train_features(w)),
+        features=train_features_json,
         # Not an output: Snakemake keeps it when the job fails or hits a time limit, and the
         # rerun continues from it (train.checkpoint_every, and SIGTERM).
-        state=f"{R}/resume/{{pair}}/{{variant}}/seed{{seed}}/state.pt",
-        # One process, or torchrun starting train_processes DDP processes (one per GPU).
-        # A list: the shell command quotes each word.
-        launcher=(["torchrun", "--standalone", "--nproc_per_node", str(config["train_processes"]), "-m", "wordorder.cli"]
-                  if config["train_processes"] > 1 else ["wordorder"]),
+        state=TRAIN_STATE,
+        launcher=train_launcher(),  # wordorder, or torchrun over train_processes GPUs
     threads: config["threads"]["train"]
     resources:
         mem_mb=mem_mb("train", config["train"].get("device", "auto")),
