@@ -162,7 +162,7 @@ def split_inputs(w):
 
 
 def tok_dir(w):
-    return TOK_DIR.format(pair=w.pair)  # the folder of split's inputs
+    return TOK_DIR.format(pair=w.pair)  # the folder of the split rule's inputs
 
 
 def select_inputs(w):
