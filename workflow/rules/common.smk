@@ -97,7 +97,8 @@ def variant_features(w, split):
     files = {}
     for name in sorted(ModelOptions.from_dict(model).required_features()):
         if name == "order":
-            files[name] = PREORDERED.format(pair=w.pair, method=entry["preorder"], split=split, kind="positions", lang=src)
+            method = entry["preorder"]
+            files[name] = PREORDERED.format(pair=w.pair, method=method, split=split, kind="positions", lang=src)
         else:
             files[name] = data_file(w, split, name, "src")
     return files
@@ -172,7 +173,8 @@ def align_gold_args(w, input):
     gold = align_gold(w.pair)
     if not gold:
         return []
-    return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1]] + (["--gold-swap"] if gold.get("swap") else [])
+    swap = ["--gold-swap"] if gold.get("swap") else []
+    return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1], *swap]
 
 
 # training
@@ -284,7 +286,8 @@ def preorder_targets():
         out.append(PREORDER_MD.format(pair=pair))
         for m in METHODS:
             for s in source_splits(pair):
-                out += [PREORDERED.format(pair=pair, method=m, split=s, kind=k, lang=src) for k in ("tok", "bpe", "positions")]
+                for kind in ("tok", "bpe", "positions"):
+                    out.append(PREORDERED.format(pair=pair, method=m, split=s, kind=kind, lang=src))
     return out
 
 
