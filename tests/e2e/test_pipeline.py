@@ -174,7 +174,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         assert (out / "figures" / f"bleu_by_length_en-de_{testset}.png").stat().st_size > 1000
     assert (out / "figures" / "training_curves.png").stat().st_size > 1000
     metrics = [json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()]
-    assert any("dev_bleu" in m for m in metrics) and max(m["step"] for m in metrics) == 30
+    assert any("dev_bleu" in m for m in metrics) and max(m["step"] for m in metrics if "step" in m) == 30
+    assert metrics[-1]["summary"]["stop_reason"] == "max_steps" and metrics[-1]["summary"]["steps"] == 30
     assert (tmp_path / "logs" / "tiny" / "train").is_dir()
 
     # A second run has nothing to do.
