@@ -4,7 +4,7 @@ refused (README untouched, no block written) when the markers are not exactly on
 from __future__ import annotations
 
 import pytest
-from tests.unit.test_bad_inputs import run
+from test_bad_inputs import run
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.readme import block, demote, splice
