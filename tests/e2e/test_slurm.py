@@ -120,13 +120,14 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster
     deletes its best.pt and metrics.jsonl), the profile's retry resubmits it, and training
     continues from the saved update with the best checkpoint and the metrics log of the
     evaluations before the limit."""
-    # 1.8 minutes of training: SLURM ends the first attempt between 60 and ~91 s (it checks time
-    # limits every 30 s). The rest may fit in the second attempt's minute or need a third (each
-    # resumes where the last stopped). On a loaded machine each attempt's start-up (Snakemake, data)
-    # eats into its minute, and the third can overrun it while finishing: hence --retries 3.
+    # 1.5 minutes of training: SLURM ends the first attempt between 60 and ~91 s (it checks time
+    # limits every 30 s), after at most ~80 s of training, so it always times out; the rest (10-50 s)
+    # fits in the second attempt's minute with its start-up. (With 1.8 minutes the second attempt
+    # could finish training only seconds before its limit and be killed while Snakemake registered
+    # it: seen once in CI.) --retries 3 covers a slow machine's start-ups.
     # No periodic saves: the states must come from SIGTERM. Evaluations every 100 updates, so
     # that some come before the limit.
-    config = slurm_config(repo, shared_data, tmp_path, max_steps=10_000_000, max_minutes=1.8,
+    config = slurm_config(repo, shared_data, tmp_path, max_steps=10_000_000, max_minutes=1.5,
                           eval_every=100, checkpoint_every=0, log_every=50)
     model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
     run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=1", "--retries", "3")
