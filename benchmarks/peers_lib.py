@@ -6,7 +6,6 @@ parser without installing eole.
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
 import subprocess
@@ -70,18 +69,13 @@ def training_flops(src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab
 
 
 def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
-    """Best fp32 FLOP/s (2·n³ per product) of ``torch.mm`` on two n×n matrices."""
+    """Best fp32 FLOP/s (2·n³ per product) of ``torch.mm`` on ``threads`` threads: the measurement
+    of bench_variants.py, on a set thread count."""
     import torch
+    from bench_variants import matmul_peak as peak  # the benchmarks folder is on sys.path
 
     torch.set_num_threads(threads)
-    a, b, out = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
-    best = math.inf
-    for i in range(repeats + 3):
-        t0 = time.perf_counter()
-        torch.mm(a, b, out=out)
-        if i >= 3:
-            best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 / best
+    return peak(n, repeats)
 
 
 # -- eole's training log ---------------------------------------------------------------
