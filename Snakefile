@@ -25,6 +25,7 @@ CONFIG_FILES = check_config_files(workflow.config_settings.configfiles or ["conf
 # a refused name or path, the rule it breaks; it fills in the defaults as Snakemake's would.
 validate_schema(config, "config.schema.yaml", path=", ".join(map(str, workflow.config_settings.configfiles)) or None)
 
+
 report: "workflow/report/workflow.rst"
 
 
@@ -39,6 +40,7 @@ include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 include: "workflow/rules/analyses.smk"  # swap-noise robustness
 include: "workflow/rules/effects.smk"  # the papers' claimed effects against ours (findings table)
 
+
 lock.claim(R)  # another run writing this experiment's folder is refused when jobs start
 
 
@@ -47,9 +49,9 @@ onstart:
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
 
 
 onsuccess:

@@ -91,8 +91,10 @@ def main() -> None:
     t_full, out_full = timed(lambda: beam_search(NoCache(model), src, **kwargs), a.repeats)
     same = sum(x == y for x, y in zip(out_cache, out_full))
     n = a.sentences
-    print(f"device {a.device}, threads {a.threads}, small preset (d=256, 3+3 layers), beam {a.beam}, "
-          f"{n} sentences x {a.length} tokens, max target length {int(1.5 * a.length + 10)}")
+    print(
+        f"device {a.device}, threads {a.threads}, small preset (d=256, 3+3 layers), beam {a.beam}, "
+        f"{n} sentences x {a.length} tokens, max target length {int(1.5 * a.length + 10)}"
+    )
     print(f"  with cache    : {t_cache:7.2f} s  {n / t_cache:7.2f} sentences/s")
     print(f"  without cache : {t_full:7.2f} s  {n / t_full:7.2f} sentences/s")
     print(f"  speed-up      : {t_full / t_cache:.2f}x   (identical outputs: {same}/{n})")

@@ -45,10 +45,12 @@ def main() -> None:
     for name, wall, jobs in [*rows, union]:
         print(f"{name:<30} {jobs:>6} {wall:>8.2f} {jobs / wall:>8.0f}")
     separate = sum(w for _, w, _ in rows)
-    print(f"\nunion / sum of the five separate dry runs: {union[1] / separate:.2f} "
-          f"({union[1]:.2f} s vs {separate:.2f} s)")
-    print(f"union / budget of {BUDGET:.0f} s: {union[1] / BUDGET:.2f}"
-          + ("" if union[1] <= BUDGET else "  OVER BUDGET"))
+    print(
+        f"\nunion / sum of the five separate dry runs: {union[1] / separate:.2f} ({union[1]:.2f} s vs {separate:.2f} s)"
+    )
+    print(
+        f"union / budget of {BUDGET:.0f} s: {union[1] / BUDGET:.2f}" + ("" if union[1] <= BUDGET else "  OVER BUDGET")
+    )
 
 
 if __name__ == "__main__":

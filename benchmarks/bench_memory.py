@@ -50,22 +50,36 @@ threads: {{train: 2, align: 2}}
 JOBS = {
     "tokenize": ("tokenize/en-ja.train.en.log", ["data/en-ja/raw/train.en"]),
     "split": ("split/en-ja.log", ["data/en-ja/tok/train.en", "data/en-ja/tok/train.ja"]),
-    "select": ("select/en-ja.train.ja.log", ["data/en-ja/raw/train.ja", "data/en-ja/tok/train.ja",
-                                            "data/en-ja/splits.json"]),
+    "select": (
+        "select/en-ja.train.ja.log",
+        ["data/en-ja/raw/train.ja", "data/en-ja/tok/train.ja", "data/en-ja/splits.json"],
+    ),
     "subword_train": ("subword_train/en-ja.log", ["data/en-ja/train.tok.en", "data/en-ja/train.tok.ja"]),
     "subword_encode": ("subword_encode/en-ja.train.ja.log", ["data/en-ja/train.tok.ja", "data/en-ja/spm.model"]),
-    "align": ("align/en-ja.log", [f"data/en-ja/{s}.tok.{lang}" for s in ("train", "dev", "held")
-                                  for lang in ("en", "ja")]),
+    "align": (
+        "align/en-ja.log",
+        [f"data/en-ja/{s}.tok.{lang}" for s in ("train", "dev", "held") for lang in ("en", "ja")],
+    ),
     "align_split": ("align/en-ja.train.log", ["data/en-ja/align/joint.align", "data/en-ja/align/stats.json"]),
     "preorder_gold": ("preorder_gold/en-ja.train.log", ["data/en-ja/train.align", "data/en-ja/train.tok.en"]),
     "word_classes": ("word_classes/en-ja.log", ["data/en-ja/train.tok.en"]),
-    "train": ("train/en-ja.transformer_tiny.seed1.log", ["data/en-ja/train.bpe.en", "data/en-ja/train.bpe.ja",
-                                                         "data/en-ja/dev.bpe.en", "data/en-ja/dev.tok.ja",
-                                                         "data/en-ja/spm.model"]),
+    "train": (
+        "train/en-ja.transformer_tiny.seed1.log",
+        [
+            "data/en-ja/train.bpe.en",
+            "data/en-ja/train.bpe.ja",
+            "data/en-ja/dev.bpe.en",
+            "data/en-ja/dev.tok.ja",
+            "data/en-ja/spm.model",
+        ],
+    ),
 }
 PEAK = re.compile(r"finished in [\d.]+ s; peak memory (\d+) MB")
-TARGETS = ["preorder/en-ja/gold/train.perm", "preorder/en-ja/classes.tsv",
-           "models/en-ja/transformer_tiny/seed1/best.pt"]
+TARGETS = [
+    "preorder/en-ja/gold/train.perm",
+    "preorder/en-ja/classes.tsv",
+    "models/en-ja/transformer_tiny/seed1/best.pt",
+]
 
 
 def corpus(folder: Path, n: int) -> None:
@@ -99,9 +113,23 @@ def run_size(n: int, root: Path) -> dict[str, tuple[float, float]]:
     env = {**os.environ, "PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"}
     res = folder / "results" / "mem"
     t0 = time.perf_counter()
-    run = subprocess.run([str(exe), "-s", str(REPO / "Snakefile"), "--directory", str(REPO), "--cores", "2",
-                          *[str(res / t) for t in TARGETS], "--configfile", str(config)],
-                         capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [
+            str(exe),
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(REPO),
+            "--cores",
+            "2",
+            *[str(res / t) for t in TARGETS],
+            "--configfile",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if run.returncode:
         raise SystemExit(f"the DAG failed for n={n}:\n{(run.stdout + run.stderr)[-3000:]}")
     print(f"n={n:,}: DAG in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -120,8 +148,23 @@ def parse_peaks(root: Path) -> dict[str, float]:
         inp = root / f"parse.{lang}"
         with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
             inp.write_text("".join(line for _, line in zip(range(2000), f)), encoding="utf-8")
-        run = subprocess.run(["/usr/bin/time", "-f", "%M", str(exe), "parse", "--lang", lang, "--input", str(inp),
-                              "--output", str(root / f"parse.{lang}.conllu")], capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                "/usr/bin/time",
+                "-f",
+                "%M",
+                str(exe),
+                "parse",
+                "--lang",
+                lang,
+                "--input",
+                str(inp),
+                "--output",
+                str(root / f"parse.{lang}.conllu"),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if run.returncode:
             raise SystemExit(f"wordorder parse failed:\n{run.stderr[-2000:]}")
         peaks[lang] = int(run.stderr.strip().splitlines()[-1]) / 1024
@@ -136,17 +179,23 @@ def main() -> None:
     root = args.keep or Path(tempfile.mkdtemp(prefix="wordorder-mem-"))
     try:
         small, large = (run_size(n, root) for n in args.sizes)
-        print(f"{'rule':<16} {'in MB':>8} {'peak MB':>8} {'in MB':>8} {'peak MB':>8} {'base':>7} {'slope':>6}"
-              f" {'asked':>7} {'peak/asked':>10}")
-        print(f"{'':<16} {'N=' + format(args.sizes[0], ','):>17} {'N=' + format(args.sizes[1], ','):>17}"
-              f"    fit of the two        table, larger N")
+        print(
+            f"{'rule':<16} {'in MB':>8} {'peak MB':>8} {'in MB':>8} {'peak MB':>8} {'base':>7} {'slope':>6}"
+            f" {'asked':>7} {'peak/asked':>10}"
+        )
+        print(
+            f"{'':<16} {'N=' + format(args.sizes[0], ','):>17} {'N=' + format(args.sizes[1], ','):>17}"
+            f"    fit of the two        table, larger N"
+        )
         for rule in JOBS:
             (x1, y1), (x2, y2) = small[rule], large[rule]
             slope = (y2 - y1) / (x2 - x1) if x2 > x1 else 0.0
             base = y1 - slope * x1
             asked = memory_mb(*MEMORY.get(rule, DEFAULT), x2)
-            print(f"{rule:<16} {x1:>8.1f} {y1:>8.0f} {x2:>8.1f} {y2:>8.0f} {base:>7.0f} {slope:>6.2f}"
-                  f" {asked:>7} {y2 / asked:>10.2f}")
+            print(
+                f"{rule:<16} {x1:>8.1f} {y1:>8.0f} {x2:>8.1f} {y2:>8.0f} {base:>7.0f} {slope:>6.2f}"
+                f" {asked:>7} {y2 / asked:>10.2f}"
+            )
         for lang, peak in parse_peaks(root).items():
             asked = memory_mb(*MEMORY.get("parse_shard", DEFAULT), 0)
             print(f"parse ({lang}, 2,000 lines): peak {peak:.0f} MB, asked {asked} MB: {peak / asked:.2f}")

@@ -27,10 +27,27 @@ def run_shards(inp: Path, lang: str, n: int, tmp: Path) -> tuple[float, list[dic
     exe = Path(sys.executable).with_name("wordorder")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}  # one core per shard, as a Snakemake job gets
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([str(exe), "parse", "--lang", lang, "--input", str(inp), "--shard", f"{k}-of-{n}",
-                               "--output", str(tmp / f"{lang}.{k}-of-{n}.conllu")],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-             for k in range(1, n + 1)]
+    procs = [
+        subprocess.Popen(
+            [
+                str(exe),
+                "parse",
+                "--lang",
+                lang,
+                "--input",
+                str(inp),
+                "--shard",
+                f"{k}-of-{n}",
+                "--output",
+                str(tmp / f"{lang}.{k}-of-{n}.conllu"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
+        for k in range(1, n + 1)
+    ]
     outs = [p.communicate()[0] for p in procs]
     wall = time.perf_counter() - t0
     if any(p.returncode for p in procs):
@@ -56,9 +73,11 @@ def main() -> None:
                 fallback = sum(sum(s["fallbacks"].values()) for s in stats)
                 parse_rate = sents / max(s["seconds"] for s in stats)
                 rates[n] = sents / wall
-                print(f"{lang} {n} core(s): {sents} sentences, wall {wall:.1f} s = {sents / wall:.0f} sent/s "
-                      f"(parsing alone {parse_rate:.0f} sent/s), fallbacks {fallback} ({fallback / sents:.2%}), "
-                      f"backend {stats[0]['backend']}")
+                print(
+                    f"{lang} {n} core(s): {sents} sentences, wall {wall:.1f} s = {sents / wall:.0f} sent/s "
+                    f"(parsing alone {parse_rate:.0f} sent/s), fallbacks {fallback} ({fallback / sents:.2%}), "
+                    f"backend {stats[0]['backend']}"
+                )
             print(f"{lang}: 2 cores / 1 core = {rates[2] / rates[1]:.2f}x")
 
 

@@ -55,7 +55,15 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers_lib import (  # noqa: E402
-    ARCH, EOLE_VERSION, Lengths, eole_config, eole_python, eole_window, matmul_peak, parse_eole_log, training_flops,
+    ARCH,
+    EOLE_VERSION,
+    Lengths,
+    eole_config,
+    eole_python,
+    eole_window,
+    matmul_peak,
+    parse_eole_log,
+    training_flops,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,34 +106,66 @@ def wordorder_child(job: dict) -> None:
     import torch
 
     import wordorder.train.loop as loop
+    from wordorder.model_io.subwords import read_ids
     from wordorder.models import build_model
     from wordorder.specials import PAD_ID
     from wordorder.text.subword import SubwordModel
     from wordorder.train.loop import TrainOptions, train
-    from wordorder.model_io.subwords import read_ids
 
     torch.set_num_threads(job["threads"])
     folder, out = Path(job["data"]), Path(job["out"])
     sp = SubwordModel(folder / "spm.model")
-    pairs = list(zip(read_ids([" ".join(p) for p in read_pieces(folder / "train.src")], sp, folder / "train.src"),
-                     read_ids([" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt")))
+    pairs = list(
+        zip(
+            read_ids([" ".join(p) for p in read_pieces(folder / "train.src")], sp, folder / "train.src"),
+            read_ids([" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt"),
+        )
+    )
     a = ARCH
     torch.manual_seed(job["seed"])
-    model = build_model({"preset": "small", "norm": "pre", "dropout": a["dropout"],
-                         "attention_dropout": a["attention_dropout"], "tie_embeddings": True, "tie_output": True},
-                        sp.vocab_size)
-    opts = TrainOptions(device="cpu", amp=False, batch_tokens=job["batch_tokens"], lr=a["noam_factor"],
-                        schedule="noam", warmup=a["warmup"], betas=a["betas"], eps=a["eps"], clip_norm=0.0,
-                        label_smoothing=a["label_smoothing"], max_steps=job["steps"], eval_every=10 * job["steps"],
-                        eval_beam=1, seed=job["seed"], log_every=job["report_every"], threads=job["threads"])
+    model = build_model(
+        {
+            "preset": "small",
+            "norm": "pre",
+            "dropout": a["dropout"],
+            "attention_dropout": a["attention_dropout"],
+            "tie_embeddings": True,
+            "tie_output": True,
+        },
+        sp.vocab_size,
+    )
+    opts = TrainOptions(
+        device="cpu",
+        amp=False,
+        batch_tokens=job["batch_tokens"],
+        lr=a["noam_factor"],
+        schedule="noam",
+        warmup=a["warmup"],
+        betas=a["betas"],
+        eps=a["eps"],
+        clip_norm=0.0,
+        label_smoothing=a["label_smoothing"],
+        max_steps=job["steps"],
+        eval_every=10 * job["steps"],
+        eval_beam=1,
+        seed=job["seed"],
+        log_every=job["report_every"],
+        threads=job["threads"],
+    )
     records: list[tuple[float, int, int, int]] = []
     real_update = loop.update
 
     def timed_update(model, optimizer, scaler, group, *rest, **kw):
         result = real_update(model, optimizer, scaler, group, *rest, **kw)
         now = time.perf_counter()  # the counts below are taken after the clock
-        records.append((now, sum(b.src.size(0) for b in group), sum(int(b.src.ne(PAD_ID).sum()) for b in group),
-                        sum(b.target_tokens for b in group)))
+        records.append(
+            (
+                now,
+                sum(b.src.size(0) for b in group),
+                sum(int(b.src.ne(PAD_ID).sum()) for b in group),
+                sum(b.target_tokens for b in group),
+            )
+        )
         return result
 
     loop.update = timed_update  # the real update, with a clock read after it
@@ -136,8 +176,12 @@ def wordorder_child(job: dict) -> None:
 
 def wordorder_window(records: list, first: int, last: int) -> dict[str, float]:
     inside = records[first:last]
-    return {"seconds": records[last - 1][0] - records[first - 1][0], "sents": sum(r[1] for r in inside),
-            "src_tokens": sum(r[2] for r in inside), "tgt_tokens": sum(r[3] for r in inside)}
+    return {
+        "seconds": records[last - 1][0] - records[first - 1][0],
+        "sents": sum(r[1] for r in inside),
+        "src_tokens": sum(r[2] for r in inside),
+        "tgt_tokens": sum(r[3] for r in inside),
+    }
 
 
 def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
@@ -164,25 +208,46 @@ def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int)
     total = args.warmup_steps + args.steps
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     if toolkit == "eole":
-        cfg = eole_config(data / "train.src", data / "train.tgt", data / "vocab.txt", out, args.batch_tokens,
-                          total, every, args.seed, args.pairs)
+        cfg = eole_config(
+            data / "train.src",
+            data / "train.tgt",
+            data / "vocab.txt",
+            out,
+            args.batch_tokens,
+            total,
+            every,
+            args.seed,
+            args.pairs,
+        )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child([eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env)
-        window = eole_window(parse_eole_log((out / "log.txt").read_text(encoding="utf-8")), args.warmup_steps,
-                             total, every)
+        window = eole_window(
+            parse_eole_log((out / "log.txt").read_text(encoding="utf-8")), args.warmup_steps, total, every
+        )
     else:
-        job = {"data": str(data), "out": str(out), "threads": args.threads, "batch_tokens": args.batch_tokens,
-               "steps": total, "report_every": every, "seed": args.seed}
+        job = {
+            "data": str(data),
+            "out": str(out),
+            "threads": args.threads,
+            "batch_tokens": args.batch_tokens,
+            "steps": total,
+            "report_every": every,
+            "seed": args.seed,
+        }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-        wall, rss = run_child([sys.executable, Path(__file__).resolve(), "--wordorder-child", out / "job.json"],
-                              out / "log.txt", env)
+        wall, rss = run_child(
+            [sys.executable, Path(__file__).resolve(), "--wordorder-child", out / "job.json"], out / "log.txt", env
+        )
         records = json.loads((out / "updates.json").read_text())
         window = wordorder_window(records, args.warmup_steps, total)
     row = {"toolkit": toolkit, "round": k, "wall_s": wall, "peak_rss_mb": rss, **window}
-    print(f"  round {k} {toolkit:9s}: {window['sents'] / window['seconds']:7.1f} pairs/s, "
-          f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s timed, "
-          f"{wall:.0f} s wall, peak RSS {rss:.0f} MB", flush=True)
+    print(
+        f"  round {k} {toolkit:9s}: {window['sents'] / window['seconds']:7.1f} pairs/s, "
+        f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s timed, "
+        f"{wall:.0f} s wall, peak RSS {rss:.0f} MB",
+        flush=True,
+    )
     return row
 
 
@@ -192,25 +257,36 @@ def summary(rows: list[dict], lengths: Lengths, vocab: int, peak: float, steps: 
         mine = [r for r in rows if r["toolkit"] == toolkit]
         sec = sum(r["seconds"] for r in mine)
         src, tgt = sum(r["src_tokens"] for r in mine), sum(r["tgt_tokens"] for r in mine)
-        out[toolkit] = {"pairs_s": sum(r["sents"] for r in mine) / sec, "tgt_tok_s": tgt / sec,
-                        "src_tok_s": src / sec, "tgt_per_update": tgt / (len(mine) * steps),
-                        "mfu": training_flops(src, tgt, lengths, vocab) / sec / peak,
-                        "peak_rss_mb": max(r["peak_rss_mb"] for r in mine),
-                        "per_round_tgt_tok_s": [r["tgt_tokens"] / r["seconds"] for r in mine]}
+        out[toolkit] = {
+            "pairs_s": sum(r["sents"] for r in mine) / sec,
+            "tgt_tok_s": tgt / sec,
+            "src_tok_s": src / sec,
+            "tgt_per_update": tgt / (len(mine) * steps),
+            "mfu": training_flops(src, tgt, lengths, vocab) / sec / peak,
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in mine),
+            "per_round_tgt_tok_s": [r["tgt_tokens"] / r["seconds"] for r in mine],
+        }
     return out
 
 
 def table(s: dict[str, dict]) -> str:
-    lines = ["| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU | peak RSS MB | "
-             "target tok/s per round |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines = [
+        "| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU | peak RSS MB | "
+        "target tok/s per round |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for name, r in s.items():
         rounds = ", ".join(f"{v:,.0f}" for v in r["per_round_tgt_tok_s"])
-        lines.append(f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} | "
-                     f"{r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | {r['peak_rss_mb']:,.0f} | {rounds} |")
+        lines.append(
+            f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} | "
+            f"{r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | {r['peak_rss_mb']:,.0f} | {rounds} |"
+        )
     w, e = s["wordorder"], s["eole"]
-    lines.append(f"\nwordorder / eole: pairs/s {w['pairs_s'] / e['pairs_s']:.2f}×, target tok/s "
-                 f"{w['tgt_tok_s'] / e['tgt_tok_s']:.2f}×, MFU {w['mfu'] / e['mfu']:.2f}×, peak RSS "
-                 f"{w['peak_rss_mb'] / e['peak_rss_mb']:.2f}×")
+    lines.append(
+        f"\nwordorder / eole: pairs/s {w['pairs_s'] / e['pairs_s']:.2f}×, target tok/s "
+        f"{w['tgt_tok_s'] / e['tgt_tok_s']:.2f}×, MFU {w['mfu'] / e['mfu']:.2f}×, peak RSS "
+        f"{w['peak_rss_mb'] / e['peak_rss_mb']:.2f}×"
+    )
     return "\n".join(lines)
 
 
@@ -235,21 +311,27 @@ def main() -> None:
     if args.warmup_steps < 1 or args.steps < 1 or args.rounds < 1:
         ap.error("--warmup-steps, --steps and --rounds must be at least 1")
     if not (args.data / "train.en.gz").is_file():
-        sys.exit(f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
-                 "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)")
+        sys.exit(
+            f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
+            "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)"
+        )
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     eole_py = eole_python(args.work, ROOT / "constraints.txt")
     data = prepare_data(args)
     vocab = len((data / "vocab.txt").read_text(encoding="utf-8").splitlines())
-    lengths = Lengths.of([(len(s) + 1, len(t) + 1) for s, t in zip(read_pieces(data / "train.src"),
-                                                                     read_pieces(data / "train.tgt"))])
+    lengths = Lengths.of(
+        [(len(s) + 1, len(t) + 1) for s, t in zip(read_pieces(data / "train.src"), read_pieces(data / "train.tgt"))]
+    )
     every = math.gcd(args.warmup_steps, args.steps)
     import torch
 
-    print(f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ {args.batch_tokens} padded tokens, "
-          f"{args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}; updates "
-          f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}", flush=True)
+    print(
+        f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ {args.batch_tokens} padded tokens, "
+        f"{args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}; updates "
+        f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}",
+        flush=True,
+    )
     peaks = [matmul_peak(args.threads)]
     rows = []
     for k in range(1, args.rounds + 1):
@@ -258,12 +340,25 @@ def main() -> None:
     peaks.append(matmul_peak(args.threads))
     peak = max(peaks)
     s = summary(rows, lengths, vocab, peak, args.steps)
-    print(f"fp32 matmul peak ({args.threads} threads, 2048² torch.mm): "
-          f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); MFU against {peak / 1e9:.1f}")
+    print(
+        f"fp32 matmul peak ({args.threads} threads, 2048² torch.mm): "
+        f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); MFU against {peak / 1e9:.1f}"
+    )
     print(table(s))
     if args.json:
-        args.json.write_text(json.dumps({"peaks": peaks, "rows": rows, "summary": s, "lengths": vars(lengths),
-                                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "peaks": peaks,
+                    "rows": rows,
+                    "summary": s,
+                    "lengths": vars(lengths),
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

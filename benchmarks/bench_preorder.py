@@ -64,35 +64,89 @@ def main() -> None:
             for sent in read_conllu(work / f"{split}.en.conllu"):
                 f.write((to_sexpr(binarize(sent.heads)) if len(sent) else "") + "\n")
 
-    align_stats = timed("align (eflomal, both directions, gdfa)", align_corpus,
-                        [work / f"{s}.en" for s in splits], [work / f"{s}.ja" for s in splits],
-                        [work / f"{s}.align" for s in splits], {}, seed=1)
+    align_stats = timed(
+        "align (eflomal, both directions, gdfa)",
+        align_corpus,
+        [work / f"{s}.en" for s in splits],
+        [work / f"{s}.ja" for s in splits],
+        [work / f"{s}.align" for s in splits],
+        {},
+        seed=1,
+    )
     print(json.dumps(align_stats)[:600])
     classes = timed("word classes (256)", train_word_classes, steps.read_tokens(work / "train.en"), n_classes=256)
     write_word_classes(work / "classes.tsv", classes)
 
     btg_opts = {"iterations": args.btg_iterations, "max_sentences": args.train_sentences}
-    btg = timed("BTG train", steps.btg_train_step, work / "train.en", work / "train.en.conllu",
-                work / "classes.tsv", work / "train.align", work / "btg.npz", work / "btg.json", btg_opts)
-    btg_apply = timed("BTG apply (test)", steps.btg_apply_step, work / "btg.npz", work / "test.en",
-                      work / "test.en.conllu", work / "classes.tsv", work / "test.btg.perm", "xpos")
+    btg = timed(
+        "BTG train",
+        steps.btg_train_step,
+        work / "train.en",
+        work / "train.en.conllu",
+        work / "classes.tsv",
+        work / "train.align",
+        work / "btg.npz",
+        work / "btg.json",
+        btg_opts,
+    )
+    btg_apply = timed(
+        "BTG apply (test)",
+        steps.btg_apply_step,
+        work / "btg.npz",
+        work / "test.en",
+        work / "test.en.conllu",
+        work / "classes.tsv",
+        work / "test.btg.perm",
+        "xpos",
+    )
     rvnn_opts = {"epochs": args.rvnn_epochs, "max_sentences": args.train_sentences}
-    rvnn = timed("RvNN train", steps.rvnn_train_step, work / "train.en", work / "train.en.conllu",
-                 work / "train.btree.en", work / "train.align", work / "rvnn.pt", work / "rvnn.json", rvnn_opts)
-    rvnn_apply = timed("RvNN apply (test)", steps.rvnn_apply_step, work / "rvnn.pt", work / "test.en",
-                       work / "test.en.conllu", work / "test.btree.en", work / "test.rvnn.perm")
-    timed("gold (test)", steps.gold_step, work / "test.align", work / "test.en", work / "test.gold.perm", "mean", "left")
+    rvnn = timed(
+        "RvNN train",
+        steps.rvnn_train_step,
+        work / "train.en",
+        work / "train.en.conllu",
+        work / "train.btree.en",
+        work / "train.align",
+        work / "rvnn.pt",
+        work / "rvnn.json",
+        rvnn_opts,
+    )
+    rvnn_apply = timed(
+        "RvNN apply (test)",
+        steps.rvnn_apply_step,
+        work / "rvnn.pt",
+        work / "test.en",
+        work / "test.en.conllu",
+        work / "test.btree.en",
+        work / "test.rvnn.perm",
+    )
+    timed(
+        "gold (test)", steps.gold_step, work / "test.align", work / "test.en", work / "test.gold.perm", "mean", "left"
+    )
 
     table = preorder_report(
-        "en-ja", {"test": (work / "test.en", work / "test.align",
-                           {m: work / f"test.{m}.perm" for m in ("btg", "rvnn", "gold")})},
-        work / "quality.json", work / "quality.csv", work / "quality.md", work / "quality.png")
+        "en-ja",
+        {
+            "test": (
+                work / "test.en",
+                work / "test.align",
+                {m: work / f"test.{m}.perm" for m in ("btg", "rvnn", "gold")},
+            )
+        },
+        work / "quality.json",
+        work / "quality.csv",
+        work / "quality.md",
+        work / "quality.png",
+    )
     print()
     print(table.round(3).to_string())
     print()
     print("BTG training:", json.dumps({k: v for k, v in btg.items() if k != "iterations"})[:800])
     print("RvNN training:", json.dumps({k: v for k, v in rvnn.items() if k != "epochs"})[:800])
-    print(f"BTG apply: {btg_apply['sentences_per_second']} sent/s; RvNN apply: {rvnn_apply['sentences_per_second']} sent/s")
+    print(
+        f"BTG apply: {btg_apply['sentences_per_second']} sent/s;",
+        f"RvNN apply: {rvnn_apply['sentences_per_second']} sent/s",
+    )
     print("step times (s):", json.dumps(times))
     print(f"files in {work}")
 

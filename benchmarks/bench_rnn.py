@@ -63,8 +63,13 @@ def _measure(options: dict, vocab: int, pairs, batch_tokens: int, args, out) -> 
     model = build_model(options, vocab)
     feats = random_trees([s for s, _ in pairs], args.seed) if model.options.syntax_tree() else None
     speed = train_speed(model, pairs, feats, batch_tokens, args)
-    out.put({"params": sum(p.numel() for p in model.parameters()), "train": speed,
-             "peak_mb": (peak_bytes_so_far() - before) / 2**20})
+    out.put(
+        {
+            "params": sum(p.numel() for p in model.parameters()),
+            "train": speed,
+            "peak_mb": (peak_bytes_so_far() - before) / 2**20,
+        }
+    )
 
 
 def in_child(target, *args) -> dict:
@@ -87,7 +92,8 @@ def _relation_memory(length: int, naive: bool, args, out) -> None:
     pad = torch.zeros(args.rn_batch, length, dtype=torch.bool)
     if naive:  # the same layer with the graph propagation replaced by the naive form
         relation.graph_propagation = lambda c, valid, layers, chunk, pad_quirk, slope, checkpoint: (
-            relation.naive_graph_propagation(c, valid, layers, pad_quirk, slope))
+            relation.naive_graph_propagation(c, valid, layers, pad_quirk, slope)
+        )
     before = peak_bytes_so_far()
     layer(x, pad).sum().backward()
     out.put({"peak_mb": (peak_bytes_so_far() - before) / 2**20})
@@ -115,13 +121,19 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     keep_freed_cpu_memory()
     registry = load_variants(ROOT / "configs" / "variants.yaml")
-    names = (args.variants.split(",") if args.variants else
-             [n for n, e in registry.items() if e["model"].get("preset") == "rnn_small"])
+    names = (
+        args.variants.split(",")
+        if args.variants
+        else [n for n, e in registry.items() if e["model"].get("preset") == "rnn_small"]
+    )
     names = [args.baseline] + [n for n in names if n != args.baseline]
     vocab, pairs, _ = load_data(args)
     batch_tokens = choose_batch_tokens(pairs, args.target_tokens, args.seed * 100_003 + 1)
-    print(f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens}, {args.threads} threads, "
-          f"torch {torch.__version__}", flush=True)
+    print(
+        f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens}, {args.threads} threads, "
+        f"torch {torch.__version__}",
+        flush=True,
+    )
     rows = []
     for name in names:
         options = dict(registry[name]["model"])
@@ -130,26 +142,44 @@ def main() -> None:
         rows.append(row)
         print(f"  {name}: {row['train']['tok_s']:,.0f} tok/s, peak +{row['peak_mb']:,.0f} MB", flush=True)
     base = rows[0]
-    lines = ["| system | params | train tok/s | ratio | peak memory (MB) | ratio |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| system | params | train tok/s | ratio | peak memory (MB) | ratio |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {r['variant']} | {r['params']:,} | {r['train']['tok_s']:,.0f} | "
-                     f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | {r['peak_mb']:,.0f} | "
-                     f"{r['peak_mb'] / max(base['peak_mb'], 1e-9):.2f} |")
+        lines.append(
+            f"| {r['variant']} | {r['params']:,} | {r['train']['tok_s']:,.0f} | "
+            f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | {r['peak_mb']:,.0f} | "
+            f"{r['peak_mb'] / max(base['peak_mb'], 1e-9):.2f} |"
+        )
     print("\n".join(lines))
     rn = []
     for length in (50, 100):
         naive = in_child(_relation_memory, length, True, args)["peak_mb"]
         chunked = in_child(_relation_memory, length, False, args)["peak_mb"]
         rn.append({"length": length, "naive_mb": naive, "chunked_mb": chunked})
-    print(f"\nRelation layer, forward + backward, batch {args.rn_batch}:\n"
-          "| source length | naive (MB) | chunked (MB) | naive / chunked |\n| ---: | ---: | ---: | ---: |")
+    print(
+        f"\nRelation layer, forward + backward, batch {args.rn_batch}:\n"
+        "| source length | naive (MB) | chunked (MB) | naive / chunked |\n| ---: | ---: | ---: | ---: |"
+    )
     for r in rn:
-        print(f"| {r['length']} | {r['naive_mb']:,.0f} | {r['chunked_mb']:,.0f} | "
-              f"{r['naive_mb'] / max(r['chunked_mb'], 1e-9):.1f} |")
+        print(
+            f"| {r['length']} | {r['naive_mb']:,.0f} | {r['chunked_mb']:,.0f} | "
+            f"{r['naive_mb'] / max(r['chunked_mb'], 1e-9):.1f} |"
+        )
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "relation": rn, "batch_tokens": batch_tokens,
-                                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "relation": rn,
+                    "batch_tokens": batch_tokens,
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

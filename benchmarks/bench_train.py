@@ -16,8 +16,8 @@ import time
 
 import torch
 
-from wordorder.models import build_model
 from wordorder.model_io.batching import collate, make_batches
+from wordorder.models import build_model
 from wordorder.train.loop import batch_loss
 
 
@@ -58,8 +58,13 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     rng = random.Random(0)
     # Lengths around 25 (20..30) on both sides, ids from an 8000-entry vocabulary.
-    pairs = [([rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))],
-              [rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))]) for _ in range(4000)]
+    pairs = [
+        (
+            [rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))],
+            [rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))],
+        )
+        for _ in range(4000)
+    ]
     print(f"small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= {a.batch_tokens} padded tokens")
     cpu = throughput("cpu", False, pairs, a.batch_tokens, a.steps)
     print(f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s")
@@ -68,7 +73,10 @@ def main() -> None:
         amp = throughput("cuda", True, pairs, a.batch_tokens, a.cuda_steps)
         name = torch.cuda.get_device_name()
         print(f"  cuda fp32 ({name}): {fp32:9.0f} target tokens/s")
-        print(f"  cuda amp  ({name}): {amp:9.0f} target tokens/s   (amp/fp32 {amp / fp32:.2f}x, cuda fp32/cpu {fp32 / cpu:.1f}x)")
+        print(
+            f"  cuda amp  ({name}): {amp:9.0f} target tokens/s  ",
+            f"(amp/fp32 {amp / fp32:.2f}x, cuda fp32/cpu {fp32 / cpu:.1f}x)",
+        )
     else:
         print("  cuda: not available")
 

@@ -42,11 +42,11 @@ import torch
 from wordorder.config import load_variants
 from wordorder.decode.beam import translate_batches
 from wordorder.device import keep_freed_cpu_memory
+from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model
 from wordorder.models.registry import resolve_options
 from wordorder.specials import PAD_ID
 from wordorder.text.subword import SubwordModel, train_sentencepiece
-from wordorder.model_io.batching import collate, make_batches
 from wordorder.train.loop import TrainOptions, make_optimizer, update
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,14 +158,29 @@ def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float
             seconds += dt
             times.append(dt)
     n = len(times)
-    return {"tok_s": (src_tok + tgt_tok) / seconds, "tgt_tok_s": tgt_tok / seconds, "flop_s": flops / seconds,
-            "src_tokens": src_tok / n, "tgt_tokens": tgt_tok / n, "median_ms": 1000 * statistics.median(times)}
+    return {
+        "tok_s": (src_tok + tgt_tok) / seconds,
+        "tgt_tok_s": tgt_tok / seconds,
+        "flop_s": flops / seconds,
+        "src_tokens": src_tok / n,
+        "tgt_tokens": tgt_tok / n,
+        "median_ms": 1000 * statistics.median(times),
+    }
 
 
 def decode_speed(model, dev, feats, args) -> dict[str, float]:
     t0 = time.perf_counter()
-    hyps = translate_batches(model, dev, batch_tokens=4000, beam_size=5, max_len_a=1.5, max_len_b=10,
-                             device="cpu", progress=False, feats=feats)
+    hyps = translate_batches(
+        model,
+        dev,
+        batch_tokens=4000,
+        beam_size=5,
+        max_len_a=1.5,
+        max_len_b=10,
+        device="cpu",
+        progress=False,
+        feats=feats,
+    )
     seconds = time.perf_counter() - t0
     return {"sent_s": len(dev) / seconds, "mean_len": sum(map(len, hyps)) / max(len(hyps), 1)}
 
@@ -188,17 +203,24 @@ def table(rows: list[dict], peak: float) -> str:
     base = rows[0]
     # MFU per row separates "more work per token" (e.g. the REs' extra 3·d² matmuls) from
     # "slower per unit of work": a variant at the baseline's MFU is as efficient as it can be.
-    lines = ["| variant | params | train tok/s | ratio | MFU | decode sent/s | ratio | mean hyp. length |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| variant | params | train tok/s | ratio | MFU | decode sent/s | ratio | mean hyp. length |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {', '.join(r['variants'])} | {r['params']:,} | {r['train']['tok_s']:,.0f} | "
-                     f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | {100 * r['train']['flop_s'] / peak:.1f} % | "
-                     f"{r['decode']['sent_s']:.1f} | "
-                     f"{r['decode']['sent_s'] / base['decode']['sent_s']:.2f} | {r['decode']['mean_len']:.1f} |")
+        lines.append(
+            f"| {', '.join(r['variants'])} | {r['params']:,} | {r['train']['tok_s']:,.0f} | "
+            f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | {100 * r['train']['flop_s'] / peak:.1f} % | "
+            f"{r['decode']['sent_s']:.1f} | "
+            f"{r['decode']['sent_s'] / base['decode']['sent_s']:.2f} | {r['decode']['mean_len']:.1f} |"
+        )
     bt = base["train"]
-    lines += ["", f"Baseline: {bt['tok_s']:,.0f} source+target tokens/s ({bt['tgt_tok_s']:,.0f} target), "
-              f"{bt['flop_s'] / 1e9:.1f} GFLOP/s of model matmuls = {100 * bt['flop_s'] / peak:.1f} % of the "
-              f"fp32 matmul peak ({peak / 1e9:.1f} GFLOP/s, 2048² torch.mm)."]
+    lines += [
+        "",
+        f"Baseline: {bt['tok_s']:,.0f} source+target tokens/s ({bt['tgt_tok_s']:,.0f} target), "
+        f"{bt['flop_s'] / 1e9:.1f} GFLOP/s of model matmuls = {100 * bt['flop_s'] / peak:.1f} % of the "
+        f"fp32 matmul peak ({peak / 1e9:.1f} GFLOP/s, 2048² torch.mm).",
+    ]
     return "\n".join(lines)
 
 
@@ -226,9 +248,15 @@ def main() -> None:
     keep_freed_cpu_memory()  # as `wordorder train` does on the CPU
     registry = load_variants(ROOT / "configs" / "variants.yaml")
     preset = registry[args.baseline]["model"].get("preset")
-    names = (args.variants.split(",") if args.variants else
-             [n for n, e in registry.items() if e["model"].get("family") == "transformer"
-              and e["model"].get("preset") == preset])
+    names = (
+        args.variants.split(",")
+        if args.variants
+        else [
+            n
+            for n, e in registry.items()
+            if e["model"].get("family") == "transformer" and e["model"].get("preset") == preset
+        ]
+    )
     unknown = [n for n in names if n not in registry]
     if unknown:
         ap.error(f"unknown variants {unknown}")
@@ -238,16 +266,29 @@ def main() -> None:
 
     vocab, pairs, dev = load_data(args)
     batch_tokens = choose_batch_tokens(pairs, args.target_tokens, args.seed * 100_003 + 1)
-    print(f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens} "
-          f"(≈{mean_target_tokens(pairs, batch_tokens, args.seed * 100_003 + 1):.0f} target tokens per update), "
-          f"{args.threads} threads, torch {torch.__version__}", flush=True)
+    print(
+        f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens} "
+        f"(≈{mean_target_tokens(pairs, batch_tokens, args.seed * 100_003 + 1):.0f} target tokens per update), "
+        f"{args.threads} threads, torch {torch.__version__}",
+        flush=True,
+    )
     peak = matmul_peak()
     rows = [run_variant(group, json.loads(key), vocab, pairs, dev, batch_tokens, args) for key, group in groups.items()]
     peak = max(peak, matmul_peak())
     print(table(rows, peak))
     if args.json:
-        args.json.write_text(json.dumps({"peak_flop_s": peak, "batch_tokens": batch_tokens, "rows": rows,
-                                         "args": {k: str(v) for k, v in vars(args).items()}}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "peak_flop_s": peak,
+                    "batch_tokens": batch_tokens,
+                    "rows": rows,
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

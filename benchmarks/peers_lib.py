@@ -17,12 +17,24 @@ from pathlib import Path
 
 EOLE_VERSION = "0.6.4"
 # The shared architecture (the small preset of wordorder, pre-norm as eole's decoder is).
-ARCH = {"d": 256, "ff": 1024, "heads": 4, "enc_layers": 3, "dec_layers": 3, "dropout": 0.1,
-        "attention_dropout": 0.0, "label_smoothing": 0.1, "betas": (0.9, 0.98), "eps": 1e-9,
-        "noam_factor": 2.0, "warmup": 4000}
+ARCH = {
+    "d": 256,
+    "ff": 1024,
+    "heads": 4,
+    "enc_layers": 3,
+    "dec_layers": 3,
+    "dropout": 0.1,
+    "attention_dropout": 0.0,
+    "label_smoothing": 0.1,
+    "betas": (0.9, 0.98),
+    "eps": 1e-9,
+    "noam_factor": 2.0,
+    "warmup": 4000,
+}
 
 
 # -- the FLOP count --------------------------------------------------------------------
+
 
 def weights_per_token(d: int, ff: int, enc_layers: int, dec_layers: int, vocab: int) -> tuple[int, int]:
     """Matmul weights a source token and a target token go through (biases, norms ignored).
@@ -48,8 +60,7 @@ class Lengths:
     def of(cls, pairs: list[tuple[int, int]]) -> Lengths:
         s = sum(a for a, _ in pairs)
         t = sum(b for _, b in pairs)
-        return cls(sum(a * a for a, _ in pairs) / s, sum(b * b for _, b in pairs) / t,
-                   sum(a * b for a, b in pairs) / t)
+        return cls(sum(a * a for a, _ in pairs) / s, sum(b * b for _, b in pairs) / t, sum(a * b for a, b in pairs) / t)
 
 
 def training_flops(src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab: int, arch: dict = ARCH) -> float:
@@ -64,8 +75,9 @@ def training_flops(src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab
     """
     d, le, ld = arch["d"], arch["enc_layers"], arch["dec_layers"]
     w_src, w_tgt = weights_per_token(d, arch["ff"], le, ld, vocab)
-    return (6.0 * (w_src * src_tokens + w_tgt * tgt_tokens)
-            + 12.0 * d * (le * lengths.ss * src_tokens + ld * (lengths.tt + lengths.st) * tgt_tokens))
+    return 6.0 * (w_src * src_tokens + w_tgt * tgt_tokens) + 12.0 * d * (
+        le * lengths.ss * src_tokens + ld * (lengths.tt + lengths.st) * tgt_tokens
+    )
 
 
 def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
@@ -83,8 +95,10 @@ def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
 # eole/utils/statistics.py, Statistics.output: "[<asctime> INFO] Step 50/  300; acc: ...;
 # sents: 10230; bsz: 1530/1710/205; 4500/5012 tok/s; 80 sec;" (bsz: per-batch means of source
 # tokens, non-pad target tokens and sentences since the previous report).
-_STEP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) [A-Z]+\] Step\s+(\d+)/\s*\d+;.*?"
-                   r"sents:\s*(\d+); bsz:\s*(\d+)/\s*(\d+)/\s*(\d+);")
+_STEP = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) [A-Z]+\] Step\s+(\d+)/\s*\d+;.*?"
+    r"sents:\s*(\d+); bsz:\s*(\d+)/\s*(\d+)/\s*(\d+);"
+)
 
 
 @dataclass(frozen=True)
@@ -117,12 +131,16 @@ def eole_window(reports: list[Report], first: int, last: int, every: int) -> dic
     if missing:
         raise ValueError(f"eole's log has no report for steps {missing[:5]}")
     inside = [by_step[s] for s in range(first + every, last + 1, every)]
-    return {"seconds": by_step[last].time - by_step[first].time, "sents": sum(r.sents for r in inside),
-            "src_tokens": sum(r.src_per_batch * every for r in inside),
-            "tgt_tokens": sum(r.tgt_per_batch * every for r in inside)}
+    return {
+        "seconds": by_step[last].time - by_step[first].time,
+        "sents": sum(r.sents for r in inside),
+        "src_tokens": sum(r.src_per_batch * every for r in inside),
+        "tgt_tokens": sum(r.tgt_per_batch * every for r in inside),
+    }
 
 
 # -- eole's venv and config ------------------------------------------------------------
+
 
 def eole_python(work: Path, constraints: Path) -> Path:
     """The python of ``work/venv`` with eole installed (installed on the first call)."""
@@ -138,46 +156,95 @@ def eole_python(work: Path, constraints: Path) -> Path:
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as f:
         # eole imports aiohttp without declaring it; the constraints keep torch the CPU build.
-        ok = (subprocess.run([sys.executable, "-m", "venv", venv], stdout=f, stderr=subprocess.STDOUT).returncode == 0
-              and subprocess.run([py, "-m", "pip", "install", "-c", constraints, f"eole=={EOLE_VERSION}", "aiohttp"],
-                                 stdout=f, stderr=subprocess.STDOUT).returncode == 0
-              and subprocess.run([py, "-c", check], stdout=f, stderr=subprocess.STDOUT).returncode == 0)
+        ok = (
+            subprocess.run([sys.executable, "-m", "venv", venv], stdout=f, stderr=subprocess.STDOUT).returncode == 0
+            and subprocess.run(
+                [py, "-m", "pip", "install", "-c", constraints, f"eole=={EOLE_VERSION}", "aiohttp"],
+                stdout=f,
+                stderr=subprocess.STDOUT,
+            ).returncode
+            == 0
+            and subprocess.run([py, "-c", check], stdout=f, stderr=subprocess.STDOUT).returncode == 0
+        )
     if not ok:
         shutil.rmtree(venv, ignore_errors=True)
-        sys.exit(f"error: {log}: installing eole {EOLE_VERSION} with pip failed (see the log's last lines); it needs "
-                 f"PyPI or a local index holding eole and its dependencies: rerun with network access, or pass "
-                 f"--work to a folder whose venv/ already has them (pip install -c constraints.txt "
-                 f"eole=={EOLE_VERSION} aiohttp)")
+        sys.exit(
+            f"error: {log}: installing eole {EOLE_VERSION} with pip failed (see the log's last lines); it needs "
+            f"PyPI or a local index holding eole and its dependencies: rerun with network access, or pass "
+            f"--work to a folder whose venv/ already has them (pip install -c constraints.txt "
+            f"eole=={EOLE_VERSION} aiohttp)"
+        )
     print(f"installed eole {EOLE_VERSION} in {time.perf_counter() - t0:.0f} s", flush=True)
     return py
 
 
-def eole_config(src: Path, tgt: Path, vocab: Path, out: Path, batch_tokens: int, steps: int, report_every: int,
-                seed: int, pairs: int, arch: dict = ARCH) -> dict:
+def eole_config(
+    src: Path,
+    tgt: Path,
+    vocab: Path,
+    out: Path,
+    batch_tokens: int,
+    steps: int,
+    report_every: int,
+    seed: int,
+    pairs: int,
+    arch: dict = ARCH,
+) -> dict:
     """eole's train config for the shared architecture and schedule, on pre-segmented files."""
     assert arch["enc_layers"] == arch["dec_layers"], "eole's transformer config takes one layer count"
     return {
-        "save_data": str(out / "data"), "src_vocab": str(vocab), "share_vocab": True, "vocab_size_multiple": 1,
-        "src_vocab_size": 1_000_000, "overwrite": True, "seed": seed, "report_every": report_every,
+        "save_data": str(out / "data"),
+        "src_vocab": str(vocab),
+        "share_vocab": True,
+        "vocab_size_multiple": 1,
+        "src_vocab_size": 1_000_000,
+        "overwrite": True,
+        "seed": seed,
+        "report_every": report_every,
         "data": {"corpus_1": {"path_src": str(src), "path_tgt": str(tgt), "transforms": []}},
         "training": {
-            "model_path": str(out / "model"), "train_steps": steps, "valid_steps": 10 * steps,
-            "save_checkpoint_steps": 10 * steps, "world_size": 1, "gpu_ranks": [],
+            "model_path": str(out / "model"),
+            "train_steps": steps,
+            "valid_steps": 10 * steps,
+            "save_checkpoint_steps": 10 * steps,
+            "world_size": 1,
+            "gpu_ranks": [],
             # A bucket of one pass over the corpus (eole's default, 262,144 examples, cycles a small
             # corpus until full): sorted, batched and shuffled per epoch, as wordorder does.
-            "bucket_size": pairs, "batch_type": "tokens", "batch_size": batch_tokens, "batch_size_multiple": 1,
+            "bucket_size": pairs,
+            "batch_type": "tokens",
+            "batch_size": batch_tokens,
+            "batch_size_multiple": 1,
             "accum_count": [1],
-            "normalization": "tokens", "num_workers": 0, "compute_dtype": "fp32",
-            "optim": "adam", "adam_beta1": arch["betas"][0], "adam_beta2": arch["betas"][1], "adam_eps": arch["eps"],
-            "learning_rate": arch["noam_factor"], "decay_method": "noam", "warmup_steps": arch["warmup"],
-            "max_grad_norm": 0.0, "label_smoothing": arch["label_smoothing"], "dropout": [arch["dropout"]],
-            "attention_dropout": [arch["attention_dropout"]], "param_init_method": "xavier_uniform",
+            "normalization": "tokens",
+            "num_workers": 0,
+            "compute_dtype": "fp32",
+            "optim": "adam",
+            "adam_beta1": arch["betas"][0],
+            "adam_beta2": arch["betas"][1],
+            "adam_eps": arch["eps"],
+            "learning_rate": arch["noam_factor"],
+            "decay_method": "noam",
+            "warmup_steps": arch["warmup"],
+            "max_grad_norm": 0.0,
+            "label_smoothing": arch["label_smoothing"],
+            "dropout": [arch["dropout"]],
+            "attention_dropout": [arch["attention_dropout"]],
+            "param_init_method": "xavier_uniform",
         },
         "model": {
-            "architecture": "transformer", "hidden_size": arch["d"], "transformer_ff": arch["ff"],
-            "heads": arch["heads"], "layers": arch["enc_layers"],  # eole's transformer: one count for both
-            "share_embeddings": True, "share_decoder_embeddings": True, "generator_bias": False,
-            "add_qkvbias": True, "add_final_linear_bias": True, "add_ffnbias": True, "mlp_activation_fn": "relu",
+            "architecture": "transformer",
+            "hidden_size": arch["d"],
+            "transformer_ff": arch["ff"],
+            "heads": arch["heads"],
+            "layers": arch["enc_layers"],  # eole's transformer: one count for both
+            "share_embeddings": True,
+            "share_decoder_embeddings": True,
+            "generator_bias": False,
+            "add_qkvbias": True,
+            "add_final_linear_bias": True,
+            "add_ffnbias": True,
+            "mlp_activation_fn": "relu",
             "embeddings": {"word_vec_size": arch["d"], "position_encoding_type": "SinusoidalInterleaved"},
         },
     }

@@ -21,4 +21,3 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not found at {SHARED_DATA} (the shared/ folder beside the checkout)")
     return SHARED_DATA
-

@@ -10,36 +10,51 @@ from wordorder.config import read_yaml
 
 
 module chen2018:
-    snakefile: "../Snakefile"
-    config: read_yaml("configs/full/chen2018.yaml")
+    snakefile:
+        "../Snakefile"
+    config:
+        read_yaml("configs/full/chen2018.yaml")
+
 
 use rule * from chen2018 as chen2018_*
 
 
 module chen2019:
-    snakefile: "../Snakefile"
-    config: read_yaml("configs/full/chen2019.yaml")
+    snakefile:
+        "../Snakefile"
+    config:
+        read_yaml("configs/full/chen2019.yaml")
+
 
 use rule * from chen2019 as chen2019_*
 
 
 module chen2020:
-    snakefile: "../Snakefile"
-    config: read_yaml("configs/full/chen2020.yaml")
+    snakefile:
+        "../Snakefile"
+    config:
+        read_yaml("configs/full/chen2020.yaml")
+
 
 use rule * from chen2020 as chen2020_*
 
 
 module kawara2021:
-    snakefile: "../Snakefile"
-    config: read_yaml("configs/full/kawara2021.yaml")
+    snakefile:
+        "../Snakefile"
+    config:
+        read_yaml("configs/full/kawara2021.yaml")
+
 
 use rule * from kawara2021 as kawara2021_*
 
 
 module zhang2018:
-    snakefile: "../Snakefile"
-    config: read_yaml("configs/full/zhang2018.yaml")
+    snakefile:
+        "../Snakefile"
+    config:
+        read_yaml("configs/full/zhang2018.yaml")
+
 
 use rule * from zhang2018 as zhang2018_*
 

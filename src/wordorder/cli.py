@@ -43,8 +43,10 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     from wordorder.config import load_config
 
     config = load_config(a.config)
-    print(f"{a.config}: valid; experiment {config['experiment']}, pairs {', '.join(config['pairs'])}, "
-          f"{len(config['variants'])} variants, seeds {config['seeds']}")
+    print(
+        f"{a.config}: valid; experiment {config['experiment']}, pairs {', '.join(config['pairs'])}, "
+        f"{len(config['variants'])} variants, seeds {config['seeds']}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,8 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", required=True)
 
     # Stages in pipeline order, each with its own subcommands (``<stage>/commands.py``).
-    for register in (register_corpus, register_text, register_syntax, register_align, register_preorder,
-                     register_train, register_decode, register_evaluate):
+    for register in (
+        register_corpus,
+        register_text,
+        register_syntax,
+        register_align,
+        register_preorder,
+        register_train,
+        register_decode,
+        register_evaluate,
+    ):
         register(add, _json)
     return p
 
@@ -70,8 +80,9 @@ def peak_memory_mb() -> float:
     """Peak resident memory of this process or of the largest child it waited for (eflomal)."""
     import resource
 
-    kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-              resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    kib = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    )
     return kib / 1024  # Linux reports KiB
 
 
@@ -79,8 +90,10 @@ def cpu_seconds() -> float:
     """User + system CPU seconds of this process and of the children it waited for."""
     import resource
 
-    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,8 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Every job's log ends with its time and peak memory (what to ask a cluster for).
         # The CPU time (this process and the children it waited for: eflomal) sums to the CPU-hours
         # of an experiment (wordorder.evaluate.cost).
-        logging.getLogger("wordorder").info("%s finished in %.1f s; peak memory %.0f MB; cpu %.1f s", args.command,
-                                            time.perf_counter() - start, peak_memory_mb(), cpu_seconds())
+        logging.getLogger("wordorder").info(
+            "%s finished in %.1f s; peak memory %.0f MB; cpu %.1f s",
+            args.command,
+            time.perf_counter() - start,
+            peak_memory_mb(),
+            cpu_seconds(),
+        )
     except WordorderError as e:
         print(f"error: {e}", file=sys.stderr)
         from wordorder.train.resume import TrainingInterrupted
@@ -104,8 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         # Outputs are written to temporary names and renamed: nothing partial is left behind.
         where = f" writing {e.filename}" if e.filename else ""
-        print(f"error: the disk is full{where} ({e.strerror})\n  hint: free space, or point results:/logs: in the "
-              "config at a larger disk, then rerun: finished steps are kept", file=sys.stderr)
+        print(
+            f"error: the disk is full{where} ({e.strerror})\n  hint: free space, or point results:/logs: in the "
+            "config at a larger disk, then rerun: finished steps are kept",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

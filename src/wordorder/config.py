@@ -44,8 +44,11 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
         if e.validator == "pattern" and "description" in e.schema:  # the rule in words, not the regex
             what = "the key" if "propertyNames" in e.absolute_schema_path else "the value"
             message = f"{what} {e.instance!r} is refused: expected {e.schema['description']}"
-        raise WordorderError(f"invalid config at '{where}': {message}", path=path,
-                             hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys")
+        raise WordorderError(
+            f"invalid config at '{where}': {message}",
+            path=path,
+            hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys",
+        )
 
 
 def _with_defaults(validator_cls):
@@ -74,8 +77,11 @@ def load_variants(path: str | Path) -> dict[str, dict]:
     validate_schema(registry, "variants.schema.yaml", path=path)
     for name, entry in registry["variants"].items():
         if entry.get("keep_preset") and "preset" not in entry["model"]:
-            raise WordorderError(f"variant '{name}' has keep_preset: true but names no model.preset to keep",
-                                 path=path, hint="add the size the paper names (e.g. preset: big), or drop keep_preset")
+            raise WordorderError(
+                f"variant '{name}' has keep_preset: true but names no model.preset to keep",
+                path=path,
+                hint="add the size the paper names (e.g. preset: big), or drop keep_preset",
+            )
     return registry["variants"]
 
 
@@ -116,14 +122,17 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
     processes = int(config.get("train_processes", 1))
     accum = int(config.get("train", {}).get("accum_steps", 1))
     if accum % processes:
-        raise WordorderError(f"train.accum_steps ({accum}) must be a multiple of train_processes ({processes})",
-                             hint="an update is accum_steps batches dealt out to the processes: set accum_steps "
-                             f"to {processes * max(1, accum // processes)} or a multiple of {processes}")
+        raise WordorderError(
+            f"train.accum_steps ({accum}) must be a multiple of train_processes ({processes})",
+            hint="an update is accum_steps batches dealt out to the processes: set accum_steps "
+            f"to {processes * max(1, accum // processes)} or a multiple of {processes}",
+        )
     data = config.get("data", {})
     for i, pair in enumerate(config["pairs"]):
         if pair not in data:
             raise WordorderError(
-                f"unknown pair '{pair}': it has no corpus definition under 'data'", **_at(locate, ("pairs", i), pair),
+                f"unknown pair '{pair}': it has no corpus definition under 'data'",
+                **_at(locate, ("pairs", i), pair),
                 hint=f"defined pairs: {', '.join(sorted(data)) or '(none)'}; add data.{pair} to the config",
             )
         src, tgt = pair.split("-")
@@ -140,24 +149,32 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
             require_annotations(pair.split("-")[0], ["trees"], parsers, f"preorder method 'rvnn' on {pair}")
     baseline = config.get("evaluation", {}).get("baseline")
     if baseline is not None and baseline not in config["variants"]:
-        raise WordorderError(f"evaluation.baseline '{baseline}' is not one of the variants of this config",
-                             **_at(locate, ("evaluation", "baseline"), baseline),
-                             hint=f"pick one of: {', '.join(config['variants'])}, or null for the first")
+        raise WordorderError(
+            f"evaluation.baseline '{baseline}' is not one of the variants of this config",
+            **_at(locate, ("evaluation", "baseline"), baseline),
+            hint=f"pick one of: {', '.join(config['variants'])}, or null for the first",
+        )
     for pair in config.get("evaluation", {}).get("case_insensitive", []):
         if pair not in config["data"]:  # data, not pairs: a run of some pairs keeps the setting
-            raise WordorderError(f"evaluation.case_insensitive names '{pair}', which has no data in this config",
-                                 hint=f"pairs with data: {', '.join(config['data'])}")
+            raise WordorderError(
+                f"evaluation.case_insensitive names '{pair}', which has no data in this config",
+                hint=f"pairs with data: {', '.join(config['data'])}",
+            )
     for i, claim in enumerate(config.get("evaluation", {}).get("findings", [])):
         for key in ("system", "baseline"):
             if claim[key] not in variants:
-                raise WordorderError(f"evaluation.findings[{i}].{key}: unknown variant '{claim[key]}' (not in the "
-                                     f"registry {config.get('variants_file')})",
-                                     **_at(locate, ("evaluation", "findings", i, key), claim[key]),
-                                     hint="name a registry entry")
+                raise WordorderError(
+                    f"evaluation.findings[{i}].{key}: unknown variant '{claim[key]}' (not in the "
+                    f"registry {config.get('variants_file')})",
+                    **_at(locate, ("evaluation", "findings", i, key), claim[key]),
+                    hint="name a registry entry",
+                )
         tests = config["data"].get(claim["pair"], {}).get("test", {})
         if claim["testset"] not in tests:
-            raise WordorderError(f"evaluation.findings[{i}]: '{claim['pair']}' has no test set '{claim['testset']}'",
-                                 hint="pairs and test sets come from data.<pair>.test")
+            raise WordorderError(
+                f"evaluation.findings[{i}]: '{claim['pair']}' has no test set '{claim['testset']}'",
+                hint="pairs and test sets come from data.<pair>.test",
+            )
     for i, name in enumerate(config["variants"]):
         if name not in variants:
             raise WordorderError(
@@ -167,11 +184,16 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
             )
         method = variants[name].get("preorder")
         if variants[name].get("source") == "preordered" and not method:
-            raise WordorderError(f"variant '{name}' reads a preordered source but names no preorder method",
-                                 path=config.get("variants_file"), hint="add preorder: gold|btg|rvnn to the entry")
+            raise WordorderError(
+                f"variant '{name}' reads a preordered source but names no preorder method",
+                path=config.get("variants_file"),
+                hint="add preorder: gold|btg|rvnn to the entry",
+            )
         if method and method not in methods:
-            raise WordorderError(f"variant '{name}' reads {method} preorders, but preorder.methods is "
-                                 f"{methods or '[]'}", hint=f"add {method} to preorder.methods in the config")
+            raise WordorderError(
+                f"variant '{name}' reads {method} preorders, but preorder.methods is {methods or '[]'}",
+                hint=f"add {method} to preorder.methods in the config",
+            )
         for pair in config["pairs"]:
             needs = list(variants[name].get("needs", []))
             if "trees" not in needs and _reads_trees(variant_model(config, variants, name, pair)):
@@ -194,17 +216,20 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
     for where, options in places:
         for key in options:
             if key not in known:
-                raise WordorderError(f"{where}: unknown model option '{key}'",
-                                     hint=f"valid model options: {', '.join(sorted(known))}")
+                raise WordorderError(
+                    f"{where}: unknown model option '{key}'", hint=f"valid model options: {', '.join(sorted(known))}"
+                )
     if config.get("subword", {}).get("joint", True):
         return
     for pair in config["pairs"]:
         for name in config["variants"]:
             if name in variants and variant_model(config, variants, name, pair).get("tie_embeddings", True):
-                raise WordorderError(f"subword.joint is false (a vocabulary per side), but variant '{name}' ties its "
-                                     f"source and target embeddings on {pair}",
-                                     hint="add tie_embeddings: false to the config's model (or data."
-                                     f"{pair}.model), or set subword.joint: true")
+                raise WordorderError(
+                    f"subword.joint is false (a vocabulary per side), but variant '{name}' ties its "
+                    f"source and target embeddings on {pair}",
+                    hint="add tie_embeddings: false to the config's model (or data."
+                    f"{pair}.model), or set subword.joint: true",
+                )
 
 
 def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
@@ -215,8 +240,10 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
         spec = split_spec(pair_data, split)
         where = f"data.{pair}.{split}" if split in SPLITS else f"data.{pair}.test.{split}"
         if split in SPLITS and "extra_refs" in pair_data[split]:
-            raise WordorderError(f"{where}: extra_refs are for test sets", hint="the dev set is scored with one "
-                                 "reference; move extra_refs to a test set")
+            raise WordorderError(
+                f"{where}: extra_refs are for test sets",
+                hint="the dev set is scored with one reference; move extra_refs to a test set",
+            )
         if split not in SPLITS:
             from wordorder.corpus.references import extra_refs
 

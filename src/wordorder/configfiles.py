@@ -15,8 +15,13 @@ from wordorder.yamlfile import Locator, read_yaml_doc
 
 # Lists whose entries name things (outputs, table rows): a repeat is a typo that would otherwise
 # fail late (seeds: [1, 1] at the report, after all training) or not at all.
-UNIQUE_LISTS = (("pairs",), ("variants",), ("seeds",), ("preorder", "methods"),
-                ("evaluation", "swap_noise", "percents"))
+UNIQUE_LISTS = (
+    ("pairs",),
+    ("variants",),
+    ("seeds",),
+    ("preorder", "methods"),
+    ("evaluation", "swap_noise", "percents"),
+)
 
 
 def check_config_files(paths, config: Mapping[str, Any]) -> Locator:
@@ -42,8 +47,12 @@ def check_repeats(config: Mapping[str, Any], locate: Locator | None = None) -> N
             if item in items[:i]:
                 name = ".".join(where)
                 path, line = (locate or Locator())((*where, i), item)
-                raise WordorderError(f"{name}: {item!r} is listed twice (entries {items.index(item) + 1} and "
-                                     f"{i + 1})", path=path, line=line, hint=f"list each entry of {name} once")
+                raise WordorderError(
+                    f"{name}: {item!r} is listed twice (entries {items.index(item) + 1} and {i + 1})",
+                    path=path,
+                    line=line,
+                    hint=f"list each entry of {name} once",
+                )
 
 
 def at(locate: Locator | None, where: tuple, value: Any) -> dict:

@@ -8,12 +8,14 @@ from wordorder.errors import WordorderError
 
 
 def resolve_device(name: str) -> torch.device:
-    """"auto" → cuda when available, else cpu; asking for cuda without one is an error."""
+    """ "auto" → cuda when available, else cpu; asking for cuda without one is an error."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise WordorderError(f"device '{name}' asked for, but torch sees no CUDA device",
-                             hint="set train.device / decode.device to auto or cpu, or install a CUDA build of torch")
+        raise WordorderError(
+            f"device '{name}' asked for, but torch sees no CUDA device",
+            hint="set train.device / decode.device to auto or cpu, or install a CUDA build of torch",
+        )
     return torch.device(name)
 
 

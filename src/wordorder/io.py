@@ -56,9 +56,12 @@ def iter_lines(path: str | Path, max_chars: int | None = None) -> Iterator[str]:
             number += 1
             if len(raw) == limit and not raw.endswith(b"\n"):
                 raise WordorderError(
-                    f"the line has more than {max_chars:,} characters", path=path, line=number,
+                    f"the line has more than {max_chars:,} characters",
+                    path=path,
+                    line=number,
                     hint="one sentence per line is expected: the file has lost its line breaks, "
-                    "or the line is not a sentence")
+                    "or the line is not a sentence",
+                )
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -78,14 +81,21 @@ def _unreadable(path: Path, lines_read: int, error: BaseException) -> WordorderE
     if path.suffix == ".gz" and not head.startswith(b"\x1f\x8b"):
         return WordorderError(
             f"the file is not gzip-compressed although its name ends in .gz (it starts with {head!r})",
-            path=path, hint="if it is plain text, rename it without .gz; if it was downloaded, it may be "
-            "an error page: download it again")
+            path=path,
+            hint="if it is plain text, rename it without .gz; if it was downloaded, it may be "
+            "an error page: download it again",
+        )
     if isinstance(error, EOFError):
-        return WordorderError(f"the compressed file is truncated: it ends after line {lines_read}",
-                              path=path, hint="the file is incomplete (an interrupted copy or download): "
-                              "copy or download it again")
-    return WordorderError(f"cannot read the file after line {lines_read}: {error}", path=path,
-                          hint="the file is corrupt: copy or download it again")
+        return WordorderError(
+            f"the compressed file is truncated: it ends after line {lines_read}",
+            path=path,
+            hint="the file is incomplete (an interrupted copy or download): copy or download it again",
+        )
+    return WordorderError(
+        f"cannot read the file after line {lines_read}: {error}",
+        path=path,
+        hint="the file is corrupt: copy or download it again",
+    )
 
 
 def read_lines(path: str | Path) -> list[str]:
@@ -112,9 +122,11 @@ def _umask() -> int:
 
 
 def disk_full(path: str | Path, detail: str) -> WordorderError:
-    return WordorderError(f"the disk is full ({detail}); nothing was written", path=path,
-                          hint="free space, or point results:/logs: in the config at a larger disk, then "
-                          "rerun: finished steps are kept")
+    return WordorderError(
+        f"the disk is full ({detail}); nothing was written",
+        path=path,
+        hint="free space, or point results:/logs: in the config at a larger disk, then rerun: finished steps are kept",
+    )
 
 
 # How torch's zip writer reports a write the disk refused (it has no errno): a short write

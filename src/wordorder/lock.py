@@ -71,15 +71,26 @@ def take(folder: str | Path) -> None:
         if status == "busy":
             _refuse(path, holder or {}, "is running")
         if holder and holder.get("host") != here:
-            _refuse(path, holder, "may still be running on another host",
-                    hint=f"a run on another host cannot be checked from here: if it has ended, delete {path}")
+            _refuse(
+                path,
+                holder,
+                "may still be running on another host",
+                hint=f"a run on another host cannot be checked from here: if it has ended, delete {path}",
+            )
         if holder and status == "no locks" and _alive(holder.get("pid")):
             _refuse(path, holder, "is running (this filesystem has no locks; its pid is alive)")
         if holder:
-            print(f"note: {path}: taking over the lock of a run that is gone ({_describe(holder)})",
-                  file=sys.stderr)
-        _write(fd, {"host": here, "pid": os.getpid(), "cwd": os.getcwd(),
-                    "start": time.strftime("%Y-%m-%d %H:%M:%S %z"), "argv": sys.argv})
+            print(f"note: {path}: taking over the lock of a run that is gone ({_describe(holder)})", file=sys.stderr)
+        _write(
+            fd,
+            {
+                "host": here,
+                "pid": os.getpid(),
+                "cwd": os.getcwd(),
+                "start": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+                "argv": sys.argv,
+            },
+        )
     except BaseException:
         os.close(fd)
         raise
@@ -100,7 +111,7 @@ atexit.register(release_all)
 
 
 def _flock(fd: int) -> str:
-    """"taken", "busy" (another process holds it) or "no locks" (the filesystem has none)."""
+    """ "taken", "busy" (another process holds it) or "no locks" (the filesystem has none)."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return "taken"
@@ -115,15 +126,20 @@ def _flock(fd: int) -> str:
 def _refuse(path: Path, holder: dict, state: str, hint: str | None = None) -> None:
     raise WordorderError(
         f"the results folder {path.parent} is in use: another run {state} ({_describe(holder)})",
-        path=path, hint=hint or "wait until that run ends, or give this run its own results: folder "
-        "(or experiment name); two runs writing one folder delete each other's files")
+        path=path,
+        hint=hint
+        or "wait until that run ends, or give this run its own results: folder "
+        "(or experiment name); two runs writing one folder delete each other's files",
+    )
 
 
 def _describe(holder: dict) -> str:
     if not holder:
         return "it has not written its details yet"
-    return (f"host {holder.get('host')}, pid {holder.get('pid')}, working directory {holder.get('cwd')}, "
-            f"started {holder.get('start')}")
+    return (
+        f"host {holder.get('host')}, pid {holder.get('pid')}, working directory {holder.get('cwd')}, "
+        f"started {holder.get('start')}"
+    )
 
 
 def _read(fd: int) -> dict | None:

@@ -17,26 +17,26 @@ from typing import Any
 #: rule -> (base MB, MB per MB of input). The fits of benchmarks/bench_memory.py on 100k and
 #: 400k en-ja pairs (peak RSS on the CPU; 2026-11-24), rounded up.
 MEMORY: dict[str, tuple[float, float]] = {
-    "tokenize": (100, 0.0),        # streams
-    "split": (100, 4.0),           # holds the tokenized training corpus
+    "tokenize": (100, 0.0),  # streams
+    "split": (100, 4.0),  # holds the tokenized training corpus
     "select": (100, 3.0),
-    "subword_train": (100, 5.0),   # sentencepiece on the (sampled) training sentences
+    "subword_train": (100, 5.0),  # sentencepiece on the (sampled) training sentences
     "subword_encode": (100, 0.2),  # streams
-    "align": (200, 16.0),          # eflomal over all splits at once
+    "align": (200, 16.0),  # eflomal over all splits at once
     "align_split": (100, 0.1),
     "preorder_gold": (400, 15.0),
     "word_classes": (400, 30.0),
-    "train": (500, 12.0),          # the whole training corpus as token ids, plus the model
+    "train": (500, 12.0),  # the whole training corpus as token ids, plus the model
     # Not fitted (model-bound; peaks seen on the demo and a 2,000-line parse): a fixed ask.
-    "parse_shard": (1500, 0.0),    # spaCy en 370 MB, GiNZA ja 910 MB; stanza needs more
-    "translate": (1500, 0.0),      # the demo's small model: 760 MB
-    "btg_train": (1500, 0.0),      # capped by preorder.btg.max_sentences; demo 630 MB
+    "parse_shard": (1500, 0.0),  # spaCy en 370 MB, GiNZA ja 910 MB; stanza needs more
+    "translate": (1500, 0.0),  # the demo's small model: 760 MB
+    "btg_train": (1500, 0.0),  # capped by preorder.btg.max_sentences; demo 630 MB
     "btg_apply": (1500, 0.0),
-    "rvnn_train": (2000, 0.0),     # capped by preorder.rvnn.max_sentences; demo 990 MB
+    "rvnn_train": (2000, 0.0),  # capped by preorder.rvnn.max_sentences; demo 990 MB
     "rvnn_apply": (2000, 0.0),
 }
 DEFAULT = (1000.0, 0.0)
-HEADROOM = 1.5       # real corpora have larger vocabularies and longer sentences than the fit's
+HEADROOM = 1.5  # real corpora have larger vocabularies and longer sentences than the fit's
 RETRY_GROWTH = 1.5
 CUDA_HOST_MB = 2500  # host memory of the CUDA context and libraries (not measured here: no GPU)
 

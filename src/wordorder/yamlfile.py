@@ -80,8 +80,11 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, where: KeyPath, doc: YamlDoc
                 inside = ".".join(str(k) for k in where) or "the top level"
                 raise WordorderError(
                     f"duplicate key '{key}' in {inside} (first at line {first[key]}): YAML would silently keep "
-                    "only the last one", path=doc.path, line=line,
-                    hint="merge the two blocks into one, or delete the one you do not mean")
+                    "only the last one",
+                    path=doc.path,
+                    line=line,
+                    hint="merge the two blocks into one, or delete the one you do not mean",
+                )
             first[key] = line
             doc.lines[(*where, key)] = line
             _walk(loader, value_node, (*where, key), doc, seen)

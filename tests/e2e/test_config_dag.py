@@ -11,13 +11,24 @@ from test_pipeline import snakemake, tiny_config
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("case, old, new, must", [
-    ("test set defined twice", "      held: {holdout: 30}\n", "      held: {holdout: 30}\n      held: {holdout: 20}\n",
-     "duplicate key 'held' in data.en-de.test (first at line {first})"),
-    ("seeds: [1, 1]", "seeds: [1]", "seeds: [1, 1]", "seeds: 1 is listed twice"),
-    ("variant listed twice", "variants: [transformer_tiny,", "variants: [transformer_tiny, transformer_tiny,",
-     "variants: 'transformer_tiny' is listed twice"),
-])
+@pytest.mark.parametrize(
+    "case, old, new, must",
+    [
+        (
+            "test set defined twice",
+            "      held: {holdout: 30}\n",
+            "      held: {holdout: 30}\n      held: {holdout: 20}\n",
+            "duplicate key 'held' in data.en-de.test (first at line {first})",
+        ),
+        ("seeds: [1, 1]", "seeds: [1]", "seeds: [1, 1]", "seeds: 1 is listed twice"),
+        (
+            "variant listed twice",
+            "variants: [transformer_tiny,",
+            "variants: [transformer_tiny, transformer_tiny,",
+            "variants: 'transformer_tiny' is listed twice",
+        ),
+    ],
+)
 def test_dry_run_refuses_with_file_line_and_key(case, old, new, must, repo, shared_data, tmp_path):
     path = tiny_config(repo, shared_data, tmp_path)
     text = path.read_text(encoding="utf-8")

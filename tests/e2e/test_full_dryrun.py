@@ -25,8 +25,7 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
         if "wordorder translate " in line:
             paper = re.search(r"--checkpoint results/(\w+)_full/", line).group(1)
             beams.setdefault(paper, set()).add(re.search(r'"beam_size": (\d+)', line).group(1))
-    assert beams == {"chen2018": {"12"}, "chen2019": {"4"}, "chen2020": {"4"}, "kawara2021": {"5"},
-                     "zhang2018": {"10"}}
+    assert beams == {"chen2018": {"12"}, "chen2019": {"4"}, "chen2020": {"4"}, "kawara2021": {"5"}, "zhang2018": {"10"}}
     assert '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out
     # a registry entry's per-pair options reach that pair's training only (Zhang 2018's relation layers)
     rnmt = {}
@@ -50,8 +49,11 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
     # Kawara 2021: the eight directions train, and the preordered positions are words (preorder.positions)
     kawara_pairs = set(re.findall(r"--output results/kawara2021_full/models/([a-z-]+)/", out))
     assert kawara_pairs == {"ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"}
-    units = {re.search(r"--unit (\w+)", line).group(1) for line in out.splitlines()
-             if "wordorder preorder-project " in line and "results/kawara2021_full/" in line}
+    units = {
+        re.search(r"--unit (\w+)", line).group(1)
+        for line in out.splitlines()
+        if "wordorder preorder-project " in line and "results/kawara2021_full/" in line
+    }
     assert units == {"word"}
 
 

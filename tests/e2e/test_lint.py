@@ -19,8 +19,12 @@ GOOD = "Congratulations, your workflow is in a good condition!"
 def lint_findings(snakefile: Path, *args: str) -> list[str]:
     """'<snakefile or rule>: <title>' of every finding of `snakemake --lint`."""
     exe = Path(sys.executable).with_name("snakemake")
-    run = subprocess.run([str(exe), "-s", str(snakefile), "--directory", str(snakefile.parent), "--lint", *args],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [str(exe), "-s", str(snakefile), "--directory", str(snakefile.parent), "--lint", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     report = run.stdout + run.stderr
     found, item = [], None
     for line in report.splitlines():
@@ -38,7 +42,9 @@ def test_the_reader_sees_a_finding(tmp_path):
     (tmp_path / "rules" / "mixed.smk").write_text(
         'def helper(w):\n    return "b"\n\n\n'
         'rule make:\n    output:\n        "a"\n    log:\n        "a.log"\n    conda:\n        "env.yaml"\n'
-        '    shell:\n        "touch {output:q} > {log:q}"\n', encoding="utf-8")
+        '    shell:\n        "touch {output:q} > {log:q}"\n',
+        encoding="utf-8",
+    )
     (tmp_path / "Snakefile").write_text('include: "rules/mixed.smk"\n', encoding="utf-8")
     found = lint_findings(tmp_path / "Snakefile")
     assert found == [f"snakefile {tmp_path / 'rules' / 'mixed.smk'}: Mixed rules and functions in same snakefile."]

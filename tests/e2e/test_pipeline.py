@@ -20,8 +20,13 @@ pytestmark = pytest.mark.slow
 def snakemake(repo: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("snakemake")
     env = {**os.environ, "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([str(exe), "-s", str(repo / "Snakefile"), "--directory", str(repo), *args],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [str(exe), "-s", str(repo / "Snakefile"), "--directory", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
@@ -31,20 +36,26 @@ def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     base = shared_data / "multi30k_task1_en-de-cs"
-    with gzip.open(base / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as f_en, \
-            gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de:
+    with (
+        gzip.open(base / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as f_en,
+        gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de,
+    ):
         pairs = [(e.split(), d.split()) for _, e, d in zip(range(n), f_en, f_de)]
-    (folder / "gold.src-tgt").write_text("".join(f"{' '.join(e)} ||| {' '.join(d)}\n" for e, d in pairs),
-                                         encoding="utf-8")
+    (folder / "gold.src-tgt").write_text(
+        "".join(f"{' '.join(e)} ||| {' '.join(d)}\n" for e, d in pairs), encoding="utf-8"
+    )
     links = [" ".join([f"{i}-{i}" for i in range(1, min(len(e), len(d)) + 1)] + [f"1p{len(d)}"]) for e, d in pairs]
     (folder / "gold.links").write_text("".join(line + "\n" for line in links), encoding="utf-8")
     # a second reference of the flickr2016 test set (its 30 lines): the first, lowercased
     with gzip.open(base / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f_de:
-        (folder / "flickr2016.ref2.de").write_text("".join(line.lower() for _, line in zip(range(30), f_de)),
-                                                  encoding="utf-8")
+        (folder / "flickr2016.ref2.de").write_text(
+            "".join(line.lower() for _, line in zip(range(30), f_de)), encoding="utf-8"
+        )
     # a README whose generated section the run fills (evaluation.readme)
-    (folder / "README.md").write_text("# Results\n\n<!-- wordorder:tiny:begin -->\nold numbers\n"
-                                      "<!-- wordorder:tiny:end -->\n\nKept.\n", encoding="utf-8")
+    (folder / "README.md").write_text(
+        "# Results\n\n<!-- wordorder:tiny:begin -->\nold numbers\n<!-- wordorder:tiny:end -->\n\nKept.\n",
+        encoding="utf-8",
+    )
 
 
 def tiny_config(repo: Path, shared_data: Path, tmp_path: Path, **overrides) -> Path:
@@ -72,8 +83,11 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert not train & set(splits["splits"]["dev"]["lines"])
     assert not train & set(splits["splits"]["held"]["lines"])
     for split in ("train", "dev", "held", "flickr2016"):
-        n = {len((out / "data" / "en-de" / f"{split}.{kind}{lang}").read_text(encoding="utf-8").splitlines())
-             for kind in ("", "tok.") for lang in ("en", "de")}
+        n = {
+            len((out / "data" / "en-de" / f"{split}.{kind}{lang}").read_text(encoding="utf-8").splitlines())
+            for kind in ("", "tok.")
+            for lang in ("en", "de")
+        }
         assert n == {splits["sizes"][split]}, split
 
     # Syntax: the English source of every split parsed (2 shards gathered), token for token, and
@@ -116,8 +130,11 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         assert len(links) == len(src) == align_stats["splits"][split]
         pairs = [tuple(map(int, x.split("-"))) for line in links for x in line.split()]
         assert len(pairs) > len(src)  # most words are aligned
-        assert all(0 <= i < len(s) and 0 <= j < len(t) for line, s, t in zip(links, src, tgt)
-                   for i, j in (map(int, x.split("-")) for x in line.split()))
+        assert all(
+            0 <= i < len(s) and 0 <= j < len(t)
+            for line, s, t in zip(links, src, tgt)
+            for i, j in (map(int, x.split("-")) for x in line.split())
+        )
         bpe = [line.split() for line in (data / f"{split}.bpe.en").read_text(encoding="utf-8").splitlines()]
         for method in ("gold", "btg", "rvnn"):
             pdir = out / "preorder" / "en-de" / method
@@ -127,7 +144,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
             assert pre == [" ".join(s[i] for i in p) for s, p in zip(src, perms)]
             positions = (pdir / f"{split}.positions.en").read_text().splitlines()
             assert [[int(x) for x in line.split()] for line in positions] == [
-                subword_positions(word_index(b), np.array(p, dtype=np.int64)).tolist() for b, p in zip(bpe, perms)]
+                subword_positions(word_index(b), np.array(p, dtype=np.int64)).tolist() for b, p in zip(bpe, perms)
+            ]
     quality = json.loads((out / "preorder" / "en-de" / "quality.json").read_text(encoding="utf-8"))
     for split, by_method in quality["splits"].items():
         assert list(by_method) == ["identity", "btg", "rvnn", "gold"]
@@ -170,10 +188,14 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert "4-gram prec." in (out / "tables" / "ngram_precision.md").read_text(encoding="utf-8")
     for testset in ("flickr2016", "held"):
         length = (out / "tables" / f"length_en-de_{testset}.md").read_text(encoding="utf-8")
-        assert "transformer_tiny_composed" in length and "| τ identity | τ btg | τ rvnn | τ gold |" in length  # Kawara Figs 7-10
+        assert (
+            "transformer_tiny_composed" in length and "| τ identity | τ btg | τ rvnn | τ gold |" in length
+        )  # Kawara Figs 7-10
         assert (out / "figures" / f"bleu_by_length_en-de_{testset}.png").stat().st_size > 1000
     assert (out / "figures" / "training_curves.png").stat().st_size > 1000
-    metrics = [json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()]
+    metrics = [
+        json.loads(line) for line in (out / "models" / "en-de" / "transformer_tiny" / "seed1" / "metrics.jsonl").open()
+    ]
     assert any("dev_bleu" in m for m in metrics) and max(m["step"] for m in metrics if "step" in m) == 30
     assert metrics[-1]["summary"]["stop_reason"] == "max_steps" and metrics[-1]["summary"]["steps"] == 30
     assert (tmp_path / "logs" / "tiny" / "train").is_dir()
@@ -217,15 +239,25 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     # Findings: each claim against ours; flickr2016 is scored on its two references, held on one.
     findings = json.loads((out / "tables" / "findings.json").read_text(encoding="utf-8"))["findings"]
     assert [(f["system"], f["baseline"], f["seeds"]) for f in findings] == [
-        ("transformer_tiny_composed", "transformer_tiny", 1), ("rnn_tiny_sdatt", "rnn_tiny", 1)]
+        ("transformer_tiny_composed", "transformer_tiny", 1),
+        ("rnn_tiny_sdatt", "rnn_tiny", 1),
+    ]
     assert all(0 < f["p"] <= 1 and f["verdict"] in ("reproduced", "opposite", "not significant") for f in findings)
-    assert "| Chen 2019 | en-de / flickr2016 | transformer_tiny_composed vs transformer_tiny" in \
-        (out / "tables" / "findings.md").read_text(encoding="utf-8")
+    assert "| Chen 2019 | en-de / flickr2016 | transformer_tiny_composed vs transformer_tiny" in (
+        out / "tables" / "findings.md"
+    ).read_text(encoding="utf-8")
     cross = (out / "tables" / "cross_paper.md").read_text(encoding="utf-8")
     assert "## en-de, flickr2016" in cross and "## en-de, held" in cross
-    assert all(f"| {v} |" in cross or f"| **{v}** |" in cross for v in
-               ("transformer_tiny", "transformer_tiny_composed", "transformer_tiny_preordered", "rnn_tiny_sdatt",
-                "rnn_tiny"))
+    assert all(
+        f"| {v} |" in cross or f"| **{v}** |" in cross
+        for v in (
+            "transformer_tiny",
+            "transformer_tiny_composed",
+            "transformer_tiny_preordered",
+            "rnn_tiny_sdatt",
+            "rnn_tiny",
+        )
+    )
     # Convergence: every run with the reason it stopped (the tiny runs stop at max_steps), one panel a system.
     conv = (out / "tables" / "convergence.md").read_text(encoding="utf-8")
     assert all(f"| en-de | {v} | 1 |" in conv for v in ("transformer_tiny", "rnn_tiny_sdatt", "rnn_tiny"))
@@ -233,7 +265,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     # The README section: the generated tables replace the old text, the rest of the file is kept.
     readme = (tmp_path / "gold" / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("# Results\n\n<!-- wordorder:tiny:begin -->\n") and readme.endswith(
-        "<!-- wordorder:tiny:end -->\n\nKept.\n")
+        "<!-- wordorder:tiny:end -->\n\nKept.\n"
+    )
     assert "old numbers" not in readme and "#### en-de, flickr2016" in readme and "| Chen 2019 |" in readme
     assert (out / "tables" / "readme_section.md").read_text(encoding="utf-8") in readme
     for testset, n in (("flickr2016", 2), ("held", 1)):
@@ -284,8 +317,11 @@ def test_training_job_runs_data_parallel_under_torchrun(repo, shared_data, tmp_p
     writes the checkpoint, the metrics count the whole update."""
     config = tiny_config(repo, shared_data, tmp_path, train_processes=2)
     extra = tmp_path / "ddp.yaml"
-    extra.write_text("train: {batch_tokens: 1000, lr: 0.001, warmup: 10, max_steps: 6, eval_every: 6, "
-                     "eval_sentences: 5, log_every: 3, accum_steps: 2}\nthreads: {train: 2}\n", encoding="utf-8")
+    extra.write_text(
+        "train: {batch_tokens: 1000, lr: 0.001, warmup: 10, max_steps: 6, eval_every: 6, "
+        "eval_sentences: 5, log_every: 3, accum_steps: 2}\nthreads: {train: 2}\n",
+        encoding="utf-8",
+    )
     target = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
     run = snakemake(repo, str(target), "--cores", "2", "--configfile", str(config), str(extra))
     assert run.returncode == 0, run.stderr[-4000:]
@@ -339,8 +375,11 @@ def test_a_vocabulary_per_side_reaches_every_consumer(repo, shared_data, tmp_pat
     cfg["train"].update(max_steps=10, eval_every=10)
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     out = tmp_path / "results" / "tiny"
-    targets = [out / "tables" / "systems.md", out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp",
-               out / "heads" / "en-de" / "transformer_tiny" / "seed1" / "held.json"]
+    targets = [
+        out / "tables" / "systems.md",
+        out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp",
+        out / "heads" / "en-de" / "transformer_tiny" / "seed1" / "held.json",
+    ]
     targets += [out / "aer" / "en-de" / v / "seed1.json" for v in ("transformer_tiny", "rnn_tiny")]
     run = snakemake(repo, *map(str, targets), "--cores", "2", "--configfile", str(config))
     assert run.returncode == 0, run.stderr[-4000:]
@@ -349,9 +388,13 @@ def test_a_vocabulary_per_side_reaches_every_consumer(repo, shared_data, tmp_pat
     assert not (data / "spm.model").exists()
     sides = {lang: SubwordModel(data / f"spm.{lang}.model") for lang in ("en", "de")}
     for lang, sp in sides.items():  # each side's text is in pieces of its own model only
-        pieces = {p for line in (data / f"train.bpe.{lang}").read_text(encoding="utf-8").splitlines() for p in line.split()}
+        pieces = {
+            p for line in (data / f"train.bpe.{lang}").read_text(encoding="utf-8").splitlines() for p in line.split()
+        }
         assert all(sp.piece_to_id(p) != 1 for p in pieces), lang
-    assert {sides["en"].id_to_piece(i) for i in range(300, 330)} != {sides["de"].id_to_piece(i) for i in range(300, 330)}
+    assert {sides["en"].id_to_piece(i) for i in range(300, 330)} != {
+        sides["de"].id_to_piece(i) for i in range(300, 330)
+    }
     for variant in ("transformer_tiny", "rnn_tiny"):
         ckpt = torch.load(out / "models" / "en-de" / variant / "seed1" / "best.pt", weights_only=True)
         assert ckpt["meta"]["spm"].endswith("spm.en.model") and ckpt["meta"]["spm_tgt"].endswith("spm.de.model")
@@ -362,10 +405,15 @@ def test_a_vocabulary_per_side_reaches_every_consumer(repo, shared_data, tmp_pat
         assert state["src_embed.weight"].size(0) == sides["en"].vocab_size
         assert state["output_proj.weight"].size(0) == state["tgt_embed.weight"].size(0) == sides["de"].vocab_size
         for testset in ("flickr2016", "held"):  # German output, decoded with the German model
-            hyp = (out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp.tok").read_text(encoding="utf-8")
+            hyp = (out / "translations" / "en-de" / variant / "seed1" / f"{testset}.hyp.tok").read_text(
+                encoding="utf-8"
+            )
             assert len(hyp.splitlines()) == 30 and "\u2581" not in hyp
         assert json.loads((out / "aer" / "en-de" / variant / "seed1.json").read_text())["sentences"] == 10
-    assert len((out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp").read_text().splitlines()) == 30
+    assert (
+        len((out / "noise" / "en-de" / "swap50" / "transformer_tiny" / "seed1" / "held.hyp").read_text().splitlines())
+        == 30
+    )
     assert json.loads((out / "heads" / "en-de" / "transformer_tiny" / "seed1" / "held.json").read_text())["tokens"] > 0
     systems = (out / "tables" / "systems.md").read_text(encoding="utf-8")
     assert "| en-de | transformer_tiny | " in systems and "| en-de | rnn_tiny | " in systems

@@ -68,8 +68,18 @@ def clone(repo: Path, folder: Path) -> Path:
 
 
 def command(folder: Path, config: Path, *args: str) -> list[str]:
-    return [str(SNAKEMAKE), "-s", str(folder / "Snakefile"), "--directory", str(folder), "--cores", "1", *args,
-            "--configfile", str(config)]  # last: --configfile takes every argument after it
+    return [
+        str(SNAKEMAKE),
+        "-s",
+        str(folder / "Snakefile"),
+        "--directory",
+        str(folder),
+        "--cores",
+        "1",
+        *args,
+        "--configfile",
+        str(config),
+    ]  # last: --configfile takes every argument after it
 
 
 def env() -> dict:
@@ -78,12 +88,15 @@ def env() -> dict:
 
 def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, shared_data, tmp_path, server):
     url, bodies, hold, waiting = server
-    config = yaml.safe_load((repo / "tests" / "e2e" / "tiny.yaml").read_text(encoding="utf-8")
-                           .replace("{DATA}", str(shared_data)))
+    config = yaml.safe_load(
+        (repo / "tests" / "e2e" / "tiny.yaml").read_text(encoding="utf-8").replace("{DATA}", str(shared_data))
+    )
     config["data"]["en-de"].pop("align_gold")
     config.update(variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False})  # a lighter parse
-    side = {lang: {"url": f"{url}/train.{lang}.gz", "sha256": hashlib.sha256(bodies[f"/train.{lang}.gz"]).hexdigest()}
-            for lang in SIDES}
+    side = {
+        lang: {"url": f"{url}/train.{lang}.gz", "sha256": hashlib.sha256(bodies[f"/train.{lang}.gz"]).hexdigest()}
+        for lang in SIDES
+    }
     config["data"]["en-de"]["train"] = {"kind": "url", "src": side["en"], "tgt": side["de"], "timeout": 60}
     config.update(results=str(tmp_path / "results"), logs=str(tmp_path / "logs"))
     path = tmp_path / "tiny.yaml"
@@ -95,9 +108,15 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
     hold.set()
     # SIGINT as in a terminal: a test runner started in the background by a shell without job
     # control inherits SIGINT ignored, and Python then never turns it into KeyboardInterrupt
-    holder = subprocess.Popen(command(first, path, target), env=env(), start_new_session=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    holder = subprocess.Popen(
+        command(first, path, target),
+        env=env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         while not waiting.wait(0.2):  # the first run is in its fetch job, holding the folder
             assert holder.poll() is None, holder.communicate()[0][-3000:]
@@ -107,15 +126,24 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
         # side by side: the second clone's run (refused), its dry run (not refused), and a job of the
         # holder as a SLURM job step runs it (snakemake again, in remote mode, without hooks: not refused)
         job_target = str(folder / "data" / "en-de" / "raw" / "flickr2016.en")
-        runs = [subprocess.Popen(cmd, env=env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                for cmd in (command(second, path, target), command(second, path, target, "-n"),
-                            command(first, path, job_target, "--mode", "remote", "--no-hooks", "--nolock"))]
+        runs = [
+            subprocess.Popen(cmd, env=env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            for cmd in (
+                command(second, path, target),
+                command(second, path, target, "-n"),
+                command(first, path, job_target, "--mode", "remote", "--no-hooks", "--nolock"),
+            )
+        ]
         (refused, out), (dry, dry_out), (job, job_out) = [(p, p.communicate(timeout=120)[0]) for p in runs]
         assert job.returncode == 0 and Path(job_target).is_file(), job_out[-3000:]
         assert refused.returncode != 0, out[-3000:]
         assert f"the results folder {folder} is in use" in out
-        for text in (f"host {details['host']}", f"pid {holder.pid}", f"working directory {first}",
-                     f"started {details['start']}"):
+        for text in (
+            f"host {details['host']}",
+            f"pid {holder.pid}",
+            f"working directory {first}",
+            f"started {details['start']}",
+        ):
             assert text in out, (text, out[-3000:])
         assert not Path(target).exists()
         assert dry.returncode == 0 and "in use" not in dry_out, dry_out[-3000:]

@@ -44,17 +44,29 @@ def small_config(repo, shared_data, tmp_path) -> dict:
         "variants_file": str(registry),
         "pairs": ["en-de"],
         "variants": ["transformer_tiny"],
-        "data": {"en-de": {
-            "train": {"kind": "local", "src": f"{corpus}/train.{{src}}.gz", "tgt": f"{corpus}/train.{{tgt}}.gz",
-                      "max_lines": 200},
-            "dev": {"holdout": 20},
-            "test": {"held": {"holdout": 10}},
-            "align_gold": {"pairs": str(gold / "gold.src-tgt"), "links": str(gold / "gold.links")},
-        }},
+        "data": {
+            "en-de": {
+                "train": {
+                    "kind": "local",
+                    "src": f"{corpus}/train.{{src}}.gz",
+                    "tgt": f"{corpus}/train.{{tgt}}.gz",
+                    "max_lines": 200,
+                },
+                "dev": {"holdout": 20},
+                "test": {"held": {"holdout": 10}},
+                "align_gold": {"pairs": str(gold / "gold.src-tgt"), "links": str(gold / "gold.links")},
+            }
+        },
         "subword": {"vocab_size": 200},
         "align": {"n_samplers": 1, "length": 0.2},
-        "train": {"batch_tokens": 500, "max_steps": 2, "eval_every": 2, "eval_sentences": 4, "log_every": 1,
-                  "warmup": 1},
+        "train": {
+            "batch_tokens": 500,
+            "max_steps": 2,
+            "eval_every": 2,
+            "eval_sentences": 4,
+            "log_every": 1,
+            "warmup": 1,
+        },
         "decode": {"beam_size": 1},
         "threads": {"train": 1, "translate": 1, "align": 1},
     }
@@ -75,14 +87,17 @@ def test_planted_commands_in_paths_run_nothing(repo, shared_data, tmp_path):
     assert Path(f"{cfg['logs']}/inject/align/en-de.log").is_file()
 
 
-@pytest.mark.parametrize("key, value, must", [
-    ("experiment", "x$(touch {tmp}/MARK_experiment)", "'experiment'"),
-    ("experiment", "x`touch {tmp}/MARK_experiment_bt`", "'experiment'"),
-    ("experiment", "..", "'experiment'"),
-    ("experiment", "nl\n", "'experiment'"),
-    ("variants", ["$(touch {tmp}/MARK_variant)"], "'variants.0'"),
-    ("results", "r\n$(touch {tmp}/MARK_results_nl)", "'results'"),
-])
+@pytest.mark.parametrize(
+    "key, value, must",
+    [
+        ("experiment", "x$(touch {tmp}/MARK_experiment)", "'experiment'"),
+        ("experiment", "x`touch {tmp}/MARK_experiment_bt`", "'experiment'"),
+        ("experiment", "..", "'experiment'"),
+        ("experiment", "nl\n", "'experiment'"),
+        ("variants", ["$(touch {tmp}/MARK_variant)"], "'variants.0'"),
+        ("results", "r\n$(touch {tmp}/MARK_results_nl)", "'results'"),
+    ],
+)
 def test_names_with_shell_text_are_refused_when_the_dag_is_built(key, value, must, repo, shared_data, tmp_path):
     cfg = small_config(repo, shared_data, tmp_path)
     cfg[key] = [v.format(tmp=tmp_path) for v in value] if isinstance(value, list) else value.format(tmp=tmp_path)

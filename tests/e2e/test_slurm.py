@@ -72,8 +72,9 @@ def cluster(tmp_path_factory):
     CONF.parent.mkdir(parents=True, exist_ok=True)
     CONF.write_text(_conf(state), encoding="utf-8")
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
-    subprocess.run(["chown", "-R", "munge:munge", "/run/munge", "/var/log/munge", "/var/lib/munge", "/etc/munge"],
-                   check=False)
+    subprocess.run(
+        ["chown", "-R", "munge:munge", "/run/munge", "/var/log/munge", "/var/lib/munge", "/etc/munge"], check=False
+    )
     if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
         subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
     subprocess.run(["scontrol", "shutdown"], capture_output=True)  # a cluster left by an earlier run
@@ -108,9 +109,20 @@ def slurm_config(repo, shared_data, tmp_path, **train):
 
 
 def run_on_slurm(repo, config, *args):
-    return snakemake(repo, *args, "--workflow-profile", str(repo / "workflow" / "profiles" / "slurm"),
-                     "--configfile", str(config), "--slurm-status-command", "squeue", "--slurm-no-account",
-                     "--slurm-init-seconds-before-status-checks", "1", timeout=1200)
+    return snakemake(
+        repo,
+        *args,
+        "--workflow-profile",
+        str(repo / "workflow" / "profiles" / "slurm"),
+        "--configfile",
+        str(config),
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-no-account",
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        timeout=1200,
+    )
 
 
 def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster, repo, shared_data, tmp_path):
@@ -127,8 +139,16 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster
     # it: seen once in CI.) --retries 3 covers a slow machine's start-ups.
     # No periodic saves: the states must come from SIGTERM. Evaluations every 100 updates, so
     # that some come before the limit.
-    config = slurm_config(repo, shared_data, tmp_path, max_steps=10_000_000, max_minutes=1.5,
-                          eval_every=100, checkpoint_every=0, log_every=50)
+    config = slurm_config(
+        repo,
+        shared_data,
+        tmp_path,
+        max_steps=10_000_000,
+        max_minutes=1.5,
+        eval_every=100,
+        checkpoint_every=0,
+        log_every=50,
+    )
     model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
     run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=1", "--retries", "3")
     output = run.stdout + run.stderr
@@ -160,6 +180,7 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster
     assert evals[:-1] == list(range(100, 100 * len(evals), 100)), evals  # and one at the end
     assert evals[0] <= int(resumed.group(1)), (evals, resumed.group(1))  # evaluated before the limit
     best = torch.load(model, weights_only=True)["meta"]
-    assert any(r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4)
-               for r in records), (best["step"], records)
+    assert any(
+        r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4) for r in records
+    ), (best["step"], records)
     assert not (tmp_path / "results" / "tiny" / "resume" / "en-de" / "transformer_tiny" / "seed1" / "state.pt").exists()

@@ -37,13 +37,23 @@ print(json.dumps(summary))
 def run(tmp_path: Path, out: Path, processes: int) -> subprocess.CompletedProcess:
     script = tmp_path / "worker.py"
     script.write_text(WORKER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-           "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "OMP_NUM_THREADS": "1",
+    }
     if processes == 1:
         cmd = [sys.executable, str(script), str(out)]
     else:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
-               str(script), str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={processes}",
+            str(script),
+            str(out),
+        ]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -76,8 +86,9 @@ def test_two_processes_train_like_one(tmp_path):
             # The key bias adds q·b_k to every score of a query: softmax ignores it, its true
             # gradient is 0, and Adam turns the rounding noise of that 0 into full-size steps,
             # different for every summation order. Compare the value bias only.
-            x, y = x[x.numel() // 2:], y[y.numel() // 2:]
+            x, y = x[x.numel() // 2 :], y[y.numel() // 2 :]
         torch.testing.assert_close(y, x, atol=2e-5, rtol=1e-4, msg=name)
+
     # rank 0 logs the loss of the whole update (summed over the processes), as the single run does
     def losses(folder):
         records = [json.loads(x) for x in (tmp_path / folder / "metrics.jsonl").read_text().splitlines()]

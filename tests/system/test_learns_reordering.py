@@ -85,11 +85,21 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
     src = pad([s + [EOS_ID] for s in test_src])
     untrained = bleu([h[0] for h in beam_search(model.eval(), src, beam_size=4)], test_ref)
 
-    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=600, max_minutes=0.9,
-                        eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
+    opts = TrainOptions(
+        device="cpu",
+        batch_tokens=1500,
+        lr=2e-3,
+        warmup=150,
+        max_steps=600,
+        max_minutes=0.9,
+        eval_every=200,
+        log_every=100,
+        label_smoothing=0.1,
+        seed=1,
+        threads=2,
+    )
     try:
-        summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path,
-                        {"task": "svo-sov"})
+        summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path, {"task": "svo-sov"})
     finally:
         torch.set_num_threads(threads)
     model.eval()
@@ -97,8 +107,10 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
     score = bleu(hyps, test_ref)
     exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)
     elapsed = time.perf_counter() - start
-    print(f"\nuntrained BLEU {untrained:.1f}; trained {summary['steps']} steps: BLEU {score:.2f}, "
-          f"exact match {exact:.1%}, {elapsed:.1f} s, {summary['tokens_per_s']:.0f} tok/s")
+    print(
+        f"\nuntrained BLEU {untrained:.1f}; trained {summary['steps']} steps: BLEU {score:.2f}, "
+        f"exact match {exact:.1%}, {elapsed:.1f} s, {summary['tokens_per_s']:.0f} tok/s"
+    )
     assert (tmp_path / "best.pt").is_file() and (tmp_path / "metrics.jsonl").is_file()
     assert untrained < 10
     assert score >= BLEU_BAR
@@ -115,8 +127,17 @@ def train_and_score(name: str, model, data, feats: dict | None, opts: TrainOptio
     dev_feats = {k: v[:50] for k, v in test_feats.items()} if feats else None
     threads = torch.get_num_threads()
     try:
-        summary = train(model, train_pairs, test_src[:50], lambda h: bleu(h, test_ref[:50]), opts, out_dir,
-                        {"task": "svo-sov"}, train_feats=feats["train"] if feats else None, dev_feats=dev_feats)
+        summary = train(
+            model,
+            train_pairs,
+            test_src[:50],
+            lambda h: bleu(h, test_ref[:50]),
+            opts,
+            out_dir,
+            {"task": "svo-sov"},
+            train_feats=feats["train"] if feats else None,
+            dev_feats=dev_feats,
+        )
     finally:
         torch.set_num_threads(threads)
     model.eval()
@@ -125,6 +146,8 @@ def train_and_score(name: str, model, data, feats: dict | None, opts: TrainOptio
     hyps = [h[0] for h in beam_search(model, src, beam_size=4, feats=batch_feats)]
     score = bleu(hyps, test_ref)
     exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)
-    print(f"\n{name}: {summary['steps']} steps, BLEU {score:.2f}, exact {exact:.1%}, "
-          f"{time.perf_counter() - start:.1f} s, {summary['tokens_per_s']:.0f} tok/s")
+    print(
+        f"\n{name}: {summary['steps']} steps, BLEU {score:.2f}, exact {exact:.1%}, "
+        f"{time.perf_counter() - start:.1f} s, {summary['tokens_per_s']:.0f} tok/s"
+    )
     return score, exact

@@ -44,6 +44,7 @@ except TrainingInterrupted as e:
     sys.exit(143)
 """
 
+
 def start(tmp_path: Path, out: Path, state: Path | None) -> subprocess.Popen:
     script = tmp_path / "worker.py"
     script.write_text(WORKER, encoding="utf-8")

@@ -39,8 +39,14 @@ VARIANTS = {
     "double_chen2017": {"second_context": "sdr"},
     # Zhang 2018 §5.2: RNNsearch* (cGRU) with relation layers shaped as for En-De (one k=3
     # convolution), dropout on the output layer only, U(-0.1, 0.1), untied embeddings
-    "rnmt": {"relation_layers": True, "relation_convs": [[3, 24]], "relation_width": 32, "output_dropout": 0.5,
-             "init_uniform": 0.1, "tie_embeddings": False},
+    "rnmt": {
+        "relation_layers": True,
+        "relation_convs": [[3, 24]],
+        "relation_width": 32,
+        "output_dropout": 0.5,
+        "init_uniform": 0.1,
+        "tie_embeddings": False,
+    },
 }
 
 
@@ -75,10 +81,22 @@ def test_rnn_variant_learns_svo_to_sov(name, tmp_path):
     torch.manual_seed(1)
     data = make_data(20_000, 200, seed=7)
     model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **VARIANTS[name]}, VOCAB)
-    feats = ({"train": features([s for s, _ in data[0]]), "test": features(data[1])}
-             if model.options.syntax_tree() else None)
-    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=3e-3, warmup=100, max_steps=600, max_minutes=1.2,
-                        eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
+    feats = (
+        {"train": features([s for s, _ in data[0]]), "test": features(data[1])} if model.options.syntax_tree() else None
+    )
+    opts = TrainOptions(
+        device="cpu",
+        batch_tokens=1500,
+        lr=3e-3,
+        warmup=100,
+        max_steps=600,
+        max_minutes=1.2,
+        eval_every=200,
+        log_every=100,
+        label_smoothing=0.1,
+        seed=1,
+        threads=2,
+    )
     score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR
     assert exact >= EXACT_BAR

@@ -66,8 +66,11 @@ def gold_order(src: list[int], tgt: list[int]) -> list[int]:
 
 
 def features(srcs, tgts):
-    return {"pos": [[word_class(w) for w in s] for s in srcs], "bieo": [[3] * len(s) for s in srcs],
-            "order": [gold_order(s, t) for s, t in zip(srcs, tgts)]}
+    return {
+        "pos": [[word_class(w) for w in s] for s in srcs],
+        "bieo": [[3] * len(s) for s in srcs],
+        "order": [gold_order(s, t) for s, t in zip(srcs, tgts)],
+    }
 
 
 @pytest.mark.slow
@@ -79,10 +82,27 @@ def test_variant_learns_svo_to_sov(name, tmp_path):
     model = build_model(options, VOCAB)
     needed = model.options.required_features()
     pick = lambda f: {k: v for k, v in f.items() if k in needed}  # noqa: E731
-    feats = ({"train": pick(features([s for s, _ in data[0]], [t for _, t in data[0]])),
-              "test": pick(features(data[1], data[2]))} if needed else None)
-    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=STEPS.get(name, 600), max_minutes=0.9,
-                        eval_every=200, log_every=100, label_smoothing=0.1, seed=1, threads=2)
+    feats = (
+        {
+            "train": pick(features([s for s, _ in data[0]], [t for _, t in data[0]])),
+            "test": pick(features(data[1], data[2])),
+        }
+        if needed
+        else None
+    )
+    opts = TrainOptions(
+        device="cpu",
+        batch_tokens=1500,
+        lr=2e-3,
+        warmup=150,
+        max_steps=STEPS.get(name, 600),
+        max_minutes=0.9,
+        eval_every=200,
+        log_every=100,
+        label_smoothing=0.1,
+        seed=1,
+        threads=2,
+    )
     score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR
     assert exact >= EXACT_BAR
@@ -105,8 +125,19 @@ def test_gold_absolute_preorder_encoding_learns_at_least_as_fast_as_the_baseline
     train_order = [gold_order(s, t) for s, t in data[0]]
     test_order = [gold_order(s, t) for s, t in zip(data[1], data[2])]
     # equal updates whatever the machine's speed: the time cap only stops a hung run
-    opts = TrainOptions(device="cpu", batch_tokens=1500, lr=2e-3, warmup=150, max_steps=150, max_minutes=5,
-                        eval_every=1000, log_every=100, label_smoothing=0.1, seed=1, threads=2)
+    opts = TrainOptions(
+        device="cpu",
+        batch_tokens=1500,
+        lr=2e-3,
+        warmup=150,
+        max_steps=150,
+        max_minutes=5,
+        eval_every=1000,
+        log_every=100,
+        label_smoothing=0.1,
+        seed=1,
+        threads=2,
+    )
     scores = {}
     for name, extra in [("baseline", {}), ("gold_absolute", {"preorder_encoding": "absolute"})]:
         torch.manual_seed(1)

@@ -34,11 +34,19 @@ def test_parse_lines():
     assert format_links(np.empty((0, 2), int)) == ""
 
 
-@pytest.mark.parametrize("bad, what", [
-    ("0-1 1-", "incomplete"), ("0-1 x", "unexpected character"), ("1p2", "possible links"),
-    ("0--1", "incomplete"), ("-1", "unexpected"), ("1 2", "incomplete"), ("0-1-2", "unexpected"),
-    ("99999999999-1", "too large"),
-])
+@pytest.mark.parametrize(
+    "bad, what",
+    [
+        ("0-1 1-", "incomplete"),
+        ("0-1 x", "unexpected character"),
+        ("1p2", "possible links"),
+        ("0--1", "incomplete"),
+        ("-1", "unexpected"),
+        ("1 2", "incomplete"),
+        ("0-1-2", "unexpected"),
+        ("99999999999-1", "too large"),
+    ],
+)
 def test_malformed_lines_name_file_and_line(tmp_path, bad, what):
     path = tmp_path / "a.align"
     path.write_text(f"0-0\n\n{bad}\n1-1\n")

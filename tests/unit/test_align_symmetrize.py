@@ -11,8 +11,9 @@ from wordorder.align.symmetrize import METHODS, symmetrize, symmetrize_flat
 
 
 def run(fwd, rev, n, m, method):
-    out = symmetrize([np.array(fwd, np.int64).reshape(-1, 2)], [np.array(rev, np.int64).reshape(-1, 2)],
-                     [n], [m], method)
+    out = symmetrize(
+        [np.array(fwd, np.int64).reshape(-1, 2)], [np.array(rev, np.int64).reshape(-1, 2)], [n], [m], method
+    )
     return {tuple(x) for x in out[0].tolist()}
 
 
@@ -48,8 +49,9 @@ def test_growth_chains_within_one_scan_and_forward_goes_first():
 def test_flat_corpus_and_bad_input():
     fwd = np.array([[0, 0], [1, 1], [0, 0]])
     rev = np.array([[0, 0], [1, 1], [0, 1]])
-    links, offsets = symmetrize_flat(fwd, np.array([0, 2, 2, 3]), rev, np.array([0, 2, 2, 3]),
-                                     [2, 0, 1], [2, 0, 2], "grow-diag-final-and")
+    links, offsets = symmetrize_flat(
+        fwd, np.array([0, 2, 2, 3]), rev, np.array([0, 2, 2, 3]), [2, 0, 1], [2, 0, 2], "grow-diag-final-and"
+    )
     assert offsets.tolist() == [0, 2, 2, 3] and links.tolist() == [[0, 0], [1, 1], [0, 0]]
     with pytest.raises(ValueError, match="unknown symmetrization"):
         symmetrize_flat(fwd, np.array([0, 3]), rev, np.array([0, 3]), [2], [2], "gdfa")
@@ -100,9 +102,13 @@ def sentence_pairs(draw):
 def test_matches_reference_and_nests(corpus):
     results = {}
     for method in METHODS:
-        out = symmetrize([np.array(sorted(f), np.int64).reshape(-1, 2) for f, _, _, _ in corpus],
-                         [np.array(sorted(r), np.int64).reshape(-1, 2) for _, r, _, _ in corpus],
-                         [n for *_, n, _ in corpus], [m for *_, m in corpus], method)
+        out = symmetrize(
+            [np.array(sorted(f), np.int64).reshape(-1, 2) for f, _, _, _ in corpus],
+            [np.array(sorted(r), np.int64).reshape(-1, 2) for _, r, _, _ in corpus],
+            [n for *_, n, _ in corpus],
+            [m for *_, m in corpus],
+            method,
+        )
         results[method] = [{tuple(x) for x in a.tolist()} for a in out]
         for got, (f, r, n, m), arr in zip(results[method], corpus, out):
             assert got == reference(f, r, n, m, method)

@@ -41,8 +41,9 @@ def test_tau_per_bin_is_the_mean_over_comparable_sentences(tmp_path):
     sources = ["a b", "a b c d e", "a", "a b c d e f g"]
     table = bleu_by_length(sources, {"s": ["x"] * 4}, ["x"] * 4, "13a", edges=[2, 5])
     nan = float("nan")
-    out = add_tau_by_length(table, sources, {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]},
-                            edges=[2, 5])
+    out = add_tau_by_length(
+        table, sources, {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]}, edges=[2, 5]
+    )
     assert out["tau identity"].tolist() == pytest.approx([0.5, 0.9, 0.2])  # the NaN sentence is left out
     assert out["tau btg"][0] == pytest.approx(0.9) and math.isnan(out["tau btg"][1])
     write_length_analysis(out, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
@@ -79,8 +80,9 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
             moved = int((perm != np.arange(n)).sum())
             k = round(rate * n)
             assert moved == (0 if n < 2 or k == 0 else max(k, 2) if k <= n else n)
-    assert [p.tolist() for p in swap_permutations([5, 7], 40, 3)] == \
-        [p.tolist() for p in swap_permutations([5, 7], 40, 3)]  # reproducible per seed
+    assert [p.tolist() for p in swap_permutations([5, 7], 40, 3)] == [
+        p.tolist() for p in swap_permutations([5, 7], 40, 3)
+    ]  # reproducible per seed
     table = swap_noise_table({("a", 10): 20.0, ("a", 0): 30.0, ("b", 0): 31.0})
     assert list(table.index) == [0, 10] and list(table.columns) == ["a", "b"] and math.isnan(table.loc[10, "b"])
 
@@ -91,8 +93,11 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     from wordorder.models import build_model
 
     log = tmp_path / "metrics.jsonl"
-    log.write_text('{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n{"step": 3, "tokens_per_s": 30}\n'
-                   '{"step": 4, "tokens_per_s": 20}\n', encoding="utf-8")
+    log.write_text(
+        '{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n{"step": 3, "tokens_per_s": 30}\n'
+        '{"step": 4, "tokens_per_s": 20}\n',
+        encoding="utf-8",
+    )
     assert training_speed(log) == 20.0
     tsv = tmp_path / "b.tsv"
     tsv.write_text("s\th:m:s\tmax_rss\n4.5\t0:00:04\t700\n5.5\t0:00:05\t700\n", encoding="utf-8")
@@ -103,9 +108,11 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     assert count_parameters(ckpt) == sum(p.numel() for p in model.parameters())
     import pandas as pd
 
-    table = pd.DataFrame([{"pair": "en-de", "variant": "base", "seed": 1, "params": 100, "train_tok_s": 10.0,
-                           "decode_sent_s": 2.0},
-                          {"pair": "en-de", "variant": "res", "seed": 1, "params": 103, "train_tok_s": 9.0,
-                           "decode_sent_s": 1.5}])
+    table = pd.DataFrame(
+        [
+            {"pair": "en-de", "variant": "base", "seed": 1, "params": 100, "train_tok_s": 10.0, "decode_sent_s": 2.0},
+            {"pair": "en-de", "variant": "res", "seed": 1, "params": 103, "train_tok_s": 9.0, "decode_sent_s": 1.5},
+        ]
+    )
     md = systems_markdown(table, "base", "T")
     assert "| en-de | res | 103 | +3.00 % | 9 | 1.5 |" in md

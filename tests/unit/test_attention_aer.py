@@ -59,8 +59,9 @@ def test_diagonal_attention_on_a_monotone_gold_has_aer_zero(tmp_path):
     assert [x.tolist() for x in links] == [[[0, 0], [1, 1], [2, 2]], [[0, 0], [1, 1]]]
     # the same files read as target ||| source: links flip sides
     (tmp_path / "r.gold").write_text("1-1 2-2 3-3\n1-2 2-1\n", encoding="utf-8")
-    scores, _ = evaluate_attention_aer(Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "r.gold",
-                                       swap=True)
+    scores, _ = evaluate_attention_aer(
+        Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "r.gold", swap=True
+    )
     assert scores["a_and_s"] == 3 and scores["predicted"] == 5 and scores["aer"] == pytest.approx(1 - 6 / 10)
 
 
@@ -72,8 +73,15 @@ def test_multi_character_words_map_back_to_words(tmp_path):
     assert links[0].tolist() == [[0, 0], [1, 1]] and scores["aer"] == 0.0
 
 
-@pytest.mark.parametrize("options", [{"preset": "tiny"}, {"preset": "tiny", "relative_k": 4},
-                                     {"preset": "rnn_tiny"}, {"preset": "rnn_tiny", "attention": "local"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"preset": "tiny"},
+        {"preset": "tiny", "relative_k": 4},
+        {"preset": "rnn_tiny"},
+        {"preset": "rnn_tiny", "attention": "local"},
+    ],
+)
 def test_forced_decoding_attention_of_both_families(options):
     torch.manual_seed(0)
     model = build_model({**options, "dropout": 0.0}, 30).eval()
@@ -106,8 +114,12 @@ def test_aer_table_lists_the_aligner_and_the_systems(tmp_path):
     stats.parent.mkdir(parents=True)
     stats.write_text(json.dumps({"aer": {"precision": 0.8, "recall": 0.7, "aer": 0.25}}), encoding="utf-8")
     res = tmp_path / "r.json"
-    res.write_text(json.dumps({"precision": 0.5, "recall": 0.4, "aer": 0.55,
-                               "meta": {"pair": "en-de", "variant": "rnn_small", "seed": 1}}), encoding="utf-8")
+    res.write_text(
+        json.dumps(
+            {"precision": 0.5, "recall": 0.4, "aer": 0.55, "meta": {"pair": "en-de", "variant": "rnn_small", "seed": 1}}
+        ),
+        encoding="utf-8",
+    )
     rows, md = aer_table([res], [stats])
     assert [r["system"] for r in rows] == ["eflomal (word aligner)", "rnn_small (attention)"]
     assert "| en-de | eflomal (word aligner) |  | 80.0 | 70.0 | 25.0 |" in md

@@ -54,8 +54,19 @@ def run(argv, capsys) -> tuple[int, list[str]]:
 
 
 def fetch_args(tmp_path, spec, lang="en"):
-    return ["fetch", "--spec", json.dumps(spec), "--pair", "en-de", "--lang", lang,
-            "--cache", tmp_path / "cache", "--output", tmp_path / "out" / f"x.{lang}"]
+    return [
+        "fetch",
+        "--spec",
+        json.dumps(spec),
+        "--pair",
+        "en-de",
+        "--lang",
+        lang,
+        "--cache",
+        tmp_path / "cache",
+        "--output",
+        tmp_path / "out" / f"x.{lang}",
+    ]
 
 
 def local(tmp_path, en: bytes, de: bytes) -> dict:
@@ -76,15 +87,23 @@ def check(name: str, code: int, errors: list[str], *must: str) -> None:
     table = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
     if table:
         with open(table, "a", encoding="utf-8") as f:
-            f.write(f"| {name} | {errors[0][len('error: '):].replace('|', '/')} |\n")
+            f.write(f"| {name} | {errors[0][len('error: ') :].replace('|', '/')} |\n")
 
 
-@pytest.mark.parametrize("case, en, de, must", [
-    ("mismatched line counts", b"a b\nc d\ne f\n", b"x y\nz w\n", ["line counts differ", "c.en has 3 lines", "c.de has 2"]),
-    ("invalid UTF-8", b"a b\n\xff\xfe c\n", b"x\ny\n", ["c.en:2:", "invalid UTF-8"]),
-    ("control characters", b"a b\nc \x07 d\n", b"x\ny\n", ["c.en:2:", "control character U+0007"]),
-    ("overlong line", b"a\n" + b"w " * 15_000 + b"\n", b"x\ny\n", ["c.en:2:", "30,000 characters"]),
-])
+@pytest.mark.parametrize(
+    "case, en, de, must",
+    [
+        (
+            "mismatched line counts",
+            b"a b\nc d\ne f\n",
+            b"x y\nz w\n",
+            ["line counts differ", "c.en has 3 lines", "c.de has 2"],
+        ),
+        ("invalid UTF-8", b"a b\n\xff\xfe c\n", b"x\ny\n", ["c.en:2:", "invalid UTF-8"]),
+        ("control characters", b"a b\nc \x07 d\n", b"x\ny\n", ["c.en:2:", "control character U+0007"]),
+        ("overlong line", b"a\n" + b"w " * 15_000 + b"\n", b"x\ny\n", ["c.en:2:", "30,000 characters"]),
+    ],
+)
 def test_corpus_files(case, en, de, must, tmp_path, capsys):
     code, errors = run(fetch_args(tmp_path, local(tmp_path, en, de)), capsys)
     check(case, code, errors, *must)
@@ -107,17 +126,36 @@ def test_empty_line_in_a_test_set(tmp_path, capsys):
     data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
     (tok / "dev.en").write_text("a\n", encoding="utf-8")
     (tok / "dev.de").write_text("x\n", encoding="utf-8")
-    code, errors = run(["split", "--pair", "en-de", "--data", json.dumps(data), "--clean", "{}", "--seed", "1",
-                        "--tok-dir", tok, "--output", tmp_path / "out" / "splits.json"], capsys)
+    code, errors = run(
+        [
+            "split",
+            "--pair",
+            "en-de",
+            "--data",
+            json.dumps(data),
+            "--clean",
+            "{}",
+            "--seed",
+            "1",
+            "--tok-dir",
+            tok,
+            "--output",
+            tmp_path / "out" / "splits.json",
+        ],
+        capsys,
+    )
     check("empty line in a dev/test set", code, errors, "raw/news.de:2:", "empty line in the 'news' set")
     assert left_over(tmp_path / "out") == []
 
 
-@pytest.mark.parametrize("case, change, must", [
-    ("unknown config key", {"trian": {}}, ["trian"]),
-    ("bad config value", {"clean": {"max_len": -3}}, ["max_len"]),
-    ("unknown variant", {"variants": ["transformer_smal"]}, ["unknown variant 'transformer_smal'"]),
-])
+@pytest.mark.parametrize(
+    "case, change, must",
+    [
+        ("unknown config key", {"trian": {}}, ["trian"]),
+        ("bad config value", {"clean": {"max_len": -3}}, ["max_len"]),
+        ("unknown variant", {"variants": ["transformer_smal"]}, ["unknown variant 'transformer_smal'"]),
+    ],
+)
 def test_config(case, change, must, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
@@ -136,30 +174,59 @@ def _registry_with_a_repeat(tmp_path) -> str:
 
 
 # Configs that YAML or the schema would accept, wrongly: each is refused with its file, line and key.
-@pytest.mark.parametrize("case, edit, where, must", [
-    ("test set defined twice", lambda t, d: t.replace("      bible: {holdout: 1000}\n",
-                                                      "      bible: {holdout: 1000}\n      bible: {holdout: 50}\n"),
-     "config.yaml:15", ["duplicate key 'bible' in data.en-ja.test (first at line 14)"]),
-    ("two clean: blocks", lambda t, d: t + "clean: {max_len: 80}\n", "config.yaml:{last}",
-     ["duplicate key 'clean' in the top level"]),
-    ("seeds: [1, 1]", lambda t, d: t.replace("seeds: [1]", "seeds: [1, 1]"), "config.yaml:7",
-     ["seeds: 1 is listed twice"]),
-    ("variant listed twice", lambda t, d: t.replace("variants: [transformer_small]",
-                                                    "variants: [transformer_small, transformer_small]"),
-     "config.yaml:6", ["variants: 'transformer_small' is listed twice"]),
-    ("variant not in the registry", lambda t, d: t.replace("variants: [transformer_small]",
-                                                           "variants: [transformer_small, transformer_smal]"),
-     "config.yaml:6", ["unknown variant 'transformer_smal'", "not in the registry configs/variants.yaml"]),
-    ("variant defined twice in the registry", lambda t, d: t + _registry_with_a_repeat(d), "variants.yaml:{last_reg}",
-     ["duplicate key 'transformer_small' in variants (first at line 12)"]),
-])
+@pytest.mark.parametrize(
+    "case, edit, where, must",
+    [
+        (
+            "test set defined twice",
+            lambda t, d: t.replace(
+                "      bible: {holdout: 1000}\n", "      bible: {holdout: 1000}\n      bible: {holdout: 50}\n"
+            ),
+            "config.yaml:15",
+            ["duplicate key 'bible' in data.en-ja.test (first at line 14)"],
+        ),
+        (
+            "two clean: blocks",
+            lambda t, d: t + "clean: {max_len: 80}\n",
+            "config.yaml:{last}",
+            ["duplicate key 'clean' in the top level"],
+        ),
+        (
+            "seeds: [1, 1]",
+            lambda t, d: t.replace("seeds: [1]", "seeds: [1, 1]"),
+            "config.yaml:7",
+            ["seeds: 1 is listed twice"],
+        ),
+        (
+            "variant listed twice",
+            lambda t, d: t.replace("variants: [transformer_small]", "variants: [transformer_small, transformer_small]"),
+            "config.yaml:6",
+            ["variants: 'transformer_small' is listed twice"],
+        ),
+        (
+            "variant not in the registry",
+            lambda t, d: t.replace("variants: [transformer_small]", "variants: [transformer_small, transformer_smal]"),
+            "config.yaml:6",
+            ["unknown variant 'transformer_smal'", "not in the registry configs/variants.yaml"],
+        ),
+        (
+            "variant defined twice in the registry",
+            lambda t, d: t + _registry_with_a_repeat(d),
+            "variants.yaml:{last_reg}",
+            ["duplicate key 'transformer_small' in variants (first at line 12)"],
+        ),
+    ],
+)
 def test_config_text(case, edit, where, must, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     text = edit((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"), tmp_path)
     path = tmp_path / "config.yaml"
     path.write_text(text, encoding="utf-8")
-    last_reg = len((tmp_path / "variants.yaml").read_text(encoding="utf-8").splitlines()) - 1 \
-        if (tmp_path / "variants.yaml").exists() else 0
+    last_reg = (
+        len((tmp_path / "variants.yaml").read_text(encoding="utf-8").splitlines()) - 1
+        if (tmp_path / "variants.yaml").exists()
+        else 0
+    )
     where = where.format(last=len(text.splitlines()), last_reg=last_reg)
     code, errors = run(["check-config", "--config", path], capsys)
     check(case, code, errors, f"{tmp_path / where}: ", *must)
@@ -180,33 +247,73 @@ def _registry_entry(tmp_path, name):
 
 # Names become folders, file names and wildcards; paths go into every shell command (quoted).
 # Each is refused at config validation, naming the key and the rule, before any job.
-@pytest.mark.parametrize("case, change, must", [
-    ("experiment named '..' (outputs in the repository)", lambda c, t: c.update(experiment=".."),
-     ["'experiment'", "'..' is refused", "not '.' or '..'"]),
-    ("experiment named '-h'", lambda c, t: c.update(experiment="-h"), ["'experiment'", "not starting with '-'"]),
-    ("name ending in a newline (splits every shell command)", lambda c, t: c.update(experiment="demo\n"),
-     ["'experiment'", "'demo\\n' is refused"]),
-    ("variant named '..' in the config", lambda c, t: c.update(variants=[".."]), ["'variants.0'", "'..' is refused"]),
-    ("variant named '-h' in the registry", lambda c, t: c.update(_registry_entry(t, "-h")),
-     ["variants.yaml", "the key '-h' is refused", "not starting with '-'"]),
-    ("variant named '..' in the registry", lambda c, t: c.update(_registry_entry(t, "..")),
-     ["variants.yaml", "the key '..' is refused"]),
-    ("test set named '..'", lambda c, t: _test_set(c, ".."), ["'data.en-ja.test'", "the key '..' is refused"]),
-    ("test set name ending in a newline", lambda c, t: _test_set(c, "bible\n"), ["'data.en-ja.test'", "'bible\\n'"]),
-    ("pair name ending in a newline", lambda c, t: c.update(pairs=["en-ja\n"]), ["'pairs.0'", "'en-ja\\n' is refused"]),
-    ("empty results folder (outputs under /)", lambda c, t: c.update(results=""), ["'results'", "not empty"]),
-    ("newline in a path (logs)", lambda c, t: c.update(logs="logs\nx"), ["'logs'", "control characters"]),
-    ("braces in results (read as wildcards)", lambda c, t: c.update(results="r{pair}"), ["'results'", "braces"]),
-    ("newline in align_gold.links", lambda c, t: c["data"]["en-ja"].update(align_gold={"pairs": "p", "links": "l\n"}),
-     ["'data.en-ja.align_gold.links'", "control characters"]),
-    ("device that is not a torch device", lambda c, t: c["train"].update(device="cpu$(touch x)"),
-     ["'train.device'", "a torch device"]),
-    ("newline in a test set's extra reference", lambda c, t: c["data"]["en-ja"]["test"].update(
-        nist={"kind": "local", "src": "a.{src}", "tgt": "a.{tgt}", "extra_refs": ["r1\n"]}),
-     ["data.en-ja.test.nist", "'extra_refs'", "control character U+000A"]),
-    ("newline in a corpus path", lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
-     ["data.en-ja.train", "'src'", "control character U+000A"]),
-])
+@pytest.mark.parametrize(
+    "case, change, must",
+    [
+        (
+            "experiment named '..' (outputs in the repository)",
+            lambda c, t: c.update(experiment=".."),
+            ["'experiment'", "'..' is refused", "not '.' or '..'"],
+        ),
+        ("experiment named '-h'", lambda c, t: c.update(experiment="-h"), ["'experiment'", "not starting with '-'"]),
+        (
+            "name ending in a newline (splits every shell command)",
+            lambda c, t: c.update(experiment="demo\n"),
+            ["'experiment'", "'demo\\n' is refused"],
+        ),
+        (
+            "variant named '..' in the config",
+            lambda c, t: c.update(variants=[".."]),
+            ["'variants.0'", "'..' is refused"],
+        ),
+        (
+            "variant named '-h' in the registry",
+            lambda c, t: c.update(_registry_entry(t, "-h")),
+            ["variants.yaml", "the key '-h' is refused", "not starting with '-'"],
+        ),
+        (
+            "variant named '..' in the registry",
+            lambda c, t: c.update(_registry_entry(t, "..")),
+            ["variants.yaml", "the key '..' is refused"],
+        ),
+        ("test set named '..'", lambda c, t: _test_set(c, ".."), ["'data.en-ja.test'", "the key '..' is refused"]),
+        (
+            "test set name ending in a newline",
+            lambda c, t: _test_set(c, "bible\n"),
+            ["'data.en-ja.test'", "'bible\\n'"],
+        ),
+        (
+            "pair name ending in a newline",
+            lambda c, t: c.update(pairs=["en-ja\n"]),
+            ["'pairs.0'", "'en-ja\\n' is refused"],
+        ),
+        ("empty results folder (outputs under /)", lambda c, t: c.update(results=""), ["'results'", "not empty"]),
+        ("newline in a path (logs)", lambda c, t: c.update(logs="logs\nx"), ["'logs'", "control characters"]),
+        ("braces in results (read as wildcards)", lambda c, t: c.update(results="r{pair}"), ["'results'", "braces"]),
+        (
+            "newline in align_gold.links",
+            lambda c, t: c["data"]["en-ja"].update(align_gold={"pairs": "p", "links": "l\n"}),
+            ["'data.en-ja.align_gold.links'", "control characters"],
+        ),
+        (
+            "device that is not a torch device",
+            lambda c, t: c["train"].update(device="cpu$(touch x)"),
+            ["'train.device'", "a torch device"],
+        ),
+        (
+            "newline in a test set's extra reference",
+            lambda c, t: c["data"]["en-ja"]["test"].update(
+                nist={"kind": "local", "src": "a.{src}", "tgt": "a.{tgt}", "extra_refs": ["r1\n"]}
+            ),
+            ["data.en-ja.test.nist", "'extra_refs'", "control character U+000A"],
+        ),
+        (
+            "newline in a corpus path",
+            lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
+            ["data.en-ja.train", "'src'", "control character U+000A"],
+        ),
+    ],
+)
 def test_refused_names_and_paths(case, change, must, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
@@ -220,8 +327,18 @@ def test_refused_names_and_paths(case, change, must, tmp_path, capsys, monkeypat
 def test_out_of_range_alignment(tmp_path, capsys):
     (tmp_path / "t.tok").write_text("a b c\nd e\n", encoding="utf-8")
     (tmp_path / "t.align").write_text("0-0 1-1 2-2\n0-0 4-1\n", encoding="utf-8")
-    code, errors = run(["preorder-gold", "--align", tmp_path / "t.align", "--tok", tmp_path / "t.tok",
-                        "--output", tmp_path / "out" / "t.perm"], capsys)
+    code, errors = run(
+        [
+            "preorder-gold",
+            "--align",
+            tmp_path / "t.align",
+            "--tok",
+            tmp_path / "t.tok",
+            "--output",
+            tmp_path / "out" / "t.perm",
+        ],
+        capsys,
+    )
     check("out-of-range alignment", code, errors, "t.align:2")
     assert left_over(tmp_path / "out") == []
 
@@ -229,8 +346,20 @@ def test_out_of_range_alignment(tmp_path, capsys):
 def test_parser_failure(tmp_path, capsys):
     (tmp_path / "t.tok").write_text("a b\n", encoding="utf-8")
     parsers = {"en": {"backend": "spacy", "model": "en_no_such_model"}}
-    code, errors = run(["parse", "--lang", "en", "--input", tmp_path / "t.tok", "--parsers", json.dumps(parsers),
-                        "--output", tmp_path / "out" / "t.conllu"], capsys)
+    code, errors = run(
+        [
+            "parse",
+            "--lang",
+            "en",
+            "--input",
+            tmp_path / "t.tok",
+            "--parsers",
+            json.dumps(parsers),
+            "--output",
+            tmp_path / "out" / "t.conllu",
+        ],
+        capsys,
+    )
     check("parser not available", code, errors, "en_no_such_model")
     assert left_over(tmp_path / "out") == []
 
@@ -238,9 +367,24 @@ def test_parser_failure(tmp_path, capsys):
 def test_corrupt_checkpoint(tmp_path, capsys):
     (tmp_path / "best.pt").write_bytes(b"PK\x03\x04 truncated")
     (tmp_path / "src.bpe").write_text("\u2581a\n", encoding="utf-8")
-    code, errors = run(["translate", "--checkpoint", tmp_path / "best.pt", "--spm", tmp_path / "spm.model",
-                        "--input", tmp_path / "src.bpe", "--lang", "de", "--output", tmp_path / "out" / "h",
-                        "--output-tok", tmp_path / "out" / "h.tok"], capsys)
+    code, errors = run(
+        [
+            "translate",
+            "--checkpoint",
+            tmp_path / "best.pt",
+            "--spm",
+            tmp_path / "spm.model",
+            "--input",
+            tmp_path / "src.bpe",
+            "--lang",
+            "de",
+            "--output",
+            tmp_path / "out" / "h",
+            "--output-tok",
+            tmp_path / "out" / "h.tok",
+        ],
+        capsys,
+    )
     check("corrupt checkpoint", code, errors, "best.pt", "cannot read the checkpoint")
     assert left_over(tmp_path / "out") == []
 
@@ -257,11 +401,33 @@ def test_subword_model_of_another_vocabulary(tmp_path, capsys):
     model = build_model({"preset": "tiny", "tie_embeddings": False}, 30, 50)
     save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
     (tmp_path / "src.bpe").write_text("\u2581a1\n", encoding="utf-8")
-    code, errors = run(["translate", "--checkpoint", tmp_path / "best.pt", "--spm", spm, "--spm-tgt", spm,
-                        "--input", tmp_path / "src.bpe", "--lang", "de", "--output", tmp_path / "out" / "h",
-                        "--output-tok", tmp_path / "out" / "h.tok"], capsys)
-    check("subword models of another vocabulary", code, errors, "best.pt",
-          "vocabularies have 30 (source) and 50 (target) entries")
+    code, errors = run(
+        [
+            "translate",
+            "--checkpoint",
+            tmp_path / "best.pt",
+            "--spm",
+            spm,
+            "--spm-tgt",
+            spm,
+            "--input",
+            tmp_path / "src.bpe",
+            "--lang",
+            "de",
+            "--output",
+            tmp_path / "out" / "h",
+            "--output-tok",
+            tmp_path / "out" / "h.tok",
+        ],
+        capsys,
+    )
+    check(
+        "subword models of another vocabulary",
+        code,
+        errors,
+        "best.pt",
+        "vocabularies have 30 (source) and 50 (target) entries",
+    )
     assert left_over(tmp_path / "out") == []
 
 
@@ -288,16 +454,26 @@ def test_archive_path_traversal(site, tmp_path, capsys):
     root, url = site
     data = _tar({"c.en": b"a\n", "c.de": b"x\n", "../../evil.sh": b"rm -rf /\n"})
     (root / "evil.tgz").write_bytes(data)
-    spec = {"kind": "url", "url": f"{url}/evil.tgz", "sha256": hashlib.sha256(data).hexdigest(),
-            "src": "c.en", "tgt": "c.de"}
+    spec = {
+        "kind": "url",
+        "url": f"{url}/evil.tgz",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "src": "c.en",
+        "tgt": "c.de",
+    }
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check("archive path traversal", code, errors, "../../evil.sh")
     assert left_over(tmp_path / "out") == [] and not (tmp_path / "evil.sh").exists()
 
 
 def test_missing_licensed_corpus(tmp_path, capsys):
-    spec = {"kind": "manual", "name": "ASPEC", "src": str(tmp_path / "aspec.{src}"), "tgt": str(tmp_path / "aspec.{tgt}"),
-            "instructions": "request it at https://jipsti.jst.go.jp/aspec/ and place train.{src}/{tgt} here"}
+    spec = {
+        "kind": "manual",
+        "name": "ASPEC",
+        "src": str(tmp_path / "aspec.{src}"),
+        "tgt": str(tmp_path / "aspec.{tgt}"),
+        "instructions": "request it at https://jipsti.jst.go.jp/aspec/ and place train.{src}/{tgt} here",
+    }
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check("missing licensed corpus", code, errors, "ASPEC")
     assert left_over(tmp_path / "out") == []
@@ -307,8 +483,13 @@ def small_disk(tmp_path, size: str) -> Path:
     """A tmpfs of ``size`` mounted at tmp_path/disk (the caller unmounts it); skips without root."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here (needs root)")
     return disk
 
@@ -319,8 +500,19 @@ def test_disk_full(tmp_path, capsys):
     try:
         line = b"a b c d e f g h\n"
         spec = local(tmp_path, line * 20_000, line * 20_000)  # 320 KB a side
-        argv = ["fetch", "--spec", json.dumps(spec), "--pair", "en-de", "--lang", "en",
-                "--cache", tmp_path / "cache", "--output", disk / "raw" / "x.en"]
+        argv = [
+            "fetch",
+            "--spec",
+            json.dumps(spec),
+            "--pair",
+            "en-de",
+            "--lang",
+            "en",
+            "--cache",
+            tmp_path / "cache",
+            "--output",
+            disk / "raw" / "x.en",
+        ]
         code, errors = run(argv, capsys)
         check("disk full", code, errors, "the disk is full")
         assert left_over(disk) == []
@@ -351,14 +543,22 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
 
         opt = make_optimizer(model, TrainOptions())
         with pytest.raises(WordorderError, match="the disk is full"):
-            save_state(disk / "state.pt", model, opt, inverse_sqrt_scheduler(opt, 10),
-                       torch.amp.GradScaler("cuda", enabled=False), Progress(), "key")
+            save_state(
+                disk / "state.pt",
+                model,
+                opt,
+                inverse_sqrt_scheduler(opt, 10),
+                torch.amp.GradScaler("cuda", enabled=False),
+                Progress(),
+                "key",
+            )
         assert left_over(disk) == []
     finally:
         subprocess.run(["umount", str(disk)], check=False)
 
 
 # --- hostile archives and downloads (issue 19: items 3 and 4) ---------------------------------
+
 
 def _links_tar(entries: list[tuple[str, str, object]]) -> bytes:
     """A .tgz of ("file", name, bytes) / ("dir", name, None) / ("sym", name, target) entries, in order."""
@@ -378,17 +578,37 @@ def _links_tar(entries: list[tuple[str, str, object]]) -> bytes:
 
 def _url_spec(root: Path, url: str, name: str, data: bytes, **more) -> dict:
     (root / name).write_bytes(data)
-    return {"kind": "url", "url": f"{url}/{name}", "sha256": hashlib.sha256(data).hexdigest(),
-            "src": "c.en", "tgt": "c.de", **more}
+    return {
+        "kind": "url",
+        "url": f"{url}/{name}",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "src": "c.en",
+        "tgt": "c.de",
+        **more,
+    }
 
 
 def test_archive_chained_symlinks(site, tmp_path, capsys):
     root, url = site
-    data = _links_tar([("file", "c.en", b"a\n"), ("file", "c.de", b"x\n"), ("dir", "d", None),
-                       ("sym", "d/l", ".."), ("sym", "e", "d/l/.."), ("file", "e/evil.sh", b"rm -rf /\n")])
+    data = _links_tar(
+        [
+            ("file", "c.en", b"a\n"),
+            ("file", "c.de", b"x\n"),
+            ("dir", "d", None),
+            ("sym", "d/l", ".."),
+            ("sym", "e", "d/l/.."),
+            ("file", "e/evil.sh", b"rm -rf /\n"),
+        ]
+    )
     code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "chain.tgz", data)), capsys)
-    check("archive with chained symlinks (d/l -> .., e -> d/l/..)", code, errors, "chain.tgz", "member 'e'",
-          "outside the archive")
+    check(
+        "archive with chained symlinks (d/l -> .., e -> d/l/..)",
+        code,
+        errors,
+        "chain.tgz",
+        "member 'e'",
+        "outside the archive",
+    )
     assert left_over(tmp_path / "out") == [] and not list(tmp_path.rglob("evil.sh"))
 
 
@@ -410,8 +630,14 @@ def test_archive_bomb_default_cap(site, tmp_path, capsys):
     root, url = site
     data = _sparse_tgz("c.en", 2 << 30, b"a\n")  # 100 bytes that unpack to 2 GiB
     code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "bomb.tgz", data)), capsys)
-    check("archive bomb (100 bytes unpacking to 2 GiB)", code, errors, "bomb.tgz", "unpacks to 2.0 GiB",
-          "default limit of 200 times the archive's size")
+    check(
+        "archive bomb (100 bytes unpacking to 2 GiB)",
+        code,
+        errors,
+        "bomb.tgz",
+        "unpacks to 2.0 GiB",
+        "default limit of 200 times the archive's size",
+    )
     assert left_over(tmp_path / "out") == []  # the cache keeps the download, nothing unpacked
     assert left_over(tmp_path / "cache") == [".bomb.tgz.verified", ".lock", "bomb.tgz"]
 
@@ -421,8 +647,13 @@ def test_archive_above_max_unpacked_bytes(site, tmp_path, capsys):
     data = _links_tar([("file", "c.en", b"a b c\n" * 200_000), ("file", "c.de", b"x\n")])  # 1.2 MB
     spec = _url_spec(root, url, "big.tgz", data, max_unpacked_bytes="1M")
     code, errors = run(fetch_args(tmp_path, spec), capsys)
-    check("archive above max_unpacked_bytes", code, errors, "big.tgz", "unpacks to 1.1 MiB, more than "
-          "max_unpacked_bytes (1.0 MiB)")
+    check(
+        "archive above max_unpacked_bytes",
+        code,
+        errors,
+        "big.tgz",
+        "unpacks to 1.1 MiB, more than max_unpacked_bytes (1.0 MiB)",
+    )
     assert left_over(tmp_path / "cache").count("big.tgz") == 1 and not list((tmp_path / "cache").rglob("c.en"))
 
 
@@ -437,13 +668,21 @@ def warm_up(tmp_path: Path, capsys) -> None:
 def test_download_of_dev_zero_stops_at_the_cap_at_once(tmp_path, capsys):
     warm_up(tmp_path, capsys)
     (tmp_path / "c.de").write_bytes(b"x\n")
-    spec = {"kind": "url", "max_download_bytes": "4M",
-            "src": {"url": "file:///dev/zero", "sha256": "0" * 64},
-            "tgt": {"url": (tmp_path / "c.de").as_uri(), "sha256": hashlib.sha256(b"x\n").hexdigest()}}
+    spec = {
+        "kind": "url",
+        "max_download_bytes": "4M",
+        "src": {"url": "file:///dev/zero", "sha256": "0" * 64},
+        "tgt": {"url": (tmp_path / "c.de").as_uri(), "sha256": hashlib.sha256(b"x\n").hexdigest()},
+    }
     start = time.monotonic()
     code, errors = run(fetch_args(tmp_path, spec), capsys)
-    check("endless download (file:///dev/zero)", code, errors, "file:///dev/zero", "grew past "
-          "max_download_bytes (4.0 MiB)")
+    check(
+        "endless download (file:///dev/zero)",
+        code,
+        errors,
+        "file:///dev/zero",
+        "grew past max_download_bytes (4.0 MiB)",
+    )
     assert time.monotonic() - start < 5 and "tries" not in errors[0]  # not retried as a network fault
     assert left_over(tmp_path / "out") == [] and left_over(tmp_path / "cache") == [".lock"]
 
@@ -451,10 +690,17 @@ def test_download_of_dev_zero_stops_at_the_cap_at_once(tmp_path, capsys):
 def test_download_announced_above_the_cap(site, tmp_path, capsys):
     root, url = site
     data = _links_tar([("file", "c.en", os.urandom(300_000)), ("file", "c.de", b"x\n")])
-    code, errors = run(fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)),
-                       capsys)
-    check("download larger than max_download_bytes", code, errors, f"announces {len(data):,} bytes", "large.tgz",
-          "max_download_bytes (100,000 bytes); nothing was downloaded")
+    code, errors = run(
+        fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)), capsys
+    )
+    check(
+        "download larger than max_download_bytes",
+        code,
+        errors,
+        f"announces {len(data):,} bytes",
+        "large.tgz",
+        "max_download_bytes (100,000 bytes); nothing was downloaded",
+    )
     assert left_over(tmp_path / "cache") == [".lock"]
 
 
@@ -482,10 +728,14 @@ def test_overlong_line_is_refused_while_streaming(tmp_path, capsys):
 _LINES = "".join(f"sentence {i} of {i * 7919 % 10007}\n" for i in range(5000)).encode()
 
 
-@pytest.mark.parametrize("case, content, must", [
-    ("truncated .gz", gzip.compress(_LINES)[:10_000], ["c.en.gz", "truncated: it ends after line "]),
-    ("plain text named .gz", b"a b\nc d\n", ["c.en.gz", "not gzip-compressed although its name ends in .gz"]),
-], ids=["truncated", "plain"])
+@pytest.mark.parametrize(
+    "case, content, must",
+    [
+        ("truncated .gz", gzip.compress(_LINES)[:10_000], ["c.en.gz", "truncated: it ends after line "]),
+        ("plain text named .gz", b"a b\nc d\n", ["c.en.gz", "not gzip-compressed although its name ends in .gz"]),
+    ],
+    ids=["truncated", "plain"],
+)
 def test_bad_gzip(case, content, must, tmp_path, capsys):
     (tmp_path / "c.en.gz").write_bytes(content)
     (tmp_path / "c.de").write_bytes(b"x\n" * 5000)
@@ -500,8 +750,12 @@ def test_unwritable_download_cache(site, tmp_path, capsys):
     cache = tmp_path / "cache"
     cache.mkdir()
     if os.geteuid() == 0:  # root writes anywhere: mount a read-only disk instead
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)],
-                          capture_output=True).returncode != 0:
+        if (
+            subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)], capture_output=True
+            ).returncode
+            != 0
+        ):
             pytest.skip("cannot mount a read-only tmpfs here")
     else:
         cache.chmod(0o555)
@@ -518,26 +772,42 @@ def test_unwritable_download_cache(site, tmp_path, capsys):
 
 def test_empty_corpus_names_the_source_files_and_the_output(tmp_path, capsys):
     code, errors = run(fetch_args(tmp_path, local(tmp_path, b"", b"")), capsys)
-    check("empty corpus", code, errors, f"{tmp_path / 'c.en'} and {tmp_path / 'c.de'} gave no lines",
-          str(tmp_path / "out" / "x.en"))
+    check(
+        "empty corpus",
+        code,
+        errors,
+        f"{tmp_path / 'c.en'} and {tmp_path / 'c.de'} gave no lines",
+        str(tmp_path / "out" / "x.en"),
+    )
     assert ".fetch" not in errors[0] and left_over(tmp_path / "out") == []
 
 
-@pytest.mark.parametrize("case, sides, must", [
-    ("file:// source and target the same file", "same url", ["'src.url' and 'tgt.url'", "give the same file"]),
-    ("file:// source and target the same content", "same sha256",
-     ["'src.sha256' and 'tgt.sha256' of the url source are equal"]),
-    ("local source and target the same file (a link)", "local link",
-     ["'src' and 'tgt' of the local source are the same file"]),
-])
+@pytest.mark.parametrize(
+    "case, sides, must",
+    [
+        ("file:// source and target the same file", "same url", ["'src.url' and 'tgt.url'", "give the same file"]),
+        (
+            "file:// source and target the same content",
+            "same sha256",
+            ["'src.sha256' and 'tgt.sha256' of the url source are equal"],
+        ),
+        (
+            "local source and target the same file (a link)",
+            "local link",
+            ["'src' and 'tgt' of the local source are the same file"],
+        ),
+    ],
+)
 def test_source_and_target_the_same_file(case, sides, must, tmp_path, capsys):
     (tmp_path / "c.en").write_bytes(b"a b\n")
     (tmp_path / "copy.en").write_bytes(b"a b\n")
     (tmp_path / "c.de").symlink_to(tmp_path / "c.en")
     side = {"url": (tmp_path / "c.en").as_uri(), "sha256": hashlib.sha256(b"a b\n").hexdigest()}
-    spec = {"same url": {"kind": "url", "src": side, "tgt": dict(side)},
-            "same sha256": {"kind": "url", "src": side, "tgt": {**side, "url": (tmp_path / "copy.en").as_uri()}},
-            "local link": {"kind": "local", "src": str(tmp_path / "c.en"), "tgt": str(tmp_path / "c.de")}}[sides]
+    spec = {
+        "same url": {"kind": "url", "src": side, "tgt": dict(side)},
+        "same sha256": {"kind": "url", "src": side, "tgt": {**side, "url": (tmp_path / "copy.en").as_uri()}},
+        "local link": {"kind": "local", "src": str(tmp_path / "c.en"), "tgt": str(tmp_path / "c.de")},
+    }[sides]
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check(case, code, errors, *must)
     assert left_over(tmp_path / "out") == []
@@ -559,8 +829,9 @@ time.sleep(60)
 def _owned_temp(folder: Path, name: str, kind: str) -> tuple[subprocess.Popen, Path]:
     """A real process that makes a temporary for ``name`` in ``folder`` and waits (to be killed)."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen([sys.executable, "-c", _OWN_A_TEMP, str(folder), name, kind], stdout=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _OWN_A_TEMP, str(folder), name, kind], stdout=subprocess.PIPE, text=True, env=env
+    )
     return proc, Path(proc.stdout.readline().strip())
 
 
@@ -570,8 +841,9 @@ def _killed_fetch(tmp_path: Path, out: Path) -> Path:
     line = b"a b c d e f g h i j\n"
     spec = local(tmp_path, line * 300_000, line * 300_000)
     argv = [sys.executable, "-m", "wordorder.cli", *map(str, fetch_args(tmp_path, spec))]
-    proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, env={**os.environ, "PYTHONPATH": str(REPO / "src")}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while not [p for p in out.glob(f".x.en.*~{proc.pid}.*.tmp") if p.stat().st_size]:
         assert proc.poll() is None and time.monotonic() < deadline, "the fetch ended before it was killed"
@@ -615,13 +887,31 @@ def test_test_sentences_in_training(tmp_path, capsys):
     """Not an error, a wrong result made right: training loses the pairs that a dev/test set has."""
     tok = tmp_path / "tok"
     tok.mkdir()
-    for name, en, de in (("train", "a b\nc d\ne f\ng h\na  b\n", "x y\nz w\nu v\nq\nr\n"),
-                         ("dev", "c d\n", "p\n"), ("news", "a b\n", "x y\n")):
+    for name, en, de in (
+        ("train", "a b\nc d\ne f\ng h\na  b\n", "x y\nz w\nu v\nq\nr\n"),
+        ("dev", "c d\n", "p\n"),
+        ("news", "a b\n", "x y\n"),
+    ):
         (tok / f"{name}.en").write_text(en, encoding="utf-8")
         (tok / f"{name}.de").write_text(de, encoding="utf-8")
     data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
-    code = main(["split", "--pair", "en-de", "--data", json.dumps(data), "--clean", "{}", "--seed", "1",
-                 "--tok-dir", str(tok), "--output", str(tmp_path / "out" / "splits.json")])
+    code = main(
+        [
+            "split",
+            "--pair",
+            "en-de",
+            "--data",
+            json.dumps(data),
+            "--clean",
+            "{}",
+            "--seed",
+            "1",
+            "--tok-dir",
+            str(tok),
+            "--output",
+            str(tmp_path / "out" / "splits.json"),
+        ]
+    )
     assert code == 0 and '"removed": 3' in capsys.readouterr().out
     table = json.loads((tmp_path / "out" / "splits.json").read_text(encoding="utf-8"))
     assert table["overlap"] == {"pair": 1, "source": 2, "target": 0, "removed": 3}

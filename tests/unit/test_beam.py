@@ -88,8 +88,9 @@ def test_toy_length_penalty_normalises_by_length_including_eos():
 
 def test_toy_max_length_forces_eos():
     # max length 1: A must end at once (0.6 * 0.3 = 0.18), B EOS = 0.36 still wins.
-    hyps = beam_search_hypotheses(ToyModel(), toy_src(), beam_size=2, max_len_a=0.0, max_len_b=1,
-                                  length_penalty=0.0, n_best=2)[0]
+    hyps = beam_search_hypotheses(
+        ToyModel(), toy_src(), beam_size=2, max_len_a=0.0, max_len_b=1, length_penalty=0.0, n_best=2
+    )[0]
     assert [h.tokens for h in hyps] == [[B], [A]]
     assert hyps[1].score == pytest.approx(math.log(0.6 * 0.3), abs=1e-6)
     assert greedy_decode(ToyModel(), toy_src(), max_len_a=0.0, max_len_b=1) == [[A]]
@@ -108,8 +109,9 @@ def random_transformer(seed=0):
 
 def random_sources(n=12, seed=3):
     g = torch.Generator().manual_seed(seed)
-    return [torch.randint(4, 30, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist()
-            for _ in range(n)]
+    return [
+        torch.randint(4, 30, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist() for _ in range(n)
+    ]
 
 
 def padded(sources):
@@ -152,12 +154,10 @@ def test_max_length_respected_and_n_best_sorted():
 
 def test_translate_batches_restores_input_order():
     model, sources = random_transformer(3), random_sources(15)
-    out = translate_batches(model, sources, batch_tokens=20, beam_size=3, max_len_a=1.0, max_len_b=2,
-                            progress=False)
+    out = translate_batches(model, sources, batch_tokens=20, beam_size=3, max_len_a=1.0, max_len_b=2, progress=False)
     expected = [beam_search(model, padded([s]), beam_size=3, max_len_a=1.0, max_len_b=2)[0][0] for s in sources]
     assert out == expected
-    greedy = translate_batches(model, sources, batch_size=4, beam_size=1, max_len_a=1.0, max_len_b=2,
-                               progress=False)
+    greedy = translate_batches(model, sources, batch_size=4, beam_size=1, max_len_a=1.0, max_len_b=2, progress=False)
     assert greedy == [greedy_decode(model, padded([s]), 1.0, 2)[0] for s in sources]
     assert translate_batches(model, [], progress=False) == []
 

@@ -43,9 +43,16 @@ def test_training_flops_by_hand():
 def test_eole_window_from_reports():
     reports = parse_eole_log(LOG)
     assert [(r.step, r.sents, r.src_per_batch, r.tgt_per_batch) for r in reports] == [
-        (2, 133, 457, 770), (4, 107, 563, 850), (6, 124, 470, 826)]
+        (2, 133, 457, 770),
+        (4, 107, 563, 850),
+        (6, 124, 470, 826),
+    ]
     w = eole_window(reports, 2, 6, 2)
-    assert w == {"seconds": pytest.approx(91.74 + 249.4), "sents": 107 + 124, "src_tokens": 2 * (563 + 470),
-                 "tgt_tokens": 2 * (850 + 826)}
+    assert w == {
+        "seconds": pytest.approx(91.74 + 249.4),
+        "sents": 107 + 124,
+        "src_tokens": 2 * (563 + 470),
+        "tgt_tokens": 2 * (850 + 826),
+    }
     with pytest.raises(ValueError, match="no report for steps"):
         eole_window(reports, 2, 8, 2)

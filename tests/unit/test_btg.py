@@ -49,15 +49,30 @@ def test_templates_on_a_hand_example():
     assert f[:6] == [(0,), (1, 0), (2, 4), (3, 3, 1), (4, 1), (5, 1, 1)]
     word = {TEMPLATE_NAMES[t[0]][5:]: t[1:] for t in f[6:30]}
     assert word == {
-        "Ll-": ("i",), "Ll": ("bought",), "Lr": ("book",), "Rl": ("yesterday",), "Rr": ("yesterday",), "Rr+": (None,),
-        "Ll-&Ll": ("i", "bought"), "Ll&Lr": ("bought", "book"), "Ll&Rl": ("bought", "yesterday"),
-        "Ll&Rr": ("bought", "yesterday"), "Lr&Rl": ("book", "yesterday"), "Lr&Rr": ("book", "yesterday"),
-        "Rl&Rr": ("yesterday", "yesterday"), "Rr&Rr+": ("yesterday", None),
-        "Lr-&Lr&Rl": ("a", "book", "yesterday"), "Ll&Lr&Rl": ("bought", "book", "yesterday"),
-        "Lr&Rl&Rr": ("book", "yesterday", "yesterday"), "Lr&Rl&Rl+": ("book", "yesterday", None),
+        "Ll-": ("i",),
+        "Ll": ("bought",),
+        "Lr": ("book",),
+        "Rl": ("yesterday",),
+        "Rr": ("yesterday",),
+        "Rr+": (None,),
+        "Ll-&Ll": ("i", "bought"),
+        "Ll&Lr": ("bought", "book"),
+        "Ll&Rl": ("bought", "yesterday"),
+        "Ll&Rr": ("bought", "yesterday"),
+        "Lr&Rl": ("book", "yesterday"),
+        "Lr&Rr": ("book", "yesterday"),
+        "Rl&Rr": ("yesterday", "yesterday"),
+        "Rr&Rr+": ("yesterday", None),
+        "Lr-&Lr&Rl": ("a", "book", "yesterday"),
+        "Ll&Lr&Rl": ("bought", "book", "yesterday"),
+        "Lr&Rl&Rr": ("book", "yesterday", "yesterday"),
+        "Lr&Rl&Rl+": ("book", "yesterday", None),
         "Ll&Lr&Rl&Rr": ("bought", "book", "yesterday", "yesterday"),
-        "NT&SIDE&Ll": (1, 1, "bought"), "NT&SIDE&Lr": (1, 1, "book"), "NT&SIDE&Rl": (1, 1, "yesterday"),
-        "NT&SIDE&Rr": (1, 1, "yesterday"), "NT&SIDE&Ll&Rr": (1, 1, "bought", "yesterday"),
+        "NT&SIDE&Ll": (1, 1, "bought"),
+        "NT&SIDE&Lr": (1, 1, "book"),
+        "NT&SIDE&Rl": (1, 1, "yesterday"),
+        "NT&SIDE&Rr": (1, 1, "yesterday"),
+        "NT&SIDE&Ll&Rr": (1, 1, "bought", "yesterday"),
     }
     assert f[30 + 1] == (31, "VBD") and f[54 + 2] == (56, "c4")  # pos:Ll, class:Lr
     root = feature_templates(SENT, 0, 5, 2, nt=2, side=2)
@@ -89,6 +104,7 @@ def test_token_hashes_are_stable():
 
 def _derivations(n):
     """All (actions, [(b, e, p, label, nt, side)]) of an n-word sentence."""
+
     def rec(stack, acts, nodes):
         if not stack:
             yield acts, nodes
@@ -98,6 +114,7 @@ def _derivations(n):
             for lab in (0, 1):
                 kids = ([(b, p, lab, 0)] if p - b >= 2 else []) + ([(p, e, lab, 1)] if e - p >= 2 else [])
                 yield from rec(stack[:-1] + kids, acts + [(p, lab)], nodes + [(b, e, p, lab, nt, side)])
+
     yield from rec([(0, n, 2, 2)], [], [])
 
 
@@ -112,8 +129,11 @@ def _score(hashes, W, bits, nodes, cache):
 
 
 def _random_sentence(rng, n):
-    return ([f"w{rng.integers(4)}" for _ in range(n)], [f"P{rng.integers(3)}" for _ in range(n)],
-            [f"c{rng.integers(2)}" for _ in range(n)])
+    return (
+        [f"w{rng.integers(4)}" for _ in range(n)],
+        [f"P{rng.integers(3)}" for _ in range(n)],
+        [f"c{rng.integers(2)}" for _ in range(n)],
+    )
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
@@ -147,8 +167,11 @@ def test_oracle_is_the_best_valid_derivation(n):
     if ranks is None:
         ranks = np.full(n, -1)  # not parsable / unaligned: everything is valid
     cache: dict = {}
-    valid = {tuple(acts): _score(hashes, W, bits, nodes, cache) for acts, nodes in _derivations(n)
-             if derivation_valid(ranks, n, acts)}
+    valid = {
+        tuple(acts): _score(hashes, W, bits, nodes, cache)
+        for acts, nodes in _derivations(n)
+        if derivation_valid(ranks, n, acts)
+    }
     _, ref, early = search(hashes, W, bits, beam=1500, ranks=ranks)
     assert not early and len(ref) == n - 1
     ref_acts = tuple(tuple(a) for a in ref.tolist())
@@ -191,9 +214,11 @@ def _synthetic(rng, count):
     """English-like clauses NP V NP [P NP] whose target is SOV, noun-adjective, postpositional."""
     sents, links = [], []
     for _ in range(count):
+
         def np_():
             tags = ["D", "A", "N"] if rng.random() < 0.5 else ["D", "N"]
             return tags, ([0, 2, 1] if len(tags) == 3 else [0, 1])  # target order within the phrase
+
         parts = [np_(), (["V"], [0]), np_()] + ([(["P"], [0]), np_()] if rng.random() < 0.5 else [])
         src, pos = [], []
         for tags, _ in parts:
@@ -215,8 +240,9 @@ def test_training_learns_a_reordering_rule(update):
     train, train_links = _synthetic(rng, 300)
     test, test_links = _synthetic(rng, 100)
     lens = [len(s[0]) for s in test]
-    model, info = BTGPreorderer.train(train, train_links, BTGOptions(beam=5, iterations=6, update=update,
-                                                                     hash_bits=16), progress_bar=False)
+    model, info = BTGPreorderer.train(
+        train, train_links, BTGOptions(beam=5, iterations=6, update=update, hash_bits=16), progress_bar=False
+    )
     assert info["used"] == 300 and info["skipped"] == {"unaligned": 0, "incomparable": 0, "not_btg": 0}
     assert info["iterations"][0]["errors"] > info["iterations"][-1]["errors"]
     btg = score_orders(model.preorder(test, progress_bar=False), test_links, lens).summary()
@@ -228,8 +254,7 @@ def test_training_stats_and_determinism():
     rng = np.random.default_rng(3)
     sents, links = _synthetic(rng, 40)
     sents += [(["x", "y"], ["X", "Y"], ["1", "1"])] * 3 + [(["x"], ["X"], ["1"])]
-    links += [np.array([[0, 1], [0, 3], [1, 2], [1, 4]]), np.array([[1, 0]]), np.zeros((0, 2), int),
-              np.array([[0, 0]])]
+    links += [np.array([[0, 1], [0, 3], [1, 2], [1, 4]]), np.array([[1, 0]]), np.zeros((0, 2), int), np.array([[0, 0]])]
     opts = BTGOptions(beam=3, iterations=2, hash_bits=12, seed=5)
     a, info = BTGPreorderer.train(sents, links, opts, progress_bar=False)
     b, _ = BTGPreorderer.train(sents, links, opts, progress_bar=False)
@@ -246,8 +271,11 @@ def test_training_stats_and_determinism():
 
 def test_file_order_ignores_the_seed_and_shuffled_order_follows_it():
     sents, links = _synthetic(np.random.default_rng(3), 60)
-    train = lambda **o: BTGPreorderer.train(sents, links, BTGOptions(beam=3, iterations=2, hash_bits=12, **o),  # noqa: E731
-                                            progress_bar=False)[0].weights
+
+    def train(**o):
+        options = BTGOptions(beam=3, iterations=2, hash_bits=12, **o)
+        return BTGPreorderer.train(sents, links, options, progress_bar=False)[0].weights
+
     assert (train(order="file", seed=1) == train(order="file", seed=2)).all()
     assert not (train(seed=1) == train(seed=2)).all()
     assert not (train(order="file", seed=1) == train(seed=1)).all()
@@ -290,8 +318,13 @@ def test_save_load_round_trip_and_corrupt_files(tmp_path):
     np.savez(other, x=np.arange(3))
     out_of_range = tmp_path / "out_of_range.npz"
     with np.load(path) as z:
-        np.savez(out_of_range, format=z["format"], options=z["options"], values=z["values"][:1],
-                 index_gaps=np.array([1 << 20], np.uint32))
+        np.savez(
+            out_of_range,
+            format=z["format"],
+            options=z["options"],
+            values=z["values"][:1],
+            index_gaps=np.array([1 << 20], np.uint32),
+        )
     for bad in (garbage, truncated, other, out_of_range, tmp_path / "missing.npz"):
         with pytest.raises(WordorderError) as err:
             BTGPreorderer.load(bad)

@@ -68,8 +68,19 @@ def test_train_writes_checkpoints_and_metrics(tmp_path):
         scores.append(float(len(scores)))  # improves every time
         return scores[-1]
 
-    opts = TrainOptions.from_dict({"device": "cpu", "batch_tokens": 60, "warmup": 2, "max_steps": 7, "eval_every": 3,
-                                   "log_every": 2, "accum_steps": 2, "clip_norm": 1.0, "betas": [0.9, 0.98]})
+    opts = TrainOptions.from_dict(
+        {
+            "device": "cpu",
+            "batch_tokens": 60,
+            "warmup": 2,
+            "max_steps": 7,
+            "eval_every": 3,
+            "log_every": 2,
+            "accum_steps": 2,
+            "clip_norm": 1.0,
+            "betas": [0.9, 0.98],
+        }
+    )
     summary = train(model, pairs, dev, dev_score, opts, tmp_path, {"variant": "x"}, dev_tgt=[p[1] for p in pairs[:8]])
     assert summary["steps"] == 7 and summary["best_step"] == 7 and summary["best_dev_bleu"] == 2.0
     assert summary["stop_reason"] == "max_steps" and summary["train_tokens"] > 0
@@ -98,10 +109,21 @@ def test_best_checkpoint_follows_best_by(tmp_path, best_by):
         calls.append(1)
         return 10.0 - len(calls)
 
-    opts = TrainOptions.from_dict({"device": "cpu", "batch_tokens": 60, "warmup": 2, "lr": 3e-3, "max_steps": 9,
-                                   "eval_every": 3, "log_every": 3, "best_by": best_by})
-    summary = train(model, pairs, [p[0] for p in pairs[:8]], falling_bleu, opts, tmp_path,
-                    dev_tgt=[p[1] for p in pairs[:8]])
+    opts = TrainOptions.from_dict(
+        {
+            "device": "cpu",
+            "batch_tokens": 60,
+            "warmup": 2,
+            "lr": 3e-3,
+            "max_steps": 9,
+            "eval_every": 3,
+            "log_every": 3,
+            "best_by": best_by,
+        }
+    )
+    summary = train(
+        model, pairs, [p[0] for p in pairs[:8]], falling_bleu, opts, tmp_path, dev_tgt=[p[1] for p in pairs[:8]]
+    )
     evals = [x for x in map(json.loads, (tmp_path / "metrics.jsonl").read_text().splitlines()) if "dev_bleu" in x]
     assert [x["step"] for x in evals] == [3, 6, 9]
     assert all(abs(x["dev_ppl"] - math.exp(x["dev_loss"])) < 1e-3 * x["dev_ppl"] for x in evals)
@@ -133,8 +155,9 @@ def test_min_delta_stops_a_creeping_curve(tmp_path, min_delta, steps):
     pairs = [([5, 6], [7, 8])] * 10
     model = build_model({"preset": "tiny"}, 10)
     curve = iter([1.0, 1.5, 1.6, 1.7, 1.8, 1.8])
-    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=6, eval_every=1, patience=2, log_every=100,
-                        min_delta=min_delta)
+    opts = TrainOptions(
+        device="cpu", batch_tokens=30, max_steps=6, eval_every=1, patience=2, log_every=100, min_delta=min_delta
+    )
     summary = train(model, pairs, [[5, 6]], lambda hyps: next(curve), opts, tmp_path)
     assert summary["steps"] == steps and summary["stop_reason"] == ("patience" if min_delta else "max_steps")
     assert summary["best_step"] == (4 if min_delta else 5)
@@ -165,8 +188,7 @@ def test_train_averages_the_last_evaluations(tmp_path):
     pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
     dev = [p[0] for p in pairs[:8]]
     model = build_model({"preset": "tiny"}, 16)
-    opts = TrainOptions(device="cpu", batch_tokens=60, warmup=2, max_steps=9, eval_every=2, log_every=3,
-                        average_last=3)
+    opts = TrainOptions(device="cpu", batch_tokens=60, warmup=2, max_steps=9, eval_every=2, log_every=3, average_last=3)
     train(model, pairs, dev, lambda h: 1.0, opts, tmp_path)
     kept = sorted(p.name for p in (tmp_path / "history").iterdir())
     assert kept == ["step6.pt", "step8.pt", "step9.pt"]  # evaluations at 2, 4, 6, 8 and the end

@@ -101,12 +101,19 @@ def test_typo_in_train_option_is_caught_by_the_schema(repo, tmp_path, monkeypatc
 def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     registry = tmp_path / "variants.yaml"
-    registry.write_text(yaml.safe_dump({"variants": {
-        "sdatt": {"needs": ["trees"], "model": {"family": "transformer", "preset": "tiny"}},
-        "lingfeat": {"needs": ["pos"], "model": {"family": "transformer", "preset": "tiny"}},
-        # reads the tree through its model options alone (no `needs`): the check derives it
-        "rnn_sdatt": {"model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}},
-    }}), encoding="utf-8")
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "variants": {
+                    "sdatt": {"needs": ["trees"], "model": {"family": "transformer", "preset": "tiny"}},
+                    "lingfeat": {"needs": ["pos"], "model": {"family": "transformer", "preset": "tiny"}},
+                    # reads the tree through its model options alone (no `needs`): the check derives it
+                    "rnn_sdatt": {"model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     config = base_config(repo)
     config["variants_file"] = str(registry)
     config["data"]["de-en"] = config["data"]["en-ja"]
@@ -132,8 +139,10 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
         load_config(write(tmp_path, config))
 
 
-@pytest.mark.parametrize("name", ["default", "kawara2021", "kawara2021_clipping", "chen2019", "chen2020",
-                                  "chen2020_heads", "chen2018", "zhang2018"])
+@pytest.mark.parametrize(
+    "name",
+    ["default", "kawara2021", "kawara2021_clipping", "chen2019", "chen2020", "chen2020_heads", "chen2018", "zhang2018"],
+)
 def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch, name):
     from wordorder.models import build_model
     from wordorder.models.options import CATEGORICAL_FEATURES

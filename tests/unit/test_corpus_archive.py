@@ -34,24 +34,34 @@ def make_tar(entries: list[tuple[str, str, object]]) -> bytes:
 
 HOSTILE = {
     # e -> d/l/.. where d/l -> .. : each link alone stays inside, together they leave
-    "chain": ([("dir", "d", None), ("sym", "d/l", ".."), ("sym", "e", "d/l/.."), ("file", "e/evil", b"x")],
-              "member 'e': it links to 'd/l/..', outside the archive"),
+    "chain": (
+        [("dir", "d", None), ("sym", "d/l", ".."), ("sym", "e", "d/l/.."), ("file", "e/evil", b"x")],
+        "member 'e': it links to 'd/l/..', outside the archive",
+    ),
     # a link that was inside when made, redirected by a later member (b/c -> .)
-    "redirected later": ([("sym", "a", "b/c/../.."), ("dir", "b", None), ("sym", "b/c", ".")],
-                         "member 'a': it links to 'b/c/../..', which once later members are in place leads "
-                         "outside"),
+    "redirected later": (
+        [("sym", "a", "b/c/../.."), ("dir", "b", None), ("sym", "b/c", ".")],
+        "member 'a': it links to 'b/c/../..', which once later members are in place leads outside",
+    ),
     # ... and a file written through it
     "file through a redirected link": (
         [("sym", "a", "b/c/../.."), ("dir", "b", None), ("sym", "b/c", "."), ("file", "a/evil", b"x")],
-        "member 'a/evil': its folder 'a' leads outside the archive through links"),
-    "through a link to '.'": ([("dir", "a", None), ("sym", "a/self", "."), ("sym", "a/up", "self/../..")],
-                              "member 'a/up': it links to 'self/../..', outside the archive"),
-    "hard link through a link": ([("dir", "d", None), ("sym", "d/l", ".."), ("hard", "h", "d/l/../x")],
-                                 "member 'h': it links to 'd/l/../x', outside the archive"),
+        "member 'a/evil': its folder 'a' leads outside the archive through links",
+    ),
+    "through a link to '.'": (
+        [("dir", "a", None), ("sym", "a/self", "."), ("sym", "a/up", "self/../..")],
+        "member 'a/up': it links to 'self/../..', outside the archive",
+    ),
+    "hard link through a link": (
+        [("dir", "d", None), ("sym", "d/l", ".."), ("hard", "h", "d/l/../x")],
+        "member 'h': it links to 'd/l/../x', outside the archive",
+    ),
     "hard link to outside": ([("hard", "h", "d/../../etc/passwd")], "member 'h': it links to"),
     "absolute target": ([("sym", "abs", "/etc")], "member 'abs': it links to '/etc', outside the archive"),
-    "loop": ([("sym", "x", "y"), ("sym", "y", "x"), ("file", "x/f", b"z")], "member 'x/f': its folder 'x' "
-             "cannot be reached: its links form a loop"),
+    "loop": (
+        [("sym", "x", "y"), ("sym", "y", "x"), ("file", "x/f", b"z")],
+        "member 'x/f': its folder 'x' cannot be reached: its links form a loop",
+    ),
     "file replaced by a folder": ([("file", "a", b"x"), ("file", "a/b", b"y")], "member 'a/b'"),
 }
 
@@ -81,9 +91,16 @@ def test_the_chain_does_escape_when_unpacked_without_any_check(tmp_path):
 
 @pytest.mark.parametrize("data_filter", [False, True])
 def test_links_that_stay_inside_are_unpacked(tmp_path, data_filter):
-    entries = [("dir", ".", None), ("file", "c/a.en", b"x\n"), ("sym", "sub/up", "../c/a.en"),
-               ("sym", "s2", "sub/up"), ("sym", "d", "c"), ("file", "d/b.de", b"y\n"), ("sym", "e", "d/../c/."),
-               ("hard", "h", "s2")]
+    entries = [
+        ("dir", ".", None),
+        ("file", "c/a.en", b"x\n"),
+        ("sym", "sub/up", "../c/a.en"),
+        ("sym", "s2", "sub/up"),
+        ("sym", "d", "c"),
+        ("file", "d/b.de", b"y\n"),
+        ("sym", "e", "d/../c/."),
+        ("hard", "h", "s2"),
+    ]
     (tmp_path / "a.tar").write_bytes(make_tar(entries))
     safe_extract(tmp_path / "a.tar", tmp_path / "dest", data_filter=data_filter)
     dest = tmp_path / "dest"
@@ -112,7 +129,7 @@ def _zip(claimed: int | None = None) -> bytes:
     data = bytearray(buf.getvalue())
     if claimed is not None:  # the central directory lies about the size (120,000 bytes)
         at = data.rindex(b"PK\x01\x02")
-        data[at + 24:at + 28] = claimed.to_bytes(4, "little")
+        data[at + 24 : at + 28] = claimed.to_bytes(4, "little")
     return bytes(data)
 
 
@@ -139,8 +156,10 @@ def test_default_unpack_cap_is_a_multiple_of_the_archive_size_with_a_floor(tmp_p
     assert unpack_cap(large, 5000) == (5000, "max_unpacked_bytes (5,000 bytes)")
 
 
-@pytest.mark.parametrize("value, expected", [(1, 1), ("500M", 500 << 20), ("80G", 80 << 30), ("1.5T", 3 << 39),
-                                             ("64 GiB", 64 << 30), ("2k", 2048), ("7", 7)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [(1, 1), ("500M", 500 << 20), ("80G", 80 << 30), ("1.5T", 3 << 39), ("64 GiB", 64 << 30), ("2k", 2048), ("7", 7)],
+)
 def test_parse_size(value, expected):
     assert parse_size(value, "max_download_bytes", "url source") == expected
 
@@ -153,7 +172,12 @@ def test_parse_size_refuses(value):
 
 def test_human():
     assert [human(n) for n in (5, 2048, 3 << 19, 3 << 29, 1 << 40)] == [
-        "5 bytes", "2,048 bytes", "1.5 MiB", "1.5 GiB", "1.0 TiB"]
+        "5 bytes",
+        "2,048 bytes",
+        "1.5 MiB",
+        "1.5 GiB",
+        "1.0 TiB",
+    ]
 
 
 def test_line_reader_reads_at_most_4_bytes_per_character_and_the_line_end(tmp_path):

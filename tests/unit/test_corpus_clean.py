@@ -15,18 +15,18 @@ def words(n: int) -> str:
 def test_each_reason_is_counted_under_the_first_that_applies():
     opts = CleanOptions(min_len=2, max_len=10, max_ratio=3.0)
     pairs = [
-        (words(3), words(4)),      # 0 kept
-        ("", words(3)),            # 1 empty
-        (words(2), "   "),         # 2 empty (whitespace only)
-        (words(11), words(10)),    # 3 too_long (source)
-        (words(5), words(11)),     # 4 too_long (target)
-        (words(1), words(1)),      # 5 too_short
-        (words(2), words(7)),      # 6 ratio 3.5
-        (words(2), words(6)),      # 7 kept: ratio exactly 3
-        ("", words(30)),           # 8 empty wins over too_long
-        (words(1), words(12)),     # 9 too_long wins over too_short and ratio
-        (words(10), words(10)),    # 10 kept at max_len
-        ("a\tb  c", "x y"),        # 11 kept: any whitespace separates tokens
+        (words(3), words(4)),  # 0 kept
+        ("", words(3)),  # 1 empty
+        (words(2), "   "),  # 2 empty (whitespace only)
+        (words(11), words(10)),  # 3 too_long (source)
+        (words(5), words(11)),  # 4 too_long (target)
+        (words(1), words(1)),  # 5 too_short
+        (words(2), words(7)),  # 6 ratio 3.5
+        (words(2), words(6)),  # 7 kept: ratio exactly 3
+        ("", words(30)),  # 8 empty wins over too_long
+        (words(1), words(12)),  # 9 too_long wins over too_short and ratio
+        (words(10), words(10)),  # 10 kept at max_len
+        ("a\tb  c", "x y"),  # 11 kept: any whitespace separates tokens
     ]
     kept, stats = clean_parallel([s for s, _ in pairs], [t for _, t in pairs], opts)
     assert kept == [0, 7, 10, 11]
@@ -52,8 +52,9 @@ def test_from_dict():
         CleanOptions.from_dict({"max_length": 50})
 
 
-@pytest.mark.parametrize("kwargs", [{"min_len": 0}, {"max_len": "80"}, {"max_ratio": 0.5},
-                                    {"min_len": 5, "max_len": 4}, {"max_len": True}])
+@pytest.mark.parametrize(
+    "kwargs", [{"min_len": 0}, {"max_len": "80"}, {"max_ratio": 0.5}, {"min_len": 5, "max_len": 4}, {"max_len": True}]
+)
 def test_bad_values(kwargs):
     with pytest.raises(WordorderError):
         CleanOptions.from_dict(kwargs)

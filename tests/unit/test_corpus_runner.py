@@ -20,8 +20,11 @@ def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
     tgt = [f"v{i} y" for i in range(30)] + ["z", "b"]
     corpus(tmp_path, "train", src, tgt)
     corpus(tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"])  # explicit sets are not filtered
-    data = {"train": {"kind": "local"}, "dev": {"holdout": 5},
-            "test": {"held": {"holdout": 4}, "news": {"kind": "local"}}}
+    data = {
+        "train": {"kind": "local"},
+        "dev": {"holdout": 5},
+        "test": {"held": {"holdout": 4}, "news": {"kind": "local"}},
+    }
     table = make_splits("en-ja", data, {"max_len": 50}, seed=3, tok_dir=tmp_path)
     assert table["sizes"] == {"train": 21, "dev": 5, "held": 4, "news": 3}
     assert table["clean"]["empty"] == 1 and table["clean"]["too_long"] == 1
@@ -48,8 +51,14 @@ def test_select_writes_both_files_of_a_split(tmp_path):
     data = {"train": {"kind": "local"}, "dev": {"holdout": 3}, "test": {"t": {"holdout": 2}}}
     table = make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
     write_splits(table, tmp_path / "splits.json")
-    n = select_split(tmp_path / "splits.json", "dev", tmp_path / "raw.en", tmp_path / "train.en",
-                     tmp_path / "dev.en", tmp_path / "dev.tok.en")
+    n = select_split(
+        tmp_path / "splits.json",
+        "dev",
+        tmp_path / "raw.en",
+        tmp_path / "train.en",
+        tmp_path / "dev.en",
+        tmp_path / "dev.tok.en",
+    )
     assert n == 3
     picked = json.loads((tmp_path / "splits.json").read_text())["splits"]["dev"]["lines"]
     assert (tmp_path / "dev.en").read_text().splitlines() == [f"W{i} !" for i in picked]  # tab normalised
@@ -62,8 +71,14 @@ def test_select_refuses_raw_and_tokenized_files_that_disagree(tmp_path):
     data = {"train": {"kind": "local"}, "dev": {"holdout": 3}, "test": {"t": {"holdout": 2}}}
     write_splits(make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path), tmp_path / "splits.json")
     with pytest.raises(WordorderError, match="2 lines but the tokenized file"):
-        select_split(tmp_path / "splits.json", "dev", tmp_path / "raw.en", tmp_path / "train.en",
-                     tmp_path / "dev.en", tmp_path / "dev.tok.en")
+        select_split(
+            tmp_path / "splits.json",
+            "dev",
+            tmp_path / "raw.en",
+            tmp_path / "train.en",
+            tmp_path / "dev.en",
+            tmp_path / "dev.tok.en",
+        )
     assert not (tmp_path / "dev.en").exists() and not (tmp_path / "dev.tok.en").exists()
 
 

@@ -19,8 +19,7 @@ def write(path: Path, lines: list[str]) -> Path:
 def fetch(spec, tmp_path, src="en", tgt="ja"):
     out_src, out_tgt = tmp_path / "out" / "corpus.src", tmp_path / "out" / "corpus.tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), \
-        out_tgt.read_text(encoding="utf-8").splitlines()
+    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
 
 
 def no_output(tmp_path) -> bool:
@@ -47,8 +46,7 @@ def test_local_copies_both_sides_with_placeholders_and_gzip(tmp_path):
 def test_local_max_lines_keeps_the_first_lines(tmp_path):
     write(tmp_path / "a.en", [f"e{i}" for i in range(10)])
     write(tmp_path / "a.ja", [f"j{i}" for i in range(10)])
-    spec = {"kind": "local", "src": str(tmp_path / "a.en"), "tgt": str(tmp_path / "a.ja"),
-            "max_lines": 4}
+    spec = {"kind": "local", "src": str(tmp_path / "a.en"), "tgt": str(tmp_path / "a.ja"), "max_lines": 4}
     assert fetch(spec, tmp_path) == (4, ["e0", "e1", "e2", "e3"], ["j0", "j1", "j2", "j3"])
 
 
@@ -98,8 +96,13 @@ def test_empty_corpus_is_an_error(tmp_path):
 def test_manual_missing_lists_exact_paths_and_instructions(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "aspec.en", ["there"])
-    spec = {"kind": "manual", "name": "ASPEC-JE", "src": "aspec.{src}", "tgt": "aspec.{tgt}",
-            "instructions": "apply at https://jipsti.jst.go.jp/aspec/ (research licence)"}
+    spec = {
+        "kind": "manual",
+        "name": "ASPEC-JE",
+        "src": "aspec.{src}",
+        "tgt": "aspec.{tgt}",
+        "instructions": "apply at https://jipsti.jst.go.jp/aspec/ (research licence)",
+    }
     with pytest.raises(WordorderError) as e:
         fetch(spec, tmp_path)
     text = str(e.value)
@@ -111,28 +114,33 @@ def test_manual_missing_lists_exact_paths_and_instructions(tmp_path, monkeypatch
 
 
 def test_manual_with_both_missing_lists_both(tmp_path):
-    spec = {"kind": "manual", "name": "NIST", "src": str(tmp_path / "n.{src}"),
-            "tgt": str(tmp_path / "n.{tgt}"), "instructions": "LDC catalogue"}
+    spec = {
+        "kind": "manual",
+        "name": "NIST",
+        "src": str(tmp_path / "n.{src}"),
+        "tgt": str(tmp_path / "n.{tgt}"),
+        "instructions": "LDC catalogue",
+    }
     with pytest.raises(WordorderError) as e:
         fetch(spec, tmp_path, "zh", "en")
     assert f"{tmp_path / 'n.zh'} (zh side)" in str(e.value)
     assert f"{tmp_path / 'n.en'} (en side)" in str(e.value)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"kind": "local", "src": "a"}, "missing key 'tgt' in local source"),
-    ({"kind": "local", "src": "a", "tgt": "b", "sorce": "c"}, "unknown key 'sorce' in local source"),
-    ({"kind": "manual", "src": "a", "tgt": "b", "name": "X"},
-     "missing key 'instructions' in manual source"),
-    ({"kind": "pypi"}, "missing key 'package' in pypi source"),
-    ({"kind": "sacrebleu", "test_set": "wmt14", "lang": "en-de"},
-     "unknown key 'lang' in sacrebleu source"),
-    ({"kind": "url", "url": "http://x/y.tgz", "src": "a", "tgt": "b"},
-     "missing key 'sha256' in url source"),
-    ({"kind": "local", "src": "a", "tgt": "b", "max_lines": 0}, "max_lines"),
-    ({"kind": "ftp"}, "unknown corpus source kind 'ftp'"),
-    ({"src": "a"}, "missing key 'kind'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"kind": "local", "src": "a"}, "missing key 'tgt' in local source"),
+        ({"kind": "local", "src": "a", "tgt": "b", "sorce": "c"}, "unknown key 'sorce' in local source"),
+        ({"kind": "manual", "src": "a", "tgt": "b", "name": "X"}, "missing key 'instructions' in manual source"),
+        ({"kind": "pypi"}, "missing key 'package' in pypi source"),
+        ({"kind": "sacrebleu", "test_set": "wmt14", "lang": "en-de"}, "unknown key 'lang' in sacrebleu source"),
+        ({"kind": "url", "url": "http://x/y.tgz", "src": "a", "tgt": "b"}, "missing key 'sha256' in url source"),
+        ({"kind": "local", "src": "a", "tgt": "b", "max_lines": 0}, "max_lines"),
+        ({"kind": "ftp"}, "unknown corpus source kind 'ftp'"),
+        ({"src": "a"}, "missing key 'kind'"),
+    ],
+)
 def test_bad_specs_name_the_key_and_kind(spec, message):
     with pytest.raises(WordorderError) as e:
         make_source(spec)

@@ -47,7 +47,10 @@ def test_deterministic_and_independent_of_the_order_of_sizes(problem):
 def test_pinned_result_is_the_same_on_every_machine():
     # A change here silently moves test sentences into training on rerun: do not update lightly.
     assert holdout_split(10, {"dev": 2, "test": 3}, seed=1) == {
-        "dev": [6, 8], "test": [0, 7, 9], "train": [1, 2, 3, 4, 5]}
+        "dev": [6, 8],
+        "test": [0, 7, 9],
+        "train": [1, 2, 3, 4, 5],
+    }
 
 
 def test_seeds_give_different_draws():

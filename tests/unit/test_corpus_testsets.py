@@ -78,8 +78,9 @@ def register(monkeypatch, tmp_path, url: str, md5: str | None):
     from sacrebleu.dataset.fake_sgml import FakeSGMLDataset
 
     home = tmp_path / "sacrebleu"
-    dataset = FakeSGMLDataset(NAME, data=[url], md5=[md5] if md5 else None,
-                              langpairs={"en-de": ["fake/src.en.sgm", "fake/ref.de.sgm"]})
+    dataset = FakeSGMLDataset(
+        NAME, data=[url], md5=[md5] if md5 else None, langpairs={"en-de": ["fake/src.en.sgm", "fake/ref.de.sgm"]}
+    )
     dataset._outdir = str(home / NAME)  # sacreBLEU fixes these from $SACREBLEU at import time
     dataset._rawdir = str(home / NAME / "raw")
     monkeypatch.setitem(sacrebleu_dataset.DATASETS, NAME, dataset)
@@ -90,8 +91,7 @@ def register(monkeypatch, tmp_path, url: str, md5: str | None):
 def fetch(spec, tmp_path, src="en", tgt="de"):
     out_src, out_tgt = tmp_path / "out" / "src", tmp_path / "out" / "tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), \
-        out_tgt.read_text(encoding="utf-8").splitlines()
+    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
 
 
 def test_test_set_is_downloaded_by_sacrebleu_then_read_from_its_cache(served, tmp_path, monkeypatch):

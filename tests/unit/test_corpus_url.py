@@ -49,7 +49,8 @@ def make_tar(members: dict[str, bytes], mode: str = "w:gz", links: dict[str, str
 
 class Server:
     """Serves ``files`` (path -> bytes); ``/cut/...`` paths break off half-way the first time;
-    ``/norange/...`` paths ignore Range headers; ``/flaky/...`` answer 503 the first time. Records every request and the bytes sent."""
+    ``/norange/...`` paths ignore Range headers; ``/flaky/...`` answer 503 the first time.
+    Records every request and the bytes sent."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
@@ -125,15 +126,19 @@ def closed_port() -> int:
 def fetch(spec, tmp_path, src="en", tgt="de"):
     out_src, out_tgt = tmp_path / "out" / "src", tmp_path / "out" / "tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), \
-        out_tgt.read_text(encoding="utf-8").splitlines()
+    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
 
 
 def test_tar_gz_with_two_members_is_downloaded_once_and_cached(server, tmp_path):
     data = make_tar({"corpus/train.en": text(EN), "corpus/train.de": text(DE)})
     server.files["/c.tar.gz"] = data
-    spec = {"kind": "url", "url": server.url + "/c.tar.gz", "sha256": sha(data).upper(),
-            "src": "corpus/train.{src}", "tgt": "corpus/train.{tgt}"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.tar.gz",
+        "sha256": sha(data).upper(),
+        "src": "corpus/train.{src}",
+        "tgt": "corpus/train.{tgt}",
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
     assert fetch(spec, tmp_path, "de", "en") == (200, DE, EN)  # same download, other direction
     assert len(server.requests) == 1
@@ -146,8 +151,13 @@ def test_zip_archive_and_missing_member_lists_members(server, tmp_path):
         zf.writestr("d/a.en", text(EN[:3]))
         zf.writestr("d/a.de", text(DE[:3]))
     server.files["/c.zip"] = buf.getvalue()
-    spec = {"kind": "url", "url": server.url + "/c.zip", "sha256": sha(buf.getvalue()),
-            "src": "d/a.{src}", "tgt": "d/a.{tgt}"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.zip",
+        "sha256": sha(buf.getvalue()),
+        "src": "d/a.{src}",
+        "tgt": "d/a.{tgt}",
+    }
     assert fetch(spec, tmp_path) == (3, EN[:3], DE[:3])
     with pytest.raises(WordorderError, match=r"no member 'd/b.en'.*\n.*members: d/a.de, d/a.en"):
         fetch({**spec, "src": "d/b.{src}"}, tmp_path)
@@ -156,16 +166,22 @@ def test_zip_archive_and_missing_member_lists_members(server, tmp_path):
 def test_two_separate_gz_files(server, tmp_path):
     en, de = gzip.compress(text(EN)), gzip.compress(text(DE))
     server.files.update({"/train.en.gz": en, "/train.de.gz": de})
-    spec = {"kind": "url", "src": {"url": server.url + "/train.en.gz", "sha256": sha(en)},
-            "tgt": {"url": server.url + "/train.de.gz", "sha256": sha(de)}}
+    spec = {
+        "kind": "url",
+        "src": {"url": server.url + "/train.en.gz", "sha256": sha(en)},
+        "tgt": {"url": server.url + "/train.de.gz", "sha256": sha(de)},
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
 
 
 def test_cut_off_download_resumes_with_range(server, tmp_path):
     en, de = text(EN), text(DE)
     server.files.update({"/cut/big.en": en, "/big.de": de})
-    spec = {"kind": "url", "src": {"url": server.url + "/cut/big.en", "sha256": sha(en)},
-            "tgt": {"url": server.url + "/big.de", "sha256": sha(de)}}
+    spec = {
+        "kind": "url",
+        "src": {"url": server.url + "/cut/big.en", "sha256": sha(en)},
+        "tgt": {"url": server.url + "/big.de", "sha256": sha(de)},
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
     en_requests = [r for r in server.requests if r[0] == "/cut/big.en"]
     assert en_requests == [("/cut/big.en", None), ("/cut/big.en", f"bytes={len(en) // 2}-")]
@@ -178,8 +194,11 @@ def test_a_partial_file_left_by_an_earlier_run_is_continued(server, tmp_path):
     part = tmp_path / "cache" / sha(en) / "a.en.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(en[:1000])
-    spec = {"kind": "url", "src": {"url": server.url + "/a.en", "sha256": sha(en)},
-            "tgt": {"url": server.url + "/a.de", "sha256": sha(de)}}
+    spec = {
+        "kind": "url",
+        "src": {"url": server.url + "/a.en", "sha256": sha(en)},
+        "tgt": {"url": server.url + "/a.de", "sha256": sha(de)},
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
     assert ("/a.en", "bytes=1000-") in server.requests
     assert server.sent == len(en) - 1000 + len(de)
@@ -192,8 +211,11 @@ def test_a_complete_part_file_is_taken_when_the_server_has_nothing_more(server, 
     part = tmp_path / "cache" / sha(en) / "a.en.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(en)  # e.g. killed between the download and the rename
-    spec = {"kind": "url", "src": {"url": server.url + "/a.en", "sha256": sha(en)},
-            "tgt": {"url": server.url + "/flaky/a.de", "sha256": sha(de)}}
+    spec = {
+        "kind": "url",
+        "src": {"url": server.url + "/a.en", "sha256": sha(en)},
+        "tgt": {"url": server.url + "/flaky/a.de", "sha256": sha(de)},
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
     assert ("/a.en", f"bytes={len(en)}-") in server.requests  # answered 416
     assert [r for r in server.requests if r[0] == "/flaky/a.de"] == [("/flaky/a.de", None)] * 2
@@ -206,8 +228,11 @@ def test_server_ignoring_range_means_starting_over(server, tmp_path):
     part = tmp_path / "cache" / sha(en) / "a.en.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(b"garbage that must not stay in front")
-    spec = {"kind": "url", "src": {"url": server.url + "/norange/a.en", "sha256": sha(en)},
-            "tgt": {"url": server.url + "/a.de", "sha256": sha(de)}}
+    spec = {
+        "kind": "url",
+        "src": {"url": server.url + "/norange/a.en", "sha256": sha(en)},
+        "tgt": {"url": server.url + "/a.de", "sha256": sha(de)},
+    }
     assert fetch(spec, tmp_path) == (200, EN, DE)
 
 
@@ -226,8 +251,7 @@ def test_wrong_sha256_is_an_error_and_leaves_no_file(server, tmp_path):
 
 
 def test_http_404_is_not_retried(server, tmp_path):
-    spec = {"kind": "url", "url": server.url + "/missing.tgz", "sha256": "1" * 64,
-            "src": "a", "tgt": "b"}
+    spec = {"kind": "url", "url": server.url + "/missing.tgz", "sha256": "1" * 64, "src": "a", "tgt": "b"}
     with pytest.raises(WordorderError, match="HTTP 404"):
         fetch(spec, tmp_path)
     assert len(server.requests) == 1
@@ -239,8 +263,7 @@ def test_unsafe_member_names_are_refused(server, tmp_path, bad):
     name = str(outside) if bad == "ABSOLUTE" else bad
     data = make_tar({"ok.en": text(EN), name: b"pwned\n", "ok.de": text(DE)}, mode="w")
     server.files["/bad.tar"] = data
-    spec = {"kind": "url", "url": server.url + "/bad.tar", "sha256": sha(data),
-            "src": "ok.en", "tgt": "ok.de"}
+    spec = {"kind": "url", "url": server.url + "/bad.tar", "sha256": sha(data), "src": "ok.en", "tgt": "ok.de"}
     with pytest.raises(WordorderError) as e:
         fetch(spec, tmp_path)
     assert "bad.tar" in str(e.value) and repr(name) in str(e.value)
@@ -302,21 +325,30 @@ def test_a_file_placed_by_hand_in_the_cache_is_used_offline(tmp_path):
 def test_file_url(tmp_path):
     (tmp_path / "src.txt").write_bytes(text(EN[:4]))
     (tmp_path / "tgt.gz").write_bytes(gzip.compress(text(DE[:4])))
-    spec = {"kind": "url",
-            "src": {"url": (tmp_path / "src.txt").as_uri(), "sha256": sha(text(EN[:4]))},
-            "tgt": {"url": (tmp_path / "tgt.gz").as_uri(),
-                    "sha256": sha((tmp_path / "tgt.gz").read_bytes())}}
+    spec = {
+        "kind": "url",
+        "src": {"url": (tmp_path / "src.txt").as_uri(), "sha256": sha(text(EN[:4]))},
+        "tgt": {"url": (tmp_path / "tgt.gz").as_uri(), "sha256": sha((tmp_path / "tgt.gz").read_bytes())},
+    }
     assert fetch(spec, tmp_path) == (4, EN[:4], DE[:4])
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"url": "ftp://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b"}, "must be an http"),
-    ({"url": "http://x/y", "sha256": "xyz", "src": "a", "tgt": "b"}, "64 hexadecimal digits"),
-    ({"src": {"url": "http://x/a", "sha256": "a" * 64, "md5": "1"},
-      "tgt": {"url": "http://x/b", "sha256": "b" * 64}}, "unknown key 'md5' in 'src' of the url source"),
-    ({"src": "a", "tgt": "b"}, "or a mapping with its own url and sha256"),
-    ({"url": "http://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b", "retries": 0}, "retries"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"url": "ftp://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b"}, "must be an http"),
+        ({"url": "http://x/y", "sha256": "xyz", "src": "a", "tgt": "b"}, "64 hexadecimal digits"),
+        (
+            {
+                "src": {"url": "http://x/a", "sha256": "a" * 64, "md5": "1"},
+                "tgt": {"url": "http://x/b", "sha256": "b" * 64},
+            },
+            "unknown key 'md5' in 'src' of the url source",
+        ),
+        ({"src": "a", "tgt": "b"}, "or a mapping with its own url and sha256"),
+        ({"url": "http://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b", "retries": 0}, "retries"),
+    ],
+)
 def test_bad_url_specs(tmp_path, spec, message):
     with pytest.raises(WordorderError, match=re.escape(message)):
         fetch({"kind": "url", **spec}, tmp_path)
@@ -325,8 +357,7 @@ def test_bad_url_specs(tmp_path, spec, message):
 def test_two_jobs_fetching_the_same_archive_at_once_share_one_download(server, tmp_path):
     data = make_tar({"a.en": text(EN), "a.de": text(DE)})
     server.files["/c.tgz"] = data
-    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "a.{src}",
-            "tgt": "a.{tgt}"}
+    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "a.{src}", "tgt": "a.{tgt}"}
     results, errors = {}, []
 
     def job(name):
@@ -362,8 +393,14 @@ def test_source_and_target_must_be_two_files(server, tmp_path):
 def test_url_caps_are_read_from_the_spec(server, tmp_path):
     data = make_tar({"a.en": text(EN), "a.de": text(DE)})
     server.files["/c.tgz"] = data
-    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "a.{src}", "tgt": "a.{tgt}",
-            "max_download_bytes": len(data) - 1}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.tgz",
+        "sha256": sha(data),
+        "src": "a.{src}",
+        "tgt": "a.{tgt}",
+        "max_download_bytes": len(data) - 1,
+    }
     with pytest.raises(WordorderError, match=f"announces {len(data):,} bytes"):
         fetch(spec, tmp_path)
     assert fetch({**spec, "max_download_bytes": len(data), "max_unpacked_bytes": "10K"}, tmp_path)[0] == 200

@@ -42,8 +42,9 @@ def test_matches_pairwise_cosine_sum():
     for b, t in itertools.product(range(2), range(4)):
         if not valid[b, t]:
             continue
-        total = sum(torch.cosine_similarity(heads[b, i, t], heads[b, j, t], dim=0).item()
-                    for i in range(3) for j in range(3))
+        total = sum(
+            torch.cosine_similarity(heads[b, i, t], heads[b, j, t], dim=0).item() for i in range(3) for j in range(3)
+        )
         expected += -total / 9
         count += 1
     assert output_disagreement(heads, valid).item() == pytest.approx(expected / count, abs=1e-6)

@@ -37,13 +37,20 @@ def test_the_patterns_find_what_they_look_for():
     assert len(EXTERNAL.findall(planted)) == 2
     assert not EXTERNAL.search("the spec as the corpus source sees it; --spec JSON; a test-set spec")
     assert cited_sections("(docs/algorithms.md §RIBES, §TER and §SIG) and `docs/algorithms.md` §FLEX: x") == [
-        "RIBES", "TER", "SIG", "FLEX"]
+        "RIBES",
+        "TER",
+        "SIG",
+        "FLEX",
+    ]
 
 
 def test_nothing_cites_the_external_spec():
-    hits = [f"{p.relative_to(REPO)}:{n}: {line.strip()}"
-            for p in files() for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-            if EXTERNAL.search(line)]
+    hits = [
+        f"{p.relative_to(REPO)}:{n}: {line.strip()}"
+        for p in files()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if EXTERNAL.search(line)
+    ]
     assert not hits, "cite docs/algorithms.md (or the paper) instead:\n" + "\n".join(hits)
 
 

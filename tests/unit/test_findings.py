@@ -31,15 +31,17 @@ def damaged(refs, share, seed):
 def test_one_seed_equals_sacrebleus_paired_bootstrap(refs):
     system, baseline = damaged(refs, 0.10, 1), damaged(refs, 0.13, 2)
     ours = seed_paired_bootstrap([system], [baseline], [refs], samples=200, seed=12345)
-    test = PairedTest([("baseline", baseline), ("system", system)], {"BLEU": BLEU()}, [refs],
-                      test_type="bs", n_samples=200)
+    test = PairedTest(
+        [("baseline", baseline), ("system", system)], {"BLEU": BLEU()}, [refs], test_type="bs", n_samples=200
+    )
     import os
 
     os.environ["SACREBLEU_SEED"] = "12345"
     _, results = test()
     assert ours["p"] == results["BLEU"][1].p_value
-    assert ours["delta"] == pytest.approx(BLEU().corpus_score(system, [refs]).score
-                                          - BLEU().corpus_score(baseline, [refs]).score, abs=1e-4)
+    assert ours["delta"] == pytest.approx(
+        BLEU().corpus_score(system, [refs]).score - BLEU().corpus_score(baseline, [refs]).score, abs=1e-4
+    )
     assert ours["sd"] == 0.0 and len(ours["per_seed"]) == 1
 
 
@@ -47,8 +49,9 @@ def test_several_seeds_mean_sd_and_symmetry(refs):
     system = [damaged(refs, 0.05, s) for s in (1, 2, 3)]
     baseline = [damaged(refs, 0.30, s) for s in (4, 5, 6)]
     out = seed_paired_bootstrap(system, baseline, [refs], samples=100)
-    per_seed = [BLEU().corpus_score(s, [refs]).score - BLEU().corpus_score(b, [refs]).score
-                for s, b in zip(system, baseline)]
+    per_seed = [
+        BLEU().corpus_score(s, [refs]).score - BLEU().corpus_score(b, [refs]).score for s, b in zip(system, baseline)
+    ]
     assert out["per_seed"] == pytest.approx(per_seed, abs=1e-4)
     assert out["delta"] == pytest.approx(sum(per_seed) / 3, abs=1e-4) and out["sd"] > 0
     assert out["p"] < 0.05  # a quarter of the words fewer is far beyond sampling noise
@@ -59,7 +62,12 @@ def test_several_seeds_mean_sd_and_symmetry(refs):
     # different outputs with no overlap at all score BLEU 0 in every draw: no difference, p = 1
     nothing = [["xyzzy"] * len(refs)], [["plugh"] * len(refs)]
     assert seed_paired_bootstrap(*nothing, [refs], samples=50) == {
-        "delta": 0.0, "sd": 0.0, "per_seed": [0.0], "p": 1.0, "samples": 50}
+        "delta": 0.0,
+        "sd": 0.0,
+        "per_seed": [0.0],
+        "p": 1.0,
+        "samples": 50,
+    }
 
 
 def test_verdicts():
@@ -70,9 +78,25 @@ def test_verdicts():
 
 
 def test_markdown_row():
-    md = findings_markdown([{"paper": "Kawara 2021", "pair": "ja-en", "testset": "test", "system": "rel_btg",
-                             "baseline": "base", "paper_delta": 1.34, "delta": 0.512, "sd": 0.2, "seeds": 3,
-                             "p": 0.0123, "verdict": "reproduced", "samples": 1000}], "Findings")
+    md = findings_markdown(
+        [
+            {
+                "paper": "Kawara 2021",
+                "pair": "ja-en",
+                "testset": "test",
+                "system": "rel_btg",
+                "baseline": "base",
+                "paper_delta": 1.34,
+                "delta": 0.512,
+                "sd": 0.2,
+                "seeds": 3,
+                "p": 0.0123,
+                "verdict": "reproduced",
+                "samples": 1000,
+            }
+        ],
+        "Findings",
+    )
     assert "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 | 3 | 0.012 | reproduced |" in md
 
 
@@ -81,12 +105,37 @@ def test_findings_cli(tmp_path, capsys, refs):
     for name, lines in (("ref", refs), ("s1", damaged(refs, 0.05, 1)), ("b1", damaged(refs, 0.3, 2))):
         paths[name] = str(tmp_path / name)
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    spec = {"title": "Findings", "claims": [{"paper": "Chen 2019", "pair": "en-de", "testset": "test2016",
-                                             "system": "both_res", "baseline": "transformer", "paper_delta": 0.98,
-                                             "system_hyps": [paths["s1"]], "baseline_hyps": [paths["b1"]],
-                                             "refs": [paths["ref"]], "lang": "de"}]}
-    code, errors = run(["findings", "--spec", json.dumps(spec), "--md", tmp_path / "f.md", "--json",
-                        tmp_path / "f.json", "--samples", "100"], capsys)
+    spec = {
+        "title": "Findings",
+        "claims": [
+            {
+                "paper": "Chen 2019",
+                "pair": "en-de",
+                "testset": "test2016",
+                "system": "both_res",
+                "baseline": "transformer",
+                "paper_delta": 0.98,
+                "system_hyps": [paths["s1"]],
+                "baseline_hyps": [paths["b1"]],
+                "refs": [paths["ref"]],
+                "lang": "de",
+            }
+        ],
+    }
+    code, errors = run(
+        [
+            "findings",
+            "--spec",
+            json.dumps(spec),
+            "--md",
+            tmp_path / "f.md",
+            "--json",
+            tmp_path / "f.json",
+            "--samples",
+            "100",
+        ],
+        capsys,
+    )
     assert code == 0, errors
     row = json.loads((tmp_path / "f.json").read_text())["findings"][0]
     assert row["verdict"] == "reproduced" and row["seeds"] == 1 and row["delta"] > 5
@@ -98,9 +147,11 @@ def test_cost_sums_the_jobs_cpu_footers(tmp_path):
 
     (tmp_path / "train").mkdir()
     (tmp_path / "train" / "a.log").write_text(
-        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n", encoding="utf-8")
-    (tmp_path / "b.log").write_text("x\n2026 INFO wordorder: translate finished in 10.0 s; peak memory 9 MB; "
-                                    "cpu 1800.0 s\n", encoding="utf-8")
+        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n", encoding="utf-8"
+    )
+    (tmp_path / "b.log").write_text(
+        "x\n2026 INFO wordorder: translate finished in 10.0 s; peak memory 9 MB; cpu 1800.0 s\n", encoding="utf-8"
+    )
     (tmp_path / "failed.log").write_text("error: something\n", encoding="utf-8")
     cost = cost_summary(tmp_path)
     assert cost["jobs"] == 2 and cost["cpu_hours"] == pytest.approx(4.0)

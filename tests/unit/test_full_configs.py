@@ -40,8 +40,10 @@ def test_kawara_full_configs_have_the_papers_directions_and_units(monkeypatch):
     for config in (main, sweep):
         assert config["preorder"]["positions"] == "word"
     variants = load_variants(sweep["variants_file"])
-    ks = {(variants[v]["model"]["relative_k"], variants[v]["model"].get("preorder_encoding", "none"))
-          for v in sweep["variants"]}
+    ks = {
+        (variants[v]["model"]["relative_k"], variants[v]["model"].get("preorder_encoding", "none"))
+        for v in sweep["variants"]
+    }
     assert ks == {(k, enc) for k in (1, 2, 4, 8) for enc in ("none", "relative")}
     assert sweep["data"]["en-ja"]["test"]["aspec_dev"] == sweep["data"]["en-ja"]["dev"]
 
@@ -86,9 +88,11 @@ def test_the_union_workflow_includes_every_full_config():
 
 
 def test_presets_replace_the_registry_preset_per_family():
-    registry = {"t": {"model": {"family": "transformer", "preset": "small", "relative_k": 4}},
-                "r": {"model": {"family": "rnn", "preset": "rnn_small", "d_model": 300}},
-                "u": {"model": {"preset": "tiny"}}}
+    registry = {
+        "t": {"model": {"family": "transformer", "preset": "small", "relative_k": 4}},
+        "r": {"model": {"family": "rnn", "preset": "rnn_small", "d_model": 300}},
+        "u": {"model": {"preset": "tiny"}},
+    }
     out = apply_presets(registry, {"rnn": "rnmt", "transformer": "base"})
     assert out["t"]["model"] == {"family": "transformer", "preset": "base", "relative_k": 4}
     assert out["r"]["model"] == {"family": "rnn", "preset": "rnmt", "d_model": 300}  # explicit keys stay
@@ -98,8 +102,10 @@ def test_presets_replace_the_registry_preset_per_family():
 
 
 def test_an_entry_with_keep_preset_keeps_its_size():
-    registry = {"big": {"keep_preset": True, "model": {"family": "transformer", "preset": "big"}},
-                "rows": {"keep_preset": False, "model": {"family": "transformer", "preset": "small"}}}
+    registry = {
+        "big": {"keep_preset": True, "model": {"family": "transformer", "preset": "big"}},
+        "rows": {"keep_preset": False, "model": {"family": "transformer", "preset": "small"}},
+    }
     out = apply_presets(registry, {"transformer": "base"})
     assert out["big"]["model"]["preset"] == "big"
     assert out["rows"]["model"]["preset"] == "base"
@@ -107,8 +113,9 @@ def test_an_entry_with_keep_preset_keeps_its_size():
 
 def test_keep_preset_without_a_preset_is_an_error(tmp_path):
     path = tmp_path / "variants.yaml"
-    path.write_text("variants:\n  v: {keep_preset: true, model: {family: transformer, relative_k: 4}}\n",
-                    encoding="utf-8")
+    path.write_text(
+        "variants:\n  v: {keep_preset: true, model: {family: transformer, relative_k: 4}}\n", encoding="utf-8"
+    )
     with pytest.raises(WordorderError, match="keep_preset") as e:
         load_variants(path)
     assert e.value.path == str(path)
@@ -116,11 +123,18 @@ def test_keep_preset_without_a_preset_is_an_error(tmp_path):
 
 def test_model_options_of_a_variant_on_a_pair_layer_registry_config_and_pair():
     variants = {"v": {"model": {"family": "transformer", "preset": "base", "dropout": 0.3, "relative_k": 4}}}
-    config = {"model": {"dropout": 0.1, "attention_dropout": 0.1, "tie_output": False},
-              "data": {"zh-en": {"model": {"tie_output": True}}, "en-de": {}}}
+    config = {
+        "model": {"dropout": 0.1, "attention_dropout": 0.1, "tie_output": False},
+        "data": {"zh-en": {"model": {"tie_output": True}}, "en-de": {}},
+    }
     assert variant_model(config, variants, "v", "en-de") == {
-        "family": "transformer", "preset": "base", "dropout": 0.1, "relative_k": 4, "attention_dropout": 0.1,
-        "tie_output": False}
+        "family": "transformer",
+        "preset": "base",
+        "dropout": 0.1,
+        "relative_k": 4,
+        "attention_dropout": 0.1,
+        "tie_output": False,
+    }
     assert variant_model(config, variants, "v", "zh-en")["tie_output"] is True
     assert variant_model({"data": {}}, variants, "v", "en-de") == variants["v"]["model"]
 

@@ -17,8 +17,14 @@ from wordorder.models import build_model
 
 
 def test_table_iv_average_is_the_mean_of_the_group_table():
-    table = np.array([[0.817, 0.415, 0.483, 0.765], [0.415, 0.853, 0.382, 0.612],
-                      [0.483, 0.382, 0.912, 0.717], [0.765, 0.612, 0.717, 0.932]])
+    table = np.array(
+        [
+            [0.817, 0.415, 0.483, 0.765],
+            [0.415, 0.853, 0.382, 0.612],
+            [0.483, 0.382, 0.912, 0.717],
+            [0.765, 0.612, 0.717, 0.932],
+        ]
+    )
     assert table.mean() == pytest.approx(0.641, abs=5e-4)
 
 
@@ -38,8 +44,10 @@ def test_padding_and_token_count():
     valid = torch.tensor([[True, True, False], [True, False, False]])
     cos, n = token_cosines(heads, valid)
     assert n == 3
-    manual = sum(torch.nn.functional.cosine_similarity(heads[b, :, s, None, :], heads[b, None, :, s, :], dim=-1)
-                 for b, s in [(0, 0), (0, 1), (1, 0)])
+    manual = sum(
+        torch.nn.functional.cosine_similarity(heads[b, :, s, None, :], heads[b, None, :, s, :], dim=-1)
+        for b, s in [(0, 0), (0, 1), (1, 0)]
+    )
     torch.testing.assert_close(cos, manual)
 
 

@@ -117,8 +117,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def back_edges(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str]:
     """Imports from a layer to a higher one, as 'importer -> imported'."""
     level = {name: i for i, layer in enumerate(layers) for name in layer}
-    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
-                  if part(a) and part(b) and level[part(a)] < level[part(b)])
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if part(a) and part(b) and level[part(a)] < level[part(b)]
+    )
 
 
 @functools.cache

@@ -30,14 +30,18 @@ def _params(module: torch.nn.Module) -> int:
 
 # --- construction ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("groups, kwargs, message", [
-    ([("global", 8), ("rec", 4)], {}, "sum to 12"),
-    ([("global", 13), ("rec", 3)], {}, "even"),
-    ([("global", 8), ("conv", 8)], {}, "unknown"),
-    ([("global", 8), ("syn", 8)], {}, "pos_vocab"),
-    ([("global", 8), ("rec", 8)], {"rec_cell": "tanh"}, "rec_cell"),
-    ([("global", 8), ("loc", 8)], {"loc_kernel": 4}, "odd"),
-])
+
+@pytest.mark.parametrize(
+    "groups, kwargs, message",
+    [
+        ([("global", 8), ("rec", 4)], {}, "sum to 12"),
+        ([("global", 13), ("rec", 3)], {}, "even"),
+        ([("global", 8), ("conv", 8)], {}, "unknown"),
+        ([("global", 8), ("syn", 8)], {}, "pos_vocab"),
+        ([("global", 8), ("rec", 8)], {"rec_cell": "tanh"}, "rec_cell"),
+        ([("global", 8), ("loc", 8)], {"loc_kernel": 4}, "odd"),
+    ],
+)
 def test_invalid_groups_are_rejected(groups, kwargs, message):
     with pytest.raises(ValueError, match=message):
         GroupedInput(16, groups, **kwargs)
@@ -45,11 +49,16 @@ def test_invalid_groups_are_rejected(groups, kwargs, message):
 
 def test_group_slices_follow_the_listed_order():
     module = GroupedInput(16, FUSING, pos_vocab=5)
-    assert module.group_slices() == [("global", slice(0, 4)), ("rec", slice(4, 8)),
-                                     ("loc", slice(8, 14)), ("syn", slice(14, 16))]
+    assert module.group_slices() == [
+        ("global", slice(0, 4)),
+        ("rec", slice(4, 8)),
+        ("loc", slice(8, 14)),
+        ("syn", slice(14, 16)),
+    ]
 
 
 # --- each group's function ---------------------------------------------------------------
+
 
 def test_global_and_syn_groups_with_identity_projection():
     torch.manual_seed(0)
@@ -90,9 +99,9 @@ def test_rec_group_equals_the_rnn_on_the_sentence_alone(cell):
     pad = torch.tensor([[False] * 7, [False] * 4 + [True] * 3])
     out = module(x, pad, {})
     for b, length in ((0, 7), (1, 4)):
-        x_r = module.proj(x[b:b + 1, :length])[..., 6:]  # this sentence only, no padding
+        x_r = module.proj(x[b : b + 1, :length])[..., 6:]  # this sentence only, no padding
         h, _ = rec.rnn(x_r)  # (1, length, 12) = [fw; bw]
-        torch.testing.assert_close(out[b:b + 1, :length, 6:], rec.out(h), atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(out[b : b + 1, :length, 6:], rec.out(h), atol=1e-6, rtol=1e-5)
     assert torch.equal(out[1, 4:, 6:], torch.zeros(3, 6))  # padded outputs are zero
 
 
@@ -116,6 +125,7 @@ def test_loc_group_window_is_five_tokens():
 
 
 # --- padding -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_padding_invariance_for_every_group_kind(cell):
@@ -144,6 +154,7 @@ def test_left_padding_is_rejected_by_the_rec_group():
 
 # --- sizes -------------------------------------------------------------------------------
 
+
 def _gru_params(d_r: int) -> int:
     return 2 * 3 * (d_r * d_r + d_r * d_r + 2 * d_r) + (2 * d_r * d_r + d_r)  # BiGRU + Linear(2d_r→d_r)
 
@@ -161,18 +172,25 @@ def test_parameter_count_formula_per_group():
     assert _params(GroupedInput(d, [("global", d)])) == d * d
 
 
-TRANSFORMER_BASE = (32000 * 512
-                    + 6 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2048 + 512 + 4 * 512)
-                    + 6 * (8 * 512**2 + 8 * 512 + 2 * 512 * 2048 + 2048 + 512 + 6 * 512))
+TRANSFORMER_BASE = (
+    32000 * 512
+    + 6 * (4 * 512**2 + 4 * 512 + 2 * 512 * 2048 + 2048 + 512 + 4 * 512)
+    + 6 * (8 * 512**2 + 8 * 512 + 2 * 512 * 2048 + 2048 + 512 + 6 * 512)
+)
 
 
-@pytest.mark.parametrize("groups, extra", [
-    ([("global", 384), ("rec", 128)], _gru_params(128)),  # Rec_Diverse
-    ([("global", 384), ("loc", 128)], _conv_params(128)),  # Loc_Diverse
-    ([("global", 320), ("syn", 192)], 64 * 192),  # Syn_Diverse
-    ([("global", 128), ("rec", 128), ("loc", 128), ("syn", 128)],  # Fusing_Diverse
-     _gru_params(128) + _conv_params(128) + 64 * 128),
-])
+@pytest.mark.parametrize(
+    "groups, extra",
+    [
+        ([("global", 384), ("rec", 128)], _gru_params(128)),  # Rec_Diverse
+        ([("global", 384), ("loc", 128)], _conv_params(128)),  # Loc_Diverse
+        ([("global", 320), ("syn", 192)], 64 * 192),  # Syn_Diverse
+        (
+            [("global", 128), ("rec", 128), ("loc", 128), ("syn", 128)],  # Fusing_Diverse
+            _gru_params(128) + _conv_params(128) + 64 * 128,
+        ),
+    ],
+)
 def test_table_one_settings_add_under_one_percent(groups, extra):
     module = GroupedInput(512, groups, pos_vocab=64)  # 64 ≥ any POS tag set + specials
     added = _params(module)
@@ -182,6 +200,7 @@ def test_table_one_settings_add_under_one_percent(groups, extra):
 
 
 # --- factored input ----------------------------------------------------------------------
+
 
 def _factored() -> FactoredInput:
     torch.manual_seed(5)
@@ -225,5 +244,6 @@ def test_factored_init_and_errors():
     with pytest.raises(ValueError, match="vocabulary"):
         FactoredInput(8, {"pos": 2}, {"pos": 0})
     with pytest.raises(ValueError, match="dep"):
-        FactoredInput(8, {"pos": 2, "dep": 2}, {"pos": 4, "dep": 4})(torch.randn(1, 2, 8),
-                                                                     {"pos": torch.ones(1, 2, dtype=torch.long)})
+        FactoredInput(8, {"pos": 2, "dep": 2}, {"pos": 4, "dep": 4})(
+            torch.randn(1, 2, 8), {"pos": torch.ones(1, 2, dtype=torch.long)}
+        )

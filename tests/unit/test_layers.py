@@ -78,10 +78,10 @@ def test_causal_mask_hides_the_future():
     assert torch.allclose(out1, reference_attention(mha, x, x, causal=True), atol=1e-6)
     for t in range(5):
         y = x.clone()
-        y[:, t + 1:] = torch.randn_like(y[:, t + 1:])
+        y[:, t + 1 :] = torch.randn_like(y[:, t + 1 :])
         out2, _ = mha(y, causal=True)
         assert torch.allclose(out1[:, : t + 1], out2[:, : t + 1], atol=1e-10)
-        assert not torch.allclose(out1[:, t + 1:], out2[:, t + 1:])
+        assert not torch.allclose(out1[:, t + 1 :], out2[:, t + 1 :])
 
 
 def test_incremental_cache_equals_causal_attention():
@@ -90,7 +90,7 @@ def test_incremental_cache_equals_causal_attention():
     full, _ = mha(x, causal=True)
     kv = None
     for t in range(5):
-        out, kv = mha(x[:, t: t + 1], past_kv=kv)
+        out, kv = mha(x[:, t : t + 1], past_kv=kv)
         assert kv[0].shape == (3, 2, t + 1, 4)
         assert torch.allclose(out[:, 0], full[:, t], atol=1e-10)
 

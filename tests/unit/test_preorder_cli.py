@@ -17,13 +17,52 @@ def corpus(tmp_path):
 
 
 def test_gold_and_report(corpus, capsys):
-    assert main(["preorder-gold", "--align", str(corpus / "s.align"), "--tok", str(corpus / "s.tok"),
-                 "--attach", "right", "--output", str(corpus / "gold.perm")]) == 0
+    assert (
+        main(
+            [
+                "preorder-gold",
+                "--align",
+                str(corpus / "s.align"),
+                "--tok",
+                str(corpus / "s.tok"),
+                "--attach",
+                "right",
+                "--output",
+                str(corpus / "gold.perm"),
+            ]
+        )
+        == 0
+    )
     assert (corpus / "gold.perm").read_text() == "0 4 2 3 1\n0\n\n1 0\n"
     out = {k: str(corpus / f"q.{k}") for k in ("json", "csv", "md", "png")}
-    assert main(["preorder-report", "--pair", "en-ja", "--splits", "test", "--tok", str(corpus / "s.tok"),
-                 "--align", str(corpus / "s.align"), "--methods", "gold", "--perms", str(corpus / "gold.perm"),
-                 "--json", out["json"], "--csv", out["csv"], "--md", out["md"], "--figure", out["png"]]) == 0
+    assert (
+        main(
+            [
+                "preorder-report",
+                "--pair",
+                "en-ja",
+                "--splits",
+                "test",
+                "--tok",
+                str(corpus / "s.tok"),
+                "--align",
+                str(corpus / "s.align"),
+                "--methods",
+                "gold",
+                "--perms",
+                str(corpus / "gold.perm"),
+                "--json",
+                out["json"],
+                "--csv",
+                out["csv"],
+                "--md",
+                out["md"],
+                "--figure",
+                out["png"],
+            ]
+        )
+        == 0
+    )
     quality = json.loads((corpus / "q.json").read_text())["splits"]["test"]
     # identity: 0.5 (book sentence), 1 (one word), 1 (empty), 0 (swap) -> mean tau 0.625
     assert quality["identity"]["tau"] == pytest.approx(0.625)
@@ -36,15 +75,30 @@ def test_gold_and_report(corpus, capsys):
     assert "| identity | 0.625 | 0.250 |" in md
 
 
-@pytest.mark.parametrize("links, message", [
-    ("0-0 1-3 3-2 9-1\n0-0\n\n0-1 1-0\n", "s.align:1"),   # source index out of range
-    ("0-0 1-3 3-2 4-1\n0-0\n\n0-1 1_0\n", "s.align:4"),   # malformed link
-    ("0-0 1-3 3-2 4-1\n0-0\n", "s.align"),               # too few lines
-])
+@pytest.mark.parametrize(
+    "links, message",
+    [
+        ("0-0 1-3 3-2 9-1\n0-0\n\n0-1 1-0\n", "s.align:1"),  # source index out of range
+        ("0-0 1-3 3-2 4-1\n0-0\n\n0-1 1_0\n", "s.align:4"),  # malformed link
+        ("0-0 1-3 3-2 4-1\n0-0\n", "s.align"),  # too few lines
+    ],
+)
 def test_bad_alignment_is_one_error_and_no_output(corpus, capsys, links, message):
     (corpus / "s.align").write_text(links, encoding="utf-8")
-    assert main(["preorder-gold", "--align", str(corpus / "s.align"), "--tok", str(corpus / "s.tok"),
-                 "--output", str(corpus / "gold.perm")]) == 2
+    assert (
+        main(
+            [
+                "preorder-gold",
+                "--align",
+                str(corpus / "s.align"),
+                "--tok",
+                str(corpus / "s.tok"),
+                "--output",
+                str(corpus / "gold.perm"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
     assert not (corpus / "gold.perm").exists() and not list(corpus.glob(".*"))
@@ -54,9 +108,26 @@ def test_bad_permutation_file_in_projection(corpus, capsys):
     (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
     (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 1\n", encoding="utf-8")
     outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
-    assert main(["preorder-project", "--perm", str(corpus / "p.perm"), "--tok", str(corpus / "s.tok"),
-                 "--bpe", str(corpus / "s.bpe"), "--out-tok", outs[0], "--out-bpe", outs[1],
-                 "--out-positions", outs[2]]) == 2
+    assert (
+        main(
+            [
+                "preorder-project",
+                "--perm",
+                str(corpus / "p.perm"),
+                "--tok",
+                str(corpus / "s.tok"),
+                "--bpe",
+                str(corpus / "s.bpe"),
+                "--out-tok",
+                outs[0],
+                "--out-bpe",
+                outs[1],
+                "--out-positions",
+                outs[2],
+            ]
+        )
+        == 2
+    )
     assert "p.perm:4" in capsys.readouterr().err
     assert not list(corpus.glob("o.*"))
 
@@ -65,8 +136,21 @@ def test_projection_writes_the_unit_it_is_given(corpus, capsys):
     (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
     (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 0\n", encoding="utf-8")
     outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
-    args = ["preorder-project", "--perm", str(corpus / "p.perm"), "--tok", str(corpus / "s.tok"),
-            "--bpe", str(corpus / "s.bpe"), "--out-tok", outs[0], "--out-bpe", outs[1], "--out-positions", outs[2]]
+    args = [
+        "preorder-project",
+        "--perm",
+        str(corpus / "p.perm"),
+        "--tok",
+        str(corpus / "s.tok"),
+        "--bpe",
+        str(corpus / "s.bpe"),
+        "--out-tok",
+        outs[0],
+        "--out-bpe",
+        outs[1],
+        "--out-positions",
+        outs[2],
+    ]
     assert main(args) == 0  # subword positions by default
     assert (corpus / "o.pos").read_text() == "0 6 7 4 5 1 2 3\n0\n\n1 0\n"
     assert main([*args, "--unit", "word"]) == 0
@@ -81,10 +165,30 @@ def test_align_scores_aer_on_a_gold_set(shared_data, tmp_path):
     en, fr = read_src_tgt(gold / "enfr.src-tgt.gz")
     (tmp_path / "t.en").write_text("".join(" ".join(s) + "\n" for s in en[:100]), encoding="utf-8")
     (tmp_path / "t.fr").write_text("".join(" ".join(s) + "\n" for s in fr[:100]), encoding="utf-8")
-    assert main(["align", "--src", str(tmp_path / "t.en"), "--tgt", str(tmp_path / "t.fr"), "--splits", "train",
-                 "--options", '{"length": 0.5}', "--gold-pairs", str(gold / "enfr.src-tgt.gz"),
-                 "--gold-links", str(gold / "enfr.gold.gz"),
-                 "--output", str(tmp_path / "joint.align"), "--stats", str(tmp_path / "stats.json")]) == 0
+    assert (
+        main(
+            [
+                "align",
+                "--src",
+                str(tmp_path / "t.en"),
+                "--tgt",
+                str(tmp_path / "t.fr"),
+                "--splits",
+                "train",
+                "--options",
+                '{"length": 0.5}',
+                "--gold-pairs",
+                str(gold / "enfr.src-tgt.gz"),
+                "--gold-links",
+                str(gold / "enfr.gold.gz"),
+                "--output",
+                str(tmp_path / "joint.align"),
+                "--stats",
+                str(tmp_path / "stats.json"),
+            ]
+        )
+        == 0
+    )
     stats = json.loads((tmp_path / "stats.json").read_text())
     assert stats["splits"] == {"train": 100}
     assert len((tmp_path / "joint.align").read_text().splitlines()) == 100

@@ -102,8 +102,10 @@ def _cpp_le(a: set, b: set) -> bool:
 def _parsable(seq: list) -> bool:
     if len(seq) <= 1:
         return True
-    return any((max(seq[:p]) <= min(seq[p:]) or max(seq[p:]) <= min(seq[:p])) and _parsable(seq[:p])
-               and _parsable(seq[p:]) for p in range(1, len(seq)))
+    return any(
+        (max(seq[:p]) <= min(seq[p:]) or max(seq[p:]) <= min(seq[:p])) and _parsable(seq[:p]) and _parsable(seq[p:])
+        for p in range(1, len(seq))
+    )
 
 
 def _brute(links: np.ndarray, n: int):
@@ -124,8 +126,11 @@ def _brute(links: np.ndarray, n: int):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
-    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=12))))
+@given(
+    st.integers(1, 7).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=12))
+    )
+)
 def test_matches_brute_force_relation(case):
     n, pairs = case
     links = np.array(pairs, dtype=np.int64).reshape(-1, 2)

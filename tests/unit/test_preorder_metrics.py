@@ -75,7 +75,7 @@ def test_gold_keys_min_max_median():
 def test_unaligned_edges():
     # leading unaligned words take the right neighbour's key even with left attachment; trailing ones the left
     links = np.array([[2, 1], [3, 0]])
-    assert gold_permutation(links, 5).tolist() == [3, 4, 0, 1, 2]   # keys 1 1 1 0 0
+    assert gold_permutation(links, 5).tolist() == [3, 4, 0, 1, 2]  # keys 1 1 1 0 0
     assert gold_permutation(np.zeros((0, 2), int), 3).tolist() == [0, 1, 2]
     assert gold_permutation(np.zeros((0, 2), int), 0).tolist() == []
 

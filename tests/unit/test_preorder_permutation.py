@@ -59,12 +59,17 @@ def test_mismatched_subwords_leave_no_output(tmp_path):
     out = [tmp_path / n for n in ("o.tok", "o.bpe", "o.pos")]
     with pytest.raises(WordorderError, match=r"t\.bpe:1"):
         write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out)
-    assert not any(p.exists() for p in out) and sorted(q.name for q in tmp_path.iterdir()) == ["t.bpe", "t.perm", "t.tok"]
+    assert not any(p.exists() for p in out) and sorted(q.name for q in tmp_path.iterdir()) == [
+        "t.bpe",
+        "t.perm",
+        "t.tok",
+    ]
 
 
 # pieces per word, and a preorder of the words
 WORDS_AND_ORDER = st.lists(st.integers(1, 4), min_size=1, max_size=10).flatmap(
-    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes))))))
+    lambda sizes: st.tuples(st.just(sizes), st.permutations(list(range(len(sizes)))))
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -63,8 +63,7 @@ def test_converged_classes_are_a_local_optimum():
 def test_separable_groups():
     rng = random.Random(0)
     nouns, verbs = ["cat", "dog", "fish", "bird", "cow"], ["runs", "eats", "sees", "sleeps", "hides"]
-    corpus = [[rng.choice(nouns if k % 2 == 0 else verbs) for k in range(rng.randint(1, 4) * 2)]
-              for _ in range(300)]
+    corpus = [[rng.choice(nouns if k % 2 == 0 else verbs) for k in range(rng.randint(1, 4) * 2)] for _ in range(300)]
     for seed in (1, 2, 3):
         classes = train_word_classes(corpus, n_classes=2, iterations=10, seed=seed, progress_bar=False)
         assert len({classes[w] for w in nouns}) == 1 and len({classes[w] for w in verbs}) == 1
@@ -91,8 +90,14 @@ def test_files_and_lookup(tmp_path):
     assert classes == {"the": 3, "cat": 0, "ü": 255}
     assert classes_of(["the", "dog", "cat"], classes) == ["3", "UNK", "0"]
     assert classes_of([], classes) == []
-    for text, line in (("a\t1\nb 2\n", 2), ("a\t1\nb\tx\n", 2), ("\t1\n", 1), ("a\t1\na\t2\n", 2),
-                       ("a\t1\t2\n", 1), ("a\t-1\n", 1)):
+    for text, line in (
+        ("a\t1\nb 2\n", 2),
+        ("a\t1\nb\tx\n", 2),
+        ("\t1\n", 1),
+        ("a\t1\na\t2\n", 2),
+        ("a\t1\t2\n", 1),
+        ("a\t-1\n", 1),
+    ):
         path.write_text(text)
         with pytest.raises(WordorderError, match=rf"wc\.tsv:{line}: "):
             read_word_classes(path)

@@ -69,14 +69,31 @@ def _refs(tmp_path, lines2):
     first.write_text("\n".join(REF1) + "\n", encoding="utf-8")
     extra = tmp_path / "mt03.en1"
     extra.write_text(lines2, encoding="utf-8")
-    spec = {"kind": "manual", "name": "NIST 2003", "instructions": "from the LDC", "src": "x.zh", "tgt": "x.en",
-            "extra_refs": [str(extra), str(tmp_path / "mt03.en2")]}
+    spec = {
+        "kind": "manual",
+        "name": "NIST 2003",
+        "instructions": "from the LDC",
+        "src": "x.zh",
+        "tgt": "x.en",
+        "extra_refs": [str(extra), str(tmp_path / "mt03.en2")],
+    }
     return first, spec
 
 
 def _reference(tmp_path, spec, first, index):
-    return ["reference", "--spec", json.dumps(spec), "--pair", "zh-en", "--index", index, "--first", first,
-            "--output", tmp_path / "out" / f"mt03.{index}.en"]
+    return [
+        "reference",
+        "--spec",
+        json.dumps(spec),
+        "--pair",
+        "zh-en",
+        "--index",
+        index,
+        "--first",
+        first,
+        "--output",
+        tmp_path / "out" / f"mt03.{index}.en",
+    ]
 
 
 def test_reference_step_checks_and_normalises(tmp_path, capsys):
@@ -86,12 +103,20 @@ def test_reference_step_checks_and_normalises(tmp_path, capsys):
     assert (tmp_path / "out" / "mt03.1.en").read_text(encoding="utf-8").splitlines()[1] == REF2[1]
 
 
-@pytest.mark.parametrize("name, text, index, must", [
-    ("extra reference shorter than the test set", "one line\n", 1, ["mt03.en1", "has 1 lines but the test set has 2"]),
-    ("extra reference with an empty line", "a\n\n", 1, ["mt03.en1:2", "empty reference line"]),
-    ("extra reference with a control character", "a\x07b\nc\n", 1, ["mt03.en1:1", "control character"]),
-    ("manual extra reference not in place", "a\nb\n", 2, ["mt03.en2", "not in place"]),
-])
+@pytest.mark.parametrize(
+    "name, text, index, must",
+    [
+        (
+            "extra reference shorter than the test set",
+            "one line\n",
+            1,
+            ["mt03.en1", "has 1 lines but the test set has 2"],
+        ),
+        ("extra reference with an empty line", "a\n\n", 1, ["mt03.en1:2", "empty reference line"]),
+        ("extra reference with a control character", "a\x07b\nc\n", 1, ["mt03.en1:1", "control character"]),
+        ("manual extra reference not in place", "a\nb\n", 2, ["mt03.en2", "not in place"]),
+    ],
+)
 def test_bad_extra_references(tmp_path, capsys, name, text, index, must):
     first, spec = _refs(tmp_path, text)
     code, errors = run(_reference(tmp_path, spec, first, index), capsys)
@@ -105,12 +130,30 @@ def test_score_cli_with_extra_reference_and_lowercase(tmp_path, capsys):
         paths[name] = tmp_path / name
         paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "s.json"
-    base = ["score", "--hyp", paths["hyp"], "--ref", paths["ref"], "--lang", "en", "--pair", "zh-en",
-            "--variant", "v", "--seed", "1", "--testset", "mt03", "--output", out]
+    base = [
+        "score",
+        "--hyp",
+        paths["hyp"],
+        "--ref",
+        paths["ref"],
+        "--lang",
+        "en",
+        "--pair",
+        "zh-en",
+        "--variant",
+        "v",
+        "--seed",
+        "1",
+        "--testset",
+        "mt03",
+        "--output",
+        out,
+    ]
     assert run([*base, "--extra-ref", paths["ref2"], "--lowercase"], capsys)[0] == 0
     scores = json.loads(out.read_text())
-    assert scores["bleu"] == pytest.approx(BLEU(lowercase=True).corpus_score(
-        [h.upper() for h in HYPS], [REF1, REF2]).score)
+    assert scores["bleu"] == pytest.approx(
+        BLEU(lowercase=True).corpus_score([h.upper() for h in HYPS], [REF1, REF2]).score
+    )
     assert scores["n_references"] == 2
     code, errors = run([*base, "--extra-ref", paths["hyp"].with_name("nothing")], capsys)
     check("score: extra reference missing", code, errors, "nothing")

@@ -22,7 +22,7 @@ class Input(list):
 
 def test_memory_grows_with_input_and_attempt_and_rounds_up_to_100():
     assert HEADROOM == 1.5 and RETRY_GROWTH == 1.5
-    assert memory_mb(100, 4.0, 100) == 800            # (100 + 400) x 1.5 = 750 -> 800
+    assert memory_mb(100, 4.0, 100) == 800  # (100 + 400) x 1.5 = 750 -> 800
     assert memory_mb(100, 4.0, 100, attempt=2) == 1200  # 750 x 1.5 = 1125 -> 1200
     assert memory_mb(100, 4.0, 0) == 200
     sizes = [memory_mb(200, 16.0, x) for x in (0, 10, 100, 1000)]
@@ -37,8 +37,10 @@ def test_rule_resource_reads_the_jobs_input_size_and_adds_cuda_context():
     assert mem_mb("no_such_rule")(None, Input(5000), 1) == 1500  # the default ignores the input
 
 
-@pytest.mark.parametrize("device, count, expected", [("cuda", 1, 1), ("cuda:1", 1, 1), ("cuda", 4, 4),
-                                                     ("cpu", 4, 0), ("auto", 1, 0), (None, 1, 0)])
+@pytest.mark.parametrize(
+    "device, count, expected",
+    [("cuda", 1, 1), ("cuda:1", 1, 1), ("cuda", 4, 4), ("cpu", 4, 0), ("auto", 1, 0), (None, 1, 0)],
+)
 def test_gpus_only_for_cuda(device, count, expected):
     assert gpus(device, count) == expected
 

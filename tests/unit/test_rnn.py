@@ -48,6 +48,7 @@ def _set_predictor(pred: PositionPredictor, pre_sigmoid: float) -> None:
 
 # --- local-p (docs/algorithms.md §LOCAL) ---------------------------------------------------
 
+
 @pytest.mark.parametrize("pre, expected", [(0.0, 10.0), (1.0, 14.6212)])
 def test_local_p_centre(pre, expected):
     pred = PositionPredictor(4, 3)
@@ -75,6 +76,7 @@ def test_local_weights_window_and_gaussian():
 
 
 # --- cGRU attention (docs/algorithms.md §CGRU) ---------------------------------------------
+
 
 def test_additive_attention_example():
     """Scores [0, ln 3] give α = [0.25, 0.75]; the context is the weighted annotation."""
@@ -107,6 +109,7 @@ def test_gru_cell_is_nematus_gru():
 
 # --- source tree inputs ---------------------------------------------------------------------
 
+
 def test_distances_on_a_hand_made_tree():
     word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
     heads, lengths = word_heads(word, head, valid)
@@ -120,8 +123,7 @@ def test_padding_does_not_change_the_tree():
     """Padding (word 0, head 0 by the batching convention) must not touch word 0's head."""
     word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
     pad = torch.zeros(1, 3, dtype=torch.long)
-    padded = subword_distances(torch.cat([word, pad], 1), torch.cat([head, pad], 1),
-                               torch.cat([valid, pad.bool()], 1))
+    padded = subword_distances(torch.cat([word, pad], 1), torch.cat([head, pad], 1), torch.cat([valid, pad.bool()], 1))
     assert torch.equal(padded[0, :5, :5], subword_distances(word, head, valid)[0])
     assert torch.all(padded[0, 5:] == -1) and torch.all(padded[0, :, 5:] == -1)
 
@@ -167,7 +169,7 @@ def test_flexible_attention_skips_heavy_penalties_at_test_time():
     previous = F.one_hot(torch.tensor([5]), 12).float()  # centre 5
     scores, valid, q = torch.zeros(1, 12), torch.ones(1, 12, dtype=torch.bool), torch.zeros(1, 2)
     train_w = flex(scores, valid, q, previous)[0]
-    expected = (-(torch.arange(12.0) - 5) ** 2).softmax(-1)
+    expected = (-((torch.arange(12.0) - 5) ** 2)).softmax(-1)
     torch.testing.assert_close(train_w, expected)
     flex.eval()
     test_w = flex(scores, valid, q, previous)[0]
@@ -197,8 +199,10 @@ VARIANTS = {
 def _batch():
     src = torch.tensor([[5, 6, 7, 8, 9, EOS_ID], [10, 11, EOS_ID, 0, 0, 0]])
     tgt = torch.tensor([[BOS_ID, 12, 13, 14, 15], [BOS_ID, 16, 17, 0, 0]])
-    feats = {"word": torch.tensor([[0, 1, 1, 2, 3, 4], [0, 1, 2, 0, 0, 0]]),
-             "head": torch.tensor([[2, 0, 0, 2, 3, 0], [2, 0, 0, 0, 0, 0]])}
+    feats = {
+        "word": torch.tensor([[0, 1, 1, 2, 3, 4], [0, 1, 2, 0, 0, 0]]),
+        "head": torch.tensor([[2, 0, 0, 2, 3, 0], [2, 0, 0, 0, 0, 0]]),
+    }
     return src, tgt, feats
 
 
@@ -249,21 +253,24 @@ def test_gradients_reach_every_parameter():
     assert missing == []
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"preset": "rnn_tiny", "relative_k": 4}, "relative_k does not apply to the rnn family"),
-    ({"preset": "tiny", "attention": "syntax"}, "attention does not apply to the transformer family"),
-    ({"preset": "rnn_tiny", "attention": "local", "second_context": "syntax"}, "double-context"),
-    ({"preset": "rnn_tiny", "decoder": "lstm"}, "decoder must be one of"),
-    ({"preset": "rnn_tiny", "relation_layers": True, "relation_convs": [[2, 96]]}, "kernel widths must be odd"),
-    ({"preset": "rnn_tiny", "relation_convs": [[3]]}, r"relation_convs must be a non-empty list of \[kernel"),
-    ({"preset": "rnn_tiny", "relation_convs": []}, "relation_convs must be a non-empty list"),
-    ({"preset": "rnn_tiny", "relation_convs": [[3, 0]]}, "relation_convs must be a non-empty list"),
-    ({"preset": "tiny", "relation_convs": [[3, 96]]}, "relation_convs does not apply to the transformer family"),
-    ({"preset": "tiny", "output_dropout": 0.5}, "output_dropout does not apply to the transformer family"),
-    ({"preset": "rnn_tiny", "output_dropout": 1.0}, r"output_dropout must be in \[0, 1\)"),
-    ({"preset": "rnn_tiny", "init_uniform": -0.1}, "init_uniform must be a non-negative number"),
-    ({"preset": "rnn_tiny", "attention_dim": -1}, "attention_dim must be a non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"preset": "rnn_tiny", "relative_k": 4}, "relative_k does not apply to the rnn family"),
+        ({"preset": "tiny", "attention": "syntax"}, "attention does not apply to the transformer family"),
+        ({"preset": "rnn_tiny", "attention": "local", "second_context": "syntax"}, "double-context"),
+        ({"preset": "rnn_tiny", "decoder": "lstm"}, "decoder must be one of"),
+        ({"preset": "rnn_tiny", "relation_layers": True, "relation_convs": [[2, 96]]}, "kernel widths must be odd"),
+        ({"preset": "rnn_tiny", "relation_convs": [[3]]}, r"relation_convs must be a non-empty list of \[kernel"),
+        ({"preset": "rnn_tiny", "relation_convs": []}, "relation_convs must be a non-empty list"),
+        ({"preset": "rnn_tiny", "relation_convs": [[3, 0]]}, "relation_convs must be a non-empty list"),
+        ({"preset": "tiny", "relation_convs": [[3, 96]]}, "relation_convs does not apply to the transformer family"),
+        ({"preset": "tiny", "output_dropout": 0.5}, "output_dropout does not apply to the transformer family"),
+        ({"preset": "rnn_tiny", "output_dropout": 1.0}, r"output_dropout must be in \[0, 1\)"),
+        ({"preset": "rnn_tiny", "init_uniform": -0.1}, "init_uniform must be a non-negative number"),
+        ({"preset": "rnn_tiny", "attention_dim": -1}, "attention_dim must be a non-negative integer"),
+    ],
+)
 def test_option_conflicts(options, message):
     with pytest.raises(WordorderError, match=message):
         build_model(options, 30)
@@ -299,8 +306,9 @@ def test_output_dropout_drops_the_readout_and_nothing_else():
 
 def test_init_uniform_draws_every_parameter_from_the_interval():
     torch.manual_seed(0)
-    model = build_model({"preset": "rnn_tiny", "relation_layers": True, "init_uniform": 0.1,
-                         "tie_embeddings": False}, 30)
+    model = build_model(
+        {"preset": "rnn_tiny", "relation_layers": True, "init_uniform": 0.1, "tie_embeddings": False}, 30
+    )
     values = torch.cat([p.detach().flatten() for p in model.parameters()])
     assert values.abs().max() <= 0.1 and values.abs().max() > 0.099  # many draws reach the ends
     assert abs(values.mean().item()) < 0.005 and values.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.02)

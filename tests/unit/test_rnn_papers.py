@@ -36,15 +36,18 @@ def shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
 # --- Zhang et al. 2018 ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pair, convs, mlp", [
-    # §5.2 "For the En-De translation task, only one convolution layer was used with kernel width
-    # of 3, the output channel size was 96, 128 was adopted as the hidden size of MLP."
-    ("en-de", [(96, 512, 3)], 128),
-    # §5.2 Zh-En: kernel widths 1 and 3, 128 and 256 channels, batch normalisation, MLP of 256
-    # units. Any other pair gets these too.
-    ("zh-en", [(128, 512, 1), (256, 512, 3)], 256),
-    ("ja-en", [(128, 512, 1), (256, 512, 3)], 256),
-])
+@pytest.mark.parametrize(
+    "pair, convs, mlp",
+    [
+        # §5.2 "For the En-De translation task, only one convolution layer was used with kernel width
+        # of 3, the output channel size was 96, 128 was adopted as the hidden size of MLP."
+        ("en-de", [(96, 512, 3)], 128),
+        # §5.2 Zh-En: kernel widths 1 and 3, 128 and 256 channels, batch normalisation, MLP of 256
+        # units. Any other pair gets these too.
+        ("zh-en", [(128, 512, 1), (256, 512, 3)], 256),
+        ("ja-en", [(128, 512, 1), (256, 512, 3)], 256),
+    ],
+)
 def test_zhang2018_relation_layers_per_pair(pair, convs, mlp):
     model = paper_model("zhang2018_rnmt", pair, "rnmt")
     channels = sum(c[0] for c in convs)
@@ -150,24 +153,34 @@ def test_chen2018_full_config_setup(monkeypatch):
 
 
 def test_pair_model_replaces_the_entry_options_on_its_pair_only():
-    entry = {"model": {"family": "rnn", "preset": "rnn_small", "relation_width": 256},
-             "pair_model": {"en-de": {"relation_width": 128, "relation_convs": [[3, 96]]}}}
-    assert entry_model(entry, "en-de") == {"family": "rnn", "preset": "rnn_small", "relation_width": 128,
-                                             "relation_convs": [[3, 96]]}
+    entry = {
+        "model": {"family": "rnn", "preset": "rnn_small", "relation_width": 256},
+        "pair_model": {"en-de": {"relation_width": 128, "relation_convs": [[3, 96]]}},
+    }
+    assert entry_model(entry, "en-de") == {
+        "family": "rnn",
+        "preset": "rnn_small",
+        "relation_width": 128,
+        "relation_convs": [[3, 96]],
+    }
     assert entry_model(entry, "de-en") == entry["model"]
     assert entry_model({"model": {"family": "rnn"}}, "en-de") == {"family": "rnn"}
     assert entry["model"]["relation_width"] == 256  # the registry is untouched
 
 
-@pytest.mark.parametrize("pair_model, message", [
-    ({"en-de": {"family": "transformer"}}, "pair_model.en-de"),
-    ({"en-de": {"preset": "rnmt"}}, "pair_model.en-de"),
-    ({"english-german": {"relation_width": 8}}, "pair_model"),
-])
+@pytest.mark.parametrize(
+    "pair_model, message",
+    [
+        ({"en-de": {"family": "transformer"}}, "pair_model.en-de"),
+        ({"en-de": {"preset": "rnmt"}}, "pair_model.en-de"),
+        ({"english-german": {"relation_width": 8}}, "pair_model"),
+    ],
+)
 def test_pair_model_cannot_change_family_or_preset(tmp_path, pair_model, message):
     path = tmp_path / "variants.yaml"
-    path.write_text(yaml.safe_dump({"variants": {"x": {"model": {"family": "rnn"}, "pair_model": pair_model}}}),
-                    encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump({"variants": {"x": {"model": {"family": "rnn"}, "pair_model": pair_model}}}), encoding="utf-8"
+    )
     with pytest.raises(WordorderError, match=message) as e:
         load_variants(path)
     assert str(path) in str(e.value)

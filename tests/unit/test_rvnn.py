@@ -36,7 +36,7 @@ def recursive_logits(net: RvNNNet, tree, words: torch.Tensor, pos: torch.Tensor)
 
     def visit(node):
         if isinstance(node, int):
-            return net.leaf_states(words[node:node + 1], pos[node:node + 1])
+            return net.leaf_states(words[node : node + 1], pos[node : node + 1])
         left, right = visit(node[0]), visit(node[1])
         p = net.node_state(left, right)
         out.append(net.score(p)[0])
@@ -61,8 +61,8 @@ def test_batched_forward_and_gradients_match_recursion(trees, seed):
     expected = torch.zeros(len(flat.spans), 2, dtype=torch.float64)
     expected_rows = []
     for t, tree in enumerate(trees):
-        w = torch.from_numpy(word_ids[offsets[t]:offsets[t + 1]])
-        p = torch.from_numpy(pos_ids[offsets[t]:offsets[t + 1]])
+        w = torch.from_numpy(word_ids[offsets[t] : offsets[t + 1]])
+        p = torch.from_numpy(pos_ids[offsets[t] : offsets[t + 1]])
         expected_rows += recursive_logits(net, tree, w, p)
     if not expected_rows:  # only one-word trees
         assert batched.shape == (0, 2)
@@ -183,12 +183,12 @@ def test_skips_are_counted_and_short_sentences_preordered():
     pos = [["X", "Y"], [], ["X"], ["X", "Y", "X"]]
     trees = [(0, 1), None, 0, (0, (1, 2))]
     links = [np.array([[0, 1], [1, 0]]), np.zeros((0, 2), np.int64), np.array([[0, 0]]), np.zeros((0, 2), np.int64)]
-    model, stats = train_rvnn(words, pos, trees, links, RvNNOptions(epochs=1, embed=4, hidden=4, device="cpu"),
-                              progress_bar=False)
+    model, stats = train_rvnn(
+        words, pos, trees, links, RvNNOptions(epochs=1, embed=4, hidden=4, device="cpu"), progress_bar=False
+    )
     assert stats["used"] == 1 and stats["skipped"] == {"empty": 1, "one_word": 1, "no_links": 1}
     assert stats["label_share_inverted"] == 1.0 and stats["nodes"] == 1
-    perms = model.preorder(words + [["zzz-unknown", "q"]], pos + [["NOPE", "X"]], trees + [(0, 1)],
-                           progress_bar=False)
+    perms = model.preorder(words + [["zzz-unknown", "q"]], pos + [["NOPE", "X"]], trees + [(0, 1)], progress_bar=False)
     assert [sorted(p.tolist()) for p in perms] == [[0, 1], [], [0], [0, 1, 2], [0, 1]]
 
 
@@ -224,8 +224,10 @@ def test_corrupt_or_foreign_model_files(tmp_path):
     with pytest.raises(WordorderError, match="not an RvNN"):
         RvNNPreorderer.load(foreign)
     broken = tmp_path / "broken.pt"
-    torch.save({"format": "wordorder-rvnn", "version": 1, "options": {}, "words": ["<unk>"], "pos": ["<unk>"],
-                "state": {}}, broken)
+    torch.save(
+        {"format": "wordorder-rvnn", "version": 1, "options": {}, "words": ["<unk>"], "pos": ["<unk>"], "state": {}},
+        broken,
+    )
     with pytest.raises(WordorderError, match="incomplete"):
         RvNNPreorderer.load(broken)
     with pytest.raises(WordorderError, match="not found"):

@@ -186,7 +186,7 @@ def test_corpus_path_matches_per_tree(cases):
     assert [p.tolist() for p in perms[-2:]] == [[], [0]]
     for k, ((t, _), lab, perm) in enumerate(zip(cases, per_tree, perms)):
         assert perm.tolist() == apply_labels(t, lab).tolist()
-        rows = flat.spans[flat.node_offsets[k]:flat.node_offsets[k + 1]]
+        rows = flat.spans[flat.node_offsets[k] : flat.node_offsets[k + 1]]
         assert [(s, e) for s, _m, e in rows.tolist()] == spans(t)
 
 
@@ -197,12 +197,15 @@ def test_flat_tree_layout():
     assert flat.height.tolist() == [1, 1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("tree, n, what", [
-    (((0, 2), 1), 3, "leaf 2 where word 1"),
-    (((0, 1), 2), 4, "3 leaves but the sentence has 4"),
-    (1, 1, "must be the leaf 0"),
-    (((0, 1), "x"), 3, "int leaf or a pair"),
-])
+@pytest.mark.parametrize(
+    "tree, n, what",
+    [
+        (((0, 2), 1), 3, "leaf 2 where word 1"),
+        (((0, 1), 2), 4, "3 leaves but the sentence has 4"),
+        (1, 1, "must be the leaf 0"),
+        (((0, 1), "x"), 3, "int leaf or a pair"),
+    ],
+)
 def test_bad_trees_name_the_line(tree, n, what):
     with pytest.raises(WordorderError, match=what) as err:
         flatten_trees([(0, 1), tree], [2, n], path="x.tree")

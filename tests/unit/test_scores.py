@@ -116,8 +116,13 @@ def test_length_mismatch_and_bad_input():
 
 def test_write_and_read_scores(tmp_path):
     s = score_translations(["a b c d e"], ["a b c d e"], "en")
-    meta = {"pair": "en-de", "variant": "baseline", "seed": 1, "testset": "newstest2014",
-            "checkpoint": tmp_path / "best.pt"}
+    meta = {
+        "pair": "en-de",
+        "variant": "baseline",
+        "seed": 1,
+        "testset": "newstest2014",
+        "checkpoint": tmp_path / "best.pt",
+    }
     out = tmp_path / "scores" / "x.json"
     write_scores(out, s, meta)
     doc = json.loads(out.read_text(encoding="utf-8"))

@@ -31,8 +31,12 @@ def shell_commands(text: str, name: str) -> list[tuple[int, str]]:
     out = []
     for i, tok in enumerate(tokens):
         # the directive: `shell:` opening its line
-        if not (tok.type == tokenize.NAME and tok.string == "shell" and tok.line.lstrip().startswith("shell:")
-                and tokens[i + 1].string == ":"):
+        if not (
+            tok.type == tokenize.NAME
+            and tok.string == "shell"
+            and tok.line.lstrip().startswith("shell:")
+            and tokens[i + 1].string == ":"
+        ):
             continue
         parts, j = [], i + 2
         while j < len(tokens) and (tokens[j].type in _SKIP or tokens[j].type == tokenize.STRING):
@@ -66,7 +70,7 @@ def test_the_check_finds_an_unquoted_field():
     with pytest.raises(AssertionError, match="f-string"):
         shell_commands('rule x:\n    shell:\n        f"cmd {x}"\n', "x.smk")
     with pytest.raises(AssertionError, match="not a string literal"):
-        shell_commands('rule x:\n    shell:\n        command()\n', "x.smk")
+        shell_commands("rule x:\n    shell:\n        command()\n", "x.smk")
 
 
 def test_every_shell_interpolation_is_quoted():

@@ -90,9 +90,18 @@ def test_sexpr_round_trip_and_errors():
 
 @pytest.mark.parametrize(
     "heads, what",
-    [([0, 0], "exactly one root"), ([2, 1, 0], "cycle"), ([2, 0, 4], "in 0..3"), ([], "at least one token"),
-     ([1, 0], "its own head"), ([1.0, 0], "integers"), (["1", "0"], "integers"),
-     ([[0]], "1-D"), (np.array([3, 0, 1, 1]), "cycle"), ([-1, 0], "in 0..2")],
+    [
+        ([0, 0], "exactly one root"),
+        ([2, 1, 0], "cycle"),
+        ([2, 0, 4], "in 0..3"),
+        ([], "at least one token"),
+        ([1, 0], "its own head"),
+        ([1.0, 0], "integers"),
+        (["1", "0"], "integers"),
+        ([[0]], "1-D"),
+        (np.array([3, 0, 1, 1]), "cycle"),
+        ([-1, 0], "in 0..2"),
+    ],
 )
 def test_invalid_trees(heads, what):
     for f in (binarize, projectivize, nonprojective_arcs, is_projective):

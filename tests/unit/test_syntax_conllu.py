@@ -10,8 +10,14 @@ from wordorder.syntax.conllu import Sentence, format_sentence, read_conllu, writ
 
 
 def _sent():
-    return Sentence(["I", "saw", "her"], ["I", "see", "she"], ["PRON", "VERB", "PRON"], ["PRP", "VBD", "PRP"],
-                    np.array([2, 0, 2]), ["nsubj", "root", "obj"])
+    return Sentence(
+        ["I", "saw", "her"],
+        ["I", "see", "she"],
+        ["PRON", "VERB", "PRON"],
+        ["PRP", "VBD", "PRP"],
+        np.array([2, 0, 2]),
+        ["nsubj", "root", "obj"],
+    )
 
 
 def test_format_sentence_columns():
@@ -40,7 +46,9 @@ def test_round_trip_with_empty_and_pos_only(tmp_path):
 
 def test_malformed_rows_name_the_line(tmp_path):
     path = tmp_path / "bad.conllu"
-    path.write_text("# sent_id = 1\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n", encoding="utf-8")
+    path.write_text(
+        "# sent_id = 1\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n", encoding="utf-8"
+    )
     with pytest.raises(WordorderError, match=r"bad.conllu:3: malformed CoNLL-U: token id '3', expected 2"):
         list(read_conllu(path))
     path.write_text("1\ta\t_\tX\n\n", encoding="utf-8")

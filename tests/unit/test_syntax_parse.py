@@ -141,7 +141,9 @@ def test_pos_only_backends(tmp_path):
 def test_cli_parse_reports_bad_shard(tmp_path, capsys):
     inp = tmp_path / "in.en"
     inp.write_text("a b\n", encoding="utf-8")
-    assert main(["parse", "--lang", "en", "--input", str(inp), "--output", str(tmp_path / "o"), "--shard", "3-of-2"]) == 2
+    assert (
+        main(["parse", "--lang", "en", "--input", str(inp), "--output", str(tmp_path / "o"), "--shard", "3-of-2"]) == 2
+    )
     assert "bad shard '3-of-2'" in capsys.readouterr().err
 
 

@@ -35,9 +35,14 @@ def _write(tmp_path, sents, bpe_lines):
 
 def test_project_file_writes_seven_aligned_files(tmp_path):
     sents = [
-        Sentence(["my", "father", "is", "a", "teacher", "."], ["_"] * 6,
-                 ["PRON", "NOUN", "AUX", "DET", "NOUN", "PUNCT"], ["_"] * 6,
-                 np.array([2, 3, 0, 5, 3, 3]), ["poss", "nsubj", "root", "det", "attr", "punct"]),
+        Sentence(
+            ["my", "father", "is", "a", "teacher", "."],
+            ["_"] * 6,
+            ["PRON", "NOUN", "AUX", "DET", "NOUN", "PUNCT"],
+            ["_"] * 6,
+            np.array([2, 3, 0, 5, 3, 3]),
+            ["poss", "nsubj", "root", "det", "attr", "punct"],
+        ),
         Sentence(["Katze", "schläft"], ["_"] * 2, ["NOUN", "VERB"], ["_"] * 2),  # POS only
         Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty"),
     ]

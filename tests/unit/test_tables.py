@@ -22,8 +22,13 @@ CHRF_SIG = "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
 def _write(tmp_path, name, variant, pair, testset, seed, bleu, chrf, sig=SIG):
     path = tmp_path / f"{name}.json"
     scores = {
-        "bleu": bleu, "bleu_signature": sig, "chrf": chrf, "chrf_signature": CHRF_SIG,
-        "bleu_tok": None, "bleu_tok_signature": None, "n_sentences": 10,
+        "bleu": bleu,
+        "bleu_signature": sig,
+        "chrf": chrf,
+        "chrf_signature": CHRF_SIG,
+        "bleu_tok": None,
+        "bleu_tok_signature": None,
+        "n_sentences": 10,
         "bleu_detail": {"precisions": [1, 2, 3, 4], "bp": 1.0, "sys_len": 5, "ref_len": 5},
     }
     meta = {"pair": pair, "variant": variant, "seed": seed, "testset": testset, "checkpoint": "best.pt"}
@@ -45,8 +50,18 @@ def score_files(tmp_path):
 def test_collect_scores(score_files):
     df = collect_scores(score_files)
     assert len(df) == 5
-    for col in ("pair", "variant", "seed", "testset", "checkpoint", "bleu", "chrf",
-                "bleu_signature", "bleu_detail.bp", "path"):
+    for col in (
+        "pair",
+        "variant",
+        "seed",
+        "testset",
+        "checkpoint",
+        "bleu",
+        "chrf",
+        "bleu_signature",
+        "bleu_detail.bp",
+        "path",
+    ):
         assert col in df.columns
     assert list(df["variant"]) == ["reordered", "baseline", "baseline", "reordered", "baseline"]
     assert df.loc[1, "bleu"] == 10.0
@@ -137,9 +152,11 @@ def _log(path, rows):
 
 
 def test_plot_training_curves(tmp_path):
-    a = _log(tmp_path / "a.jsonl", [
-        {"step": 100 * i, "train_loss": 8.0 / i, "lr": 3e-4, "tokens_per_s": 5000.0} for i in range(1, 21)
-    ] + [{"step": 500 * i, "dev_bleu": 3.0 * i, "dev_loss": 6.0 - i} for i in range(1, 5)])
+    a = _log(
+        tmp_path / "a.jsonl",
+        [{"step": 100 * i, "train_loss": 8.0 / i, "lr": 3e-4, "tokens_per_s": 5000.0} for i in range(1, 21)]
+        + [{"step": 500 * i, "dev_bleu": 3.0 * i, "dev_loss": 6.0 - i} for i in range(1, 5)],
+    )
     b = _log(tmp_path / "b.jsonl", [{"step": 100, "train_loss": 7.0}, {}, {"step": 200, "train_loss": 6.5}])
     out = tmp_path / "plots" / "curves.png"
     plot_training_curves({"en-ja transformer_small seed1": a, "en-ja reordered seed1": b}, out)
@@ -161,30 +178,42 @@ def test_plot_bad_log(tmp_path):
 
 def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign, delta=1.5):
     path = tmp_path / f"sig_{name}.json"
-    write_scores(path, {"bootstrap": {"p": p_boot},
-                        "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta}},
-                 {"pair": "en-ja", "variant": variant, "baseline": "baseline", "seed": seed, "testset": "test"})
+    write_scores(
+        path,
+        {"bootstrap": {"p": p_boot}, "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta}},
+        {"pair": "en-ja", "variant": variant, "baseline": "baseline", "seed": seed, "testset": "test"},
+    )
     return path
 
 
 def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score_files, tmp_path):
     from wordorder.evaluate.tables import collect_significance, significance_markers
 
-    sig = collect_significance([_write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03),
-                                _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2)])
+    sig = collect_significance(
+        [_write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03), _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2)]
+    )
     assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
     assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}  # seed 2: p = 0.2
-    worse = collect_significance([_write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),
-                                  _write_sig(tmp_path, "4", "reordered", 2, 0.001, 0.03, delta=-0.1)])
+    worse = collect_significance(
+        [
+            _write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),
+            _write_sig(tmp_path, "4", "reordered", 2, 0.001, 0.03, delta=-0.1),
+        ]
+    )
     assert significance_markers(worse) == {("reordered", "en-ja", "test"): "−"}
-    split = collect_significance([_write_sig(tmp_path, "5", "reordered", 1, 0.001, 0.03, delta=-0.4),
-                                  _write_sig(tmp_path, "6", "reordered", 2, 0.001, 0.03, delta=0.2)])
+    split = collect_significance(
+        [
+            _write_sig(tmp_path, "5", "reordered", 1, 0.001, 0.03, delta=-0.4),
+            _write_sig(tmp_path, "6", "reordered", 2, 0.001, 0.03, delta=0.2),
+        ]
+    )
     assert significance_markers(split) == {("reordered", "en-ja", "test"): ""}  # seeds disagree
     markers = significance_markers(sig, "bootstrap")
     md, csv = tmp_path / "t.md", tmp_path / "t.csv"
     tex = tmp_path / "t.tex"
-    write_table(results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE",
-                tex_path=tex)
+    write_table(
+        results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE", tex_path=tex
+    )
     latex = tex.read_text(encoding="utf-8")
     assert r"reordered & 20.5 $\pm$ 0.7$^{++}$ (n=2) & 40.5 $\pm$ 0.7 (n=2) & -- & -- \\" in latex
     assert latex.startswith(r"\begin{table}") and r"\caption{T Mean $\pm$ sample" in latex
@@ -201,11 +230,40 @@ def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
     log = _log(tmp_path / "en-ja" / "baseline" / "1" / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}])
     sig = _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03)
     out = tmp_path / "out"
-    rc = main(["report", "--scores", *map(str, score_files[:4]), "--metrics", str(log),
-               "--variants", "baseline", "reordered", "--title", "exp: results", "--csv", str(out / "r.csv"),
-               "--md", str(out / "r.md"), "--curves", str(out / "curves.png"), "--significance", str(sig),
-               "--test", "sign", "--baseline", "baseline", "--generation-csv", str(out / "g.csv"),
-               "--generation-md", str(out / "g.md"), "--ngram-csv", str(out / "n.csv"), "--ngram-md", str(out / "n.md")])
+    rc = main(
+        [
+            "report",
+            "--scores",
+            *map(str, score_files[:4]),
+            "--metrics",
+            str(log),
+            "--variants",
+            "baseline",
+            "reordered",
+            "--title",
+            "exp: results",
+            "--csv",
+            str(out / "r.csv"),
+            "--md",
+            str(out / "r.md"),
+            "--curves",
+            str(out / "curves.png"),
+            "--significance",
+            str(sig),
+            "--test",
+            "sign",
+            "--baseline",
+            "baseline",
+            "--generation-csv",
+            str(out / "g.csv"),
+            "--generation-md",
+            str(out / "g.md"),
+            "--ngram-csv",
+            str(out / "n.csv"),
+            "--ngram-md",
+            str(out / "n.md"),
+        ]
+    )
     assert rc == 0
     assert sorted(p.name for p in out.iterdir()) == ["curves.png", "n.csv", "n.md", "r.csv", "r.md"]
     md = (out / "r.md").read_text(encoding="utf-8")

@@ -17,8 +17,9 @@ V = 40
 
 def random_model(norm="post", tie=True, seed=0):
     torch.manual_seed(seed)
-    return build_model({"preset": "tiny", "norm": norm, "tie_embeddings": tie, "encoder_layers": 2,
-                        "decoder_layers": 3}, V).eval()
+    return build_model(
+        {"preset": "tiny", "norm": norm, "tie_embeddings": tie, "encoder_layers": 2, "decoder_layers": 3}, V
+    ).eval()
 
 
 def random_batch(seed=1):
@@ -95,7 +96,7 @@ def test_source_padding_does_not_change_a_sentence():
         batched = model(src, tgt)
         for b in range(src.size(0)):
             n = int(src[b].ne(PAD_ID).sum())
-            alone = model(src[b: b + 1, :n], tgt[b: b + 1])
+            alone = model(src[b : b + 1, :n], tgt[b : b + 1])
             assert torch.allclose(batched[b], alone[0], atol=1e-5)
         enc = model.encode(src)
         alone = model.encode(src[1:2, :5])
@@ -171,16 +172,52 @@ def test_unknown_option_names_the_key_and_lists_valid_ones():
 # The flat options dict of an RNN checkpoint written before the options had a class per family
 # (every option of both families, the Transformer's at their defaults).
 FLAT_RNN = {
-    "family": "rnn", "d_model": 64, "d_ff": 2048, "heads": 1, "encoder_layers": 6, "decoder_layers": 6,
-    "dropout": 0.1, "attention_dropout": 0.0, "activation_dropout": 0.0, "tie_embeddings": True,
-    "tie_output": True, "norm": "post", "max_positions": 1024, "positions": "absolute", "additional_pe": "none",
-    "relative_k": 0, "relative_sides": "both", "reordering_embeddings": "none", "preorder_encoding": "none",
-    "preorder_k": 4, "input_groups": None, "rec_cell": "gru", "loc_kernel": 5, "factors": None,
-    "directional": False, "disagreement": "none", "disagreement_weight": 1.0, "feature_sizes": {},
-    "embed_dim": 64, "decoder": "cgru", "attention": "local", "second_context": "none",
-    "source_dependency": False, "local_window": 10, "syntax_n": 4, "flexible_skip": 10.0, "unit_size": 8,
-    "relation_layers": False, "relation_width": 64, "relation_convs": None, "relation_chunk": 16,
-    "relation_pad_quirk": False, "attention_dim": 0, "output_dropout": None, "init_uniform": 0.0}
+    "family": "rnn",
+    "d_model": 64,
+    "d_ff": 2048,
+    "heads": 1,
+    "encoder_layers": 6,
+    "decoder_layers": 6,
+    "dropout": 0.1,
+    "attention_dropout": 0.0,
+    "activation_dropout": 0.0,
+    "tie_embeddings": True,
+    "tie_output": True,
+    "norm": "post",
+    "max_positions": 1024,
+    "positions": "absolute",
+    "additional_pe": "none",
+    "relative_k": 0,
+    "relative_sides": "both",
+    "reordering_embeddings": "none",
+    "preorder_encoding": "none",
+    "preorder_k": 4,
+    "input_groups": None,
+    "rec_cell": "gru",
+    "loc_kernel": 5,
+    "factors": None,
+    "directional": False,
+    "disagreement": "none",
+    "disagreement_weight": 1.0,
+    "feature_sizes": {},
+    "embed_dim": 64,
+    "decoder": "cgru",
+    "attention": "local",
+    "second_context": "none",
+    "source_dependency": False,
+    "local_window": 10,
+    "syntax_n": 4,
+    "flexible_skip": 10.0,
+    "unit_size": 8,
+    "relation_layers": False,
+    "relation_width": 64,
+    "relation_convs": None,
+    "relation_chunk": 16,
+    "relation_pad_quirk": False,
+    "attention_dim": 0,
+    "output_dropout": None,
+    "init_uniform": 0.0,
+}
 
 
 def test_family_picks_the_options_class_and_the_flat_dict_round_trips():

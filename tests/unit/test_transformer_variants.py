@@ -71,7 +71,7 @@ def batch(seed=1):
         order[i, n] = n
         for f in feats.values():
             f[i, n] = 2
-            f[i, n + 1:] = 0
+            f[i, n + 1 :] = 0
     feats["order"] = order
     return src, tgt, feats
 
@@ -151,7 +151,8 @@ def test_parameter_formulas():
     # Shaw: 2 tables of (2k+1) x d_z per layer and side
     assert count(make({"relative_k": 4})) - base == 2 * layers * 2 * 9 * head
     assert count(make({"relative_k": 4, "preorder_encoding": "relative", "preorder_k": 3})) - base == (
-        2 * layers * 2 * 9 * head + layers * 2 * 7 * head)
+        2 * layers * 2 * 9 * head + layers * 2 * 7 * head
+    )
     assert count(make({"preorder_encoding": "absolute"})) == base
 
 
@@ -162,22 +163,32 @@ def test_reordering_embeddings_base_share():
     assert count(enc) - count(base) == 6 * (3 * 512 * 512 + 2 * 512)
 
 
-@pytest.mark.parametrize("groups", [[["global", 6], ["rec", 2]], [["global", 6], ["loc", 2]],
-                                    [["global", 5], ["syn", 3]], [["global", 2], ["rec", 2], ["loc", 2], ["syn", 2]]])
+@pytest.mark.parametrize(
+    "groups",
+    [
+        [["global", 6], ["rec", 2]],
+        [["global", 6], ["loc", 2]],
+        [["global", 5], ["syn", 3]],
+        [["global", 2], ["rec", 2], ["loc", 2], ["syn", 2]],
+    ],
+)
 def test_diverse_inputs_change_parameters_by_less_than_one_percent(groups):
     base = count(build_model({"preset": "base"}, 32000))
     model = build_model({"preset": "base", "input_groups": groups, "feature_sizes": {"pos": 20}}, 32000)
     assert 0 < count(model) - base < 0.01 * base
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"input_groups": [["global", 7], ["rec", 1]]}, "without a head"),  # 3.5 + 0.5 of 4 heads → 4 + 0
-    ({"input_groups": [["global", 4]], "factors": {"pos": 4}}, "conflict"),
-    ({"reordering_embeddings": "both", "additional_pe": "encoder"}, "same slot"),
-    ({"reordering_embeddings": "encoder", "norm": "pre"}, "post-norm"),
-    ({"factors": {"pos": 64}}, "nothing"),
-    ({"relative_sides": "sideways"}, "relative_sides"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"input_groups": [["global", 7], ["rec", 1]]}, "without a head"),  # 3.5 + 0.5 of 4 heads → 4 + 0
+        ({"input_groups": [["global", 4]], "factors": {"pos": 4}}, "conflict"),
+        ({"reordering_embeddings": "both", "additional_pe": "encoder"}, "same slot"),
+        ({"reordering_embeddings": "encoder", "norm": "pre"}, "post-norm"),
+        ({"factors": {"pos": 64}}, "nothing"),
+        ({"relative_sides": "sideways"}, "relative_sides"),
+    ],
+)
 def test_conflicts_fail_at_validation(options, message):
     with pytest.raises(WordorderError, match=message):
         build_model({"preset": "tiny", **options}, V)

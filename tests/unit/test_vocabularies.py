@@ -116,8 +116,16 @@ def test_defaults_are_the_joint_tied_model():
 
 
 def test_factored_input_with_an_untied_source_matrix_holds_only_the_word_part():
-    model = build_model({"preset": "tiny", "tie_embeddings": False, "factors": {"pos": 6, "bieo": 2},
-                         "feature_sizes": {"pos": 20, "bieo": 7}}, 30, 50)
+    model = build_model(
+        {
+            "preset": "tiny",
+            "tie_embeddings": False,
+            "factors": {"pos": 6, "bieo": 2},
+            "feature_sizes": {"pos": 20, "bieo": 7},
+        },
+        30,
+        50,
+    )
     assert model.src_embed.weight.shape == (30, 64 - 8) and model.tgt_embed.weight.shape == (50, 64)
     src, tgt = batch(30, 50)
     feats = {"pos": torch.randint(1, 20, src.shape), "bieo": torch.randint(1, 7, src.shape)}

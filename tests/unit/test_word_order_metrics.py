@@ -23,12 +23,15 @@ H0_REF = "he was interested in world history because he read the book"
 H0_HYP = "he read the book because he was interested in world history"
 
 
-@pytest.mark.parametrize("ref, hyp, order, nkt, precision, ribes", [
-    ("a b c d", "a c b d", (0, 2, 1, 3), 5 / 6, 1.0, 0.8333),
-    # left context "because he" wins over the right one: the second "he" goes to 7, not 0
-    (H0_REF, H0_HYP, (7, 8, 9, 10, 6, 7, 1, 2, 3, 4, 5), 0.3091, 1.0, 0.3091),
-    ("a b a c", "a c b a x", (2, 3, 1, 2), 1 / 3, 0.8, 0.31525),
-])
+@pytest.mark.parametrize(
+    "ref, hyp, order, nkt, precision, ribes",
+    [
+        ("a b c d", "a c b d", (0, 2, 1, 3), 5 / 6, 1.0, 0.8333),
+        # left context "because he" wins over the right one: the second "he" goes to 7, not 0
+        (H0_REF, H0_HYP, (7, 8, 9, 10, 6, 7, 1, 2, 3, 4, 5), 0.3091, 1.0, 0.3091),
+        ("a b a c", "a c b a x", (2, 3, 1, 2), 1 / 3, 0.8, 0.31525),
+    ],
+)
 def test_ribes_matches_the_official_script(ref, hyp, order, nkt, precision, ribes):
     s = sentence_stats(tokens(ref), tokens(hyp))
     assert s.order == order
@@ -75,11 +78,14 @@ def test_ascending_pairs_equals_the_double_loop():
         assert ascending_pairs(o) == slow
 
 
-@pytest.mark.parametrize("hyp, ref, ins, dels, subs", [
-    ("the cat sat on the mat today", "the cat sat on mat", 0, 2, 0),  # over-generation 2
-    ("the cat sat", "the cat sat on the mat", 3, 0, 0),  # under-generation 3
-    ("a b c d", "a x c", 0, 1, 1),
-])
+@pytest.mark.parametrize(
+    "hyp, ref, ins, dels, subs",
+    [
+        ("the cat sat on the mat today", "the cat sat on mat", 0, 2, 0),  # over-generation 2
+        ("the cat sat", "the cat sat on the mat", 3, 0, 0),  # under-generation 3
+        ("a b c d", "a x c", 0, 1, 1),
+    ],
+)
 def test_ter_edits_worked_examples(hyp, ref, ins, dels, subs):
     e = ter_edits(hyp.split(), ref.split())
     assert (e.insertions, e.deletions, e.substitutions) == (ins, dels, subs)
@@ -133,6 +139,7 @@ def _corpus(seed: int, n: int = 200):
         for r in refs:
             out.append(" ".join(w if rng.random() > rate else rng.choice(vocab) for w in r.split()))
         return out
+
     return refs, corrupt
 
 

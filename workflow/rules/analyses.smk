@@ -10,10 +10,10 @@ rule swap_perm:
         f"{L}/swap_perm/{{pair}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
         percent=r"\d+",
-    params:
-        seed=SWAP["seed"],
     conda:
         "../../envs/wordorder.yaml"
+    params:
+        seed=SWAP["seed"],
     shell:
         "wordorder swap-perm --tok {input.tok:q} --percent {wildcards.percent:q} --seed {params.seed:q}"
         " --output {output:q} > {log:q} 2>&1"
@@ -51,16 +51,16 @@ rule translate_swapped:
         f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
         percent=r"\d+",
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["translate"]
+    resources:
+        gpu=gpus(config["decode"]["device"]),
+        mem_mb=mem_mb("translate", config["decode"]["device"]),
     params:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
         spm_tgt=spm_tgt_arg,
-    threads: config["threads"]["translate"]
-    conda:
-        "../../envs/wordorder.yaml"
-    resources:
-        gpu=gpus(config["decode"]["device"]),
-        mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
         "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
         " --lang {params.lang:q} --options {params.opts:q} --threads {threads}"
@@ -77,12 +77,12 @@ rule swap_noise:
         png=report(SWAP_FIGURE, caption="../report/swap_noise.rst", category="Figures"),
     log:
         f"{L}/swap_noise/{{pair}}.{{testset}}.log",
+    conda:
+        "../../envs/wordorder.yaml"
     params:
         lang=tgt_lang,
         hyps=swap_noise_hyp_args,
         title=swap_noise_title,
-    conda:
-        "../../envs/wordorder.yaml"
     shell:
         "wordorder swap-noise-report --ref {input.ref:q} --lang {params.lang:q} --hyps {params.hyps:q}"
         " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"

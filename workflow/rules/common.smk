@@ -65,10 +65,7 @@ def source_splits_of(w):
 def runs():
     """Every (pair, variant, seed) to train."""
     return [
-        dict(pair=p, variant=v, seed=s)
-        for p in config["pairs"]
-        for v in config["variants"]
-        for s in config["seeds"]
+        dict(pair=p, variant=v, seed=s) for p in config["pairs"] for v in config["variants"] for s in config["seeds"]
     ]
 
 
@@ -252,8 +249,11 @@ def swap_noise_title(w):
 
 def findings_claims():
     """The claims this run can answer: pair, system and baseline all in the run."""
-    return [c for c in config["evaluation"]["findings"]
-            if c["pair"] in config["pairs"] and {c["system"], c["baseline"]} <= set(config["variants"])]
+    return [
+        c
+        for c in config["evaluation"]["findings"]
+        if c["pair"] in config["pairs"] and {c["system"], c["baseline"]} <= set(config["variants"])
+    ]
 
 
 def findings_spec(wildcards=None):
@@ -263,9 +263,16 @@ def findings_spec(wildcards=None):
     claims = []
     for c in findings_claims():
         w = SimpleNamespace(pair=c["pair"], testset=c["testset"])
-        claims.append({**c, "lang": tgt_lang(w), "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
-                       "system_hyps": hyps(c, c["system"]), "baseline_hyps": hyps(c, c["baseline"]),
-                       "refs": [test_reference(w), *extra_refs(w)]})
+        claims.append(
+            {
+                **c,
+                "lang": tgt_lang(w),
+                "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
+                "system_hyps": hyps(c, c["system"]),
+                "baseline_hyps": hyps(c, c["baseline"]),
+                "refs": [test_reference(w), *extra_refs(w)],
+            }
+        )
     return as_json({"title": f"{config['experiment']}: the papers' effects", "claims": claims})
 
 

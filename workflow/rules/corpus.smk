@@ -41,13 +41,13 @@ rule split:
         f"{L}/split/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("split"),
     params:
         data=pair_data,
         clean=pair_clean_options,
         seed=config["split_seed"],
         tok_dir=tok_dir,  # the folder of the inputs
-    resources:
-        mem_mb=mem_mb("split"),
     shell:
         "wordorder split --pair {wildcards.pair:q} --data {params.data:q} --clean {params.clean:q}"
         " --seed {params.seed:q} --tok-dir {params.tok_dir:q} --output {output:q} > {log:q} 2>&1"

@@ -12,19 +12,19 @@ rule translate:
         tok=HYP_TOK,
     log:
         f"{L}/translate/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
     benchmark:
         TRANSLATE_BENCHMARK
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["translate"]
+    resources:
+        gpu=gpus(config["decode"]["device"]),
+        mem_mb=mem_mb("translate", config["decode"]["device"]),
     params:
         opts=as_json(config["decode"]),
         lang=tgt_lang,
         features=test_features_json,
         spm_tgt=spm_tgt_arg,
-    threads: config["threads"]["translate"]
-    resources:
-        gpu=gpus(config["decode"]["device"]),
-        mem_mb=mem_mb("translate", config["decode"]["device"]),
     shell:
         "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
         " --lang {params.lang:q} --options {params.opts:q} --threads {threads} --features {params.features:q}"
@@ -168,10 +168,10 @@ rule attention_aer:
         f"{L}/attention_aer/{{pair}}.{{variant}}.seed{{seed}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    threads: config["threads"]["translate"]
     params:
         swap=gold_swap_arg,
         spm_tgt=spm_tgt_arg,
-    threads: config["threads"]["translate"]
     shell:
         "wordorder attention-aer --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
         " --gold-pairs {input.gold[0]:q}"

@@ -392,8 +392,12 @@ def systems_files():
 
 
 def aer_results(w):
-    return [AER_JSON.format(pair=p, variant=v, seed=s)
-            for p in aer_pairs() for v in subword_only_variants(p) for s in config["seeds"]]
+    return [
+        AER_JSON.format(pair=p, variant=v, seed=s)
+        for p in aer_pairs()
+        for v in subword_only_variants(p)
+        for s in config["seeds"]
+    ]
 
 
 def aer_aligner_stats(w):
@@ -401,8 +405,11 @@ def aer_aligner_stats(w):
 
 
 def head_similarity_results(w):
-    return [HEADS.format(pair=w.pair, variant=v, seed=s, testset=w.testset)
-            for v in transformer_variants() for s in config["seeds"]]
+    return [
+        HEADS.format(pair=w.pair, variant=v, seed=s, testset=w.testset)
+        for v in transformer_variants()
+        for s in config["seeds"]
+    ]
 
 
 # swap noise

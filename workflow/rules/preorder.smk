@@ -11,18 +11,18 @@ rule align:
         stats=ALIGN_STATS,
     log:
         f"{L}/align/{{pair}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
     benchmark:
         f"{R}/benchmarks/align/{{pair}}.tsv"
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["align"]
+    resources:
+        mem_mb=mem_mb("align"),
     params:
         splits=source_splits_of,
         opts=as_json(config["align"]),
         seed=config["split_seed"],
         gold=align_gold_args,
-    threads: config["threads"]["align"]
-    resources:
-        mem_mb=mem_mb("align"),
     shell:
         "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q} {params.gold:q}"
         " --options {params.opts:q} --seed {params.seed:q} --output {output.joint:q} --stats {output.stats:q} > {log:q} 2>&1"
@@ -55,11 +55,11 @@ rule preorder_gold:
         f"{L}/preorder_gold/{{pair}}.{{split}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("preorder_gold"),
     params:
         key=PREORDER["gold"]["key"],
         attach=PREORDER["gold"]["attach"],
-    resources:
-        mem_mb=mem_mb("preorder_gold"),
     shell:
         "wordorder preorder-gold --align {input.align:q} --tok {input.tok:q} --key {params.key:q}"
         " --attach {params.attach:q} --output {output:q} > {log:q} 2>&1"
@@ -74,12 +74,12 @@ rule word_classes:
         f"{L}/word_classes/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("word_classes"),
     params:
         classes=PREORDER["word_classes"]["classes"],
         iterations=PREORDER["word_classes"]["iterations"],
         seed=config["split_seed"],
-    resources:
-        mem_mb=mem_mb("word_classes"),
     shell:
         "wordorder word-classes --input {input:q} --classes {params.classes:q} --iterations {params.iterations:q}"
         " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
@@ -94,14 +94,14 @@ rule btg_train:
         stats=BTG_STATS,
     log:
         f"{L}/btg_train/{{pair}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
     benchmark:
         f"{R}/benchmarks/btg_train/{{pair}}.tsv"
-    params:
-        opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
+    conda:
+        "../../envs/wordorder.yaml"
     resources:
         mem_mb=mem_mb("btg_train"),
+    params:
+        opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
     shell:
         "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q} --classes {input.classes:q}"
         " --align {input.align:q} --options {params.opts:q} --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
@@ -117,11 +117,11 @@ rule btg_apply:
         f"{L}/btg_apply/{{pair}}.{{split}}.log",
     conda:
         "../../envs/wordorder.yaml"
-    params:
-        pos=PREORDER["btg"]["pos"],
     threads: config["threads"]["preorder"]
     resources:
         mem_mb=mem_mb("btg_apply"),
+    params:
+        pos=PREORDER["btg"]["pos"],
     shell:
         "wordorder btg-apply --model {input.model:q} --tok {input.tok:q} --conllu {input.conllu:q}"
         " --classes {input.classes:q} --pos {params.pos:q} --threads {threads} --output {output:q} > {log:q} 2>&1"
@@ -136,16 +136,16 @@ rule rvnn_train:
         stats=RVNN_STATS,
     log:
         f"{L}/rvnn_train/{{pair}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
     benchmark:
         f"{R}/benchmarks/rvnn_train/{{pair}}.tsv"
-    params:
-        opts=as_json({**PREORDER["rvnn"], "seed": config["split_seed"]}),
+    conda:
+        "../../envs/wordorder.yaml"
     threads: config["threads"]["preorder"]
     resources:
         mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
         gpu=gpus(PREORDER["rvnn"]["device"]),
+    params:
+        opts=as_json({**PREORDER["rvnn"], "seed": config["split_seed"]}),
     shell:
         "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
         " --align {input.align:q} --options {params.opts:q} --threads {threads}"

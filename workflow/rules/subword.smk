@@ -12,11 +12,11 @@ rule subword_train:
         f"{L}/subword_train/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("subword_train"),
     params:
         opts=subword_options(),
         seed=config["split_seed"],
-    resources:
-        mem_mb=mem_mb("subword_train"),
     shell:
         "wordorder subword-train --inputs {input.src:q} {input.tgt:q} --options {params.opts:q}"
         " --seed {params.seed:q} --model {output.model:q} > {log:q} 2>&1"
@@ -32,11 +32,11 @@ rule subword_train_side:
         f"{L}/subword_train/{{pair}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("subword_train"),
     params:
         opts=subword_options(),
         seed=config["split_seed"],
-    resources:
-        mem_mb=mem_mb("subword_train"),
     shell:
         "wordorder subword-train --inputs {input:q} --options {params.opts:q}"
         " --seed {params.seed:q} --model {output.model:q} > {log:q} 2>&1"

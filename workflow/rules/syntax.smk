@@ -12,11 +12,11 @@ rule parse_shard:
         f"{L}/parse/{{pair}}.{{split}}.{{lang}}.{{scatteritem}}.log",
     conda:
         "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("parse_shard"),
     params:
         parsers=as_json(config["syntax"]["parsers"]),
         batch_size=config["syntax"]["batch_size"],
-    resources:
-        mem_mb=mem_mb("parse_shard"),
     shell:
         "wordorder parse --lang {wildcards.lang:q} --input {input:q} --shard {wildcards.scatteritem:q}"
         " --parsers {params.parsers:q} --batch-size {params.batch_size:q} --output {output.conllu:q} > {log:q} 2>&1"

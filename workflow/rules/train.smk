@@ -9,10 +9,14 @@ rule train:
         metrics=METRICS,
     log:
         f"{L}/train/{{pair}}.{{variant}}.seed{{seed}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
     benchmark:
         f"{R}/benchmarks/train/{{pair}}.{{variant}}.seed{{seed}}.tsv"
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=mem_mb("train", config["train"].get("device", "auto")),
+        gpu=gpus(config["train"].get("device", "auto"), config["train_processes"]),
     params:
         model=model_json,
         spm_tgt=spm_tgt_arg,
@@ -22,10 +26,6 @@ rule train:
         # rerun continues from it (train.checkpoint_every, and SIGTERM).
         state=TRAIN_STATE,
         launcher=train_launcher(),  # wordorder, or torchrun over train_processes GPUs
-    threads: config["threads"]["train"]
-    resources:
-        mem_mb=mem_mb("train", config["train"].get("device", "auto")),
-        gpu=gpus(config["train"].get("device", "auto"), config["train_processes"]),
     shell:
         "{params.launcher:q} train --train-src {input.train_src:q} --train-tgt {input.train_tgt:q}"
         " --dev-src {input.dev_src:q} --dev-ref {input.dev_ref:q} --spm {input.spm:q} {params.spm_tgt:q}"

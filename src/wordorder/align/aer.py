@@ -49,9 +49,11 @@ def aer(predicted: Sequence[np.ndarray], sure: Sequence[np.ndarray], possible: S
         "a_and_p", "sentences"}`` (counts are link counts, ``possible`` including the sure links).
     """
     if not (len(predicted) == len(sure) == len(possible)):
-        raise WordorderError(f"AER needs as many predicted ({len(predicted)}), sure ({len(sure)}) and "
-                             f"possible ({len(possible)}) alignment lines",
-                             hint="the hypothesis must be line-aligned with the gold alignments")
+        raise WordorderError(
+            f"AER needs as many predicted ({len(predicted)}), sure ({len(sure)}) and "
+            f"possible ({len(possible)}) alignment lines",
+            hint="the hypothesis must be line-aligned with the gold alignments",
+        )
     a = _keys(predicted)
     s = _keys(sure)
     p = np.union1d(_keys(possible), s)
@@ -95,8 +97,12 @@ def read_src_tgt(path: str | Path) -> tuple[list[list[str]], list[list[str]]]:
     for k, line in enumerate(iter_lines(path), start=1):
         parts = line.split(" ||| ")
         if len(parts) != 2:
-            raise WordorderError("expected 'source ||| target'", path=path, line=k,
-                                 hint="each line must hold exactly one ' ||| ' separator")
+            raise WordorderError(
+                "expected 'source ||| target'",
+                path=path,
+                line=k,
+                hint="each line must hold exactly one ' ||| ' separator",
+            )
         src.append([t for t in parts[0].split(" ") if t])
         tgt.append([t for t in parts[1].split(" ") if t])
     return src, tgt
@@ -120,8 +126,11 @@ def read_gold(
     flat, poss, offsets = read_pharaoh(path, one_based=one_based, possible=True)
     n_sent = len(offsets) - 1
     if len(src_lens) != n_sent or len(tgt_lens) != n_sent:
-        raise WordorderError(f"{n_sent} gold lines for {len(src_lens)} sentence pairs", path=path,
-                             hint="the gold file must be line-aligned with its sentences")
+        raise WordorderError(
+            f"{n_sent} gold lines for {len(src_lens)} sentence pairs",
+            path=path,
+            hint="the gold file must be line-aligned with its sentences",
+        )
     sent = np.repeat(np.arange(n_sent), np.diff(offsets))
     sl, tl = np.asarray(src_lens, np.int64), np.asarray(tgt_lens, np.int64)
     n_bad = int(((flat[:, 0] >= sl[sent]) | (flat[:, 1] >= tl[sent])).sum())

@@ -21,8 +21,7 @@ def _gold_sentences(a: argparse.Namespace, tmp: Path) -> tuple[Path, Path, list[
     paths = (tmp / "gold.src", tmp / "gold.tgt")
     for path, side in zip(paths, (src, tgt)):
         # whitespace-only tokens (U+3000 in KFTT) would vanish in a whitespace split: keep their index
-        path.write_text("".join(" ".join(t if t.strip() else "<ws>" for t in s) + "\n" for s in side),
-                        encoding="utf-8")
+        path.write_text("".join(" ".join(t if t.strip() else "<ws>" for t in s) + "\n" for s in side), encoding="utf-8")
     return *paths, [len(s) for s in src], [len(t) for t in tgt]
 
 
@@ -49,8 +48,7 @@ def cmd_align(a: argparse.Namespace) -> None:
     the corpus as one more split, scored by AER, and left out of the joint file.
     """
     from wordorder.align.eflomal_run import align_corpus
-    from wordorder.io import atomic_open
-    from wordorder.io import write_json
+    from wordorder.io import atomic_open, write_json
     from wordorder.temps import temp_dir
 
     if not (len(a.src) == len(a.tgt) == len(a.splits)):
@@ -87,8 +85,11 @@ def cmd_align_split(a: argparse.Namespace) -> None:
     stats = json.loads(Path(a.stats).read_text(encoding="utf-8"))
     names = list(stats["splits"])
     if a.split not in names:
-        raise WordorderError(f"split {a.split!r} is not in the joint alignment (it has {', '.join(names)})",
-                             path=a.stats, hint="rerun the align step")
+        raise WordorderError(
+            f"split {a.split!r} is not in the joint alignment (it has {', '.join(names)})",
+            path=a.stats,
+            hint="rerun the align step",
+        )
     start = sum(stats["splits"][n] for n in names[: names.index(a.split)])
     stop = start + stats["splits"][a.split]
     write_lines(a.output, (line for k, line in enumerate(iter_lines(a.joint)) if start <= k < stop))

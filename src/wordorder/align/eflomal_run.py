@@ -28,8 +28,7 @@ from wordorder.align.symmetrize import METHODS, symmetrize_flat
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_paths, read_parallel
 
-DEFAULTS: dict = {"model": 3, "length": 1.0, "symmetrize": "grow-diag-final-and", "n_samplers": 3,
-                  "null_prior": 0.2}
+DEFAULTS: dict = {"model": 3, "length": 1.0, "symmetrize": "grow-diag-final-and", "n_samplers": 3, "null_prior": 0.2}
 MAX_LEN = 1024  # eflomal's text format writes longer sentences as empty
 
 
@@ -38,8 +37,9 @@ def check_options(options: dict | None) -> dict:
     opts = {**DEFAULTS, **(options or {})}
     unknown = set(opts) - set(DEFAULTS)
     if unknown:
-        raise WordorderError(f"unknown align option(s): {', '.join(sorted(unknown))}",
-                             hint=f"known options: {', '.join(DEFAULTS)}")
+        raise WordorderError(
+            f"unknown align option(s): {', '.join(sorted(unknown))}", hint=f"known options: {', '.join(DEFAULTS)}"
+        )
     if opts["model"] not in (1, 2, 3):
         raise WordorderError(f"align.model must be 1, 2 or 3, not {opts['model']!r}")
     if not isinstance(opts["length"], (int, float)) or opts["length"] <= 0:
@@ -77,8 +77,14 @@ def run_eflomal(
     t0 = time.perf_counter()
     if len(kept) == 0:
         empty = np.empty((0, 2), np.int64), np.zeros(n_all + 1, np.int64)
-        return {**out, "fwd": empty[0], "fwd_offsets": empty[1], "rev": empty[0], "rev_offsets": empty[1],
-                "seconds": 0.0}
+        return {
+            **out,
+            "fwd": empty[0],
+            "fwd_offsets": empty[1],
+            "rev": empty[0],
+            "rev_offsets": empty[1],
+            "seconds": 0.0,
+        }
     with tempfile.TemporaryDirectory(dir=work_dir, prefix=".eflomal.") as tmp:
         tmp_path = Path(tmp)
         src_bin, tgt_bin = tmp_path / "src.efl", tmp_path / "tgt.efl"
@@ -87,26 +93,46 @@ def run_eflomal(
         with open(tgt_bin, "wb") as f:
             eflomal.to_eflomal_text_file((tgt_lines[k] for k in kept), f)
         fwd_file, rev_file = tmp_path / "fwd", tmp_path / "rev"
-        print(f"eflomal: aligning {len(kept)} sentence pairs ({out['left_out']} empty or too long left out), "
-              f"model {opts['model']}, length {opts['length']}", file=sys.stderr, flush=True)
+        print(
+            f"eflomal: aligning {len(kept)} sentence pairs ({out['left_out']} empty or too long left out), "
+            f"model {opts['model']}, length {opts['length']}",
+            file=sys.stderr,
+            flush=True,
+        )
         # quiet=False: eflomal prints its command line and each model's iterations to stderr
         try:
-            eflomal.align(str(src_bin), str(tgt_bin), links_filename_fwd=str(fwd_file),
-                          links_filename_rev=str(rev_file), model=opts["model"], n_samplers=opts["n_samplers"],
-                          quiet=False, rel_iterations=float(opts["length"]), null_prior=float(opts["null_prior"]))
+            eflomal.align(
+                str(src_bin),
+                str(tgt_bin),
+                links_filename_fwd=str(fwd_file),
+                links_filename_rev=str(rev_file),
+                model=opts["model"],
+                n_samplers=opts["n_samplers"],
+                quiet=False,
+                rel_iterations=float(opts["length"]),
+                null_prior=float(opts["null_prior"]),
+            )
         except SystemExit:  # eflomal's wrapper exits when it cannot find its binary
-            raise WordorderError("eflomal's aligner binary could not be run",
-                                 hint="reinstall the eflomal package (pip install eflomal==2.0.0)") from None
+            raise WordorderError(
+                "eflomal's aligner binary could not be run",
+                hint="reinstall the eflomal package (pip install eflomal==2.0.0)",
+            ) from None
         sys.stderr.flush()
         result = {}
         for name, file in (("fwd", fwd_file), ("rev", rev_file)):
             if not file.is_file():
-                raise WordorderError(f"eflomal wrote no {name} alignment file", path=file,
-                                     hint="see eflomal's messages above (out of memory?)")
+                raise WordorderError(
+                    f"eflomal wrote no {name} alignment file",
+                    path=file,
+                    hint="see eflomal's messages above (out of memory?)",
+                )
             flat, _, off = parse_pharaoh(file.read_bytes(), path=file)
             if len(off) - 1 != len(kept):
-                raise WordorderError(f"eflomal wrote {len(off) - 1} lines for {len(kept)} sentence pairs",
-                                     path=file, hint="eflomal stopped early: see its messages above")
+                raise WordorderError(
+                    f"eflomal wrote {len(off) - 1} lines for {len(kept)} sentence pairs",
+                    path=file,
+                    hint="eflomal stopped early: see its messages above",
+                )
             check_ranges(flat, off, sl[kept], tl[kept], path=file)
             result[name], result[name + "_offsets"] = _scatter(flat, off, kept, n_all)
     return {**out, **result, "seconds": time.perf_counter() - t0}
@@ -158,13 +184,12 @@ def align_corpus(
         sizes.append(len(s))
     r = run_eflomal(src_lines, tgt_lines, opts, work_dir)
     sl, tl = r["src_lens"], r["tgt_lens"]
-    links, offsets = symmetrize_flat(r["fwd"], r["fwd_offsets"], r["rev"], r["rev_offsets"], sl, tl,
-                                     opts["symmetrize"])
+    links, offsets = symmetrize_flat(r["fwd"], r["fwd_offsets"], r["rev"], r["rev_offsets"], sl, tl, opts["symmetrize"])
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     with atomic_paths(*out_paths) as temps:
         for k, tmp in enumerate(temps):
             a, b = offsets[bounds[k]], offsets[bounds[k + 1]]
-            data = format_pharaoh(links[a:b], offsets[bounds[k]: bounds[k + 1] + 1] - a)
+            data = format_pharaoh(links[a:b], offsets[bounds[k] : bounds[k + 1] + 1] - a)
             tmp.write_bytes(gzip.compress(data) if Path(out_paths[k]).suffix == ".gz" else data)
     sent = np.repeat(np.arange(len(sl)), np.diff(offsets))
     n_src, n_tgt = int(sl.sum()), int(tl.sum())

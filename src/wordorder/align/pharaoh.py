@@ -163,8 +163,9 @@ def parse_links(
     text: str, one_based: bool = False, path: str | Path | None = None, line: int | None = None
 ) -> np.ndarray:
     """Links ``[L, 2]`` int64 (0-based) of one Pharaoh line; ``ipj`` links are not allowed here."""
-    flat, _, _ = parse_pharaoh(text.encode("utf-8"), one_based=one_based, possible=False, path=path,
-                               first_line=line or 1)
+    flat, _, _ = parse_pharaoh(
+        text.encode("utf-8"), one_based=one_based, possible=False, path=path, first_line=line or 1
+    )
     return flat
 
 
@@ -208,7 +209,7 @@ def _line_error(data: bytes, line: int, what: str, path: str | Path | None, firs
 def _read_bytes(path: Path) -> bytes:
     if not path.is_file():
         raise WordorderError("file not found", path=path, hint="check the path, or rerun the alignment step")
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+    with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as f:
         return f.read()
 
 
@@ -234,7 +235,9 @@ def check_ranges(
     if len(src_lens) != n_sent or len(tgt_lens) != n_sent:
         raise WordorderError(
             f"{n_sent} alignment lines for {len(src_lens)} source and {len(tgt_lens)} target sentences",
-            path=path, hint="the alignment file must be line-aligned with the corpus; rerun the alignment step")
+            path=path,
+            hint="the alignment file must be line-aligned with the corpus; rerun the alignment step",
+        )
     sl = np.asarray(src_lens, np.int64)
     tl = np.asarray(tgt_lens, np.int64)
     sent = np.repeat(np.arange(n_sent), np.diff(offsets))
@@ -248,8 +251,10 @@ def check_ranges(
         raise WordorderError(
             f"link {flat[k, 0]}-{flat[k, 1]} (0-based) is out of range for a sentence pair of "
             f"{sl[s]} source" + (f" and {tl[s]} target words" if tl[s] < np.iinfo(np.int64).max else " words"),
-            path=path, line=s + 1,
-            hint="the alignment file does not match the corpus (another file, or another tokenization)")
+            path=path,
+            line=s + 1,
+            hint="the alignment file does not match the corpus (another file, or another tokenization)",
+        )
     if on_error == "clip":
         flat = np.stack([np.minimum(flat[:, 0], sl[sent] - 1), np.minimum(flat[:, 1], tl[sent] - 1)], axis=1)
         return flat, offsets, bad_lines
@@ -294,8 +299,7 @@ def read_alignments(
 
 def format_pharaoh(flat: np.ndarray, offsets: np.ndarray) -> bytes:
     """Pharaoh text (0-based ``i-j``, one line per sentence) of flat links ``[N, 2]`` with ``offsets [S + 1]``."""
-    return _format_bytes(np.ascontiguousarray(flat, np.int64).reshape(-1, 2),
-                         np.asarray(offsets, np.int64)).tobytes()
+    return _format_bytes(np.ascontiguousarray(flat, np.int64).reshape(-1, 2), np.asarray(offsets, np.int64)).tobytes()
 
 
 def write_pharaoh(path: str | Path, flat: np.ndarray, offsets: np.ndarray) -> None:

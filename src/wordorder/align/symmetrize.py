@@ -27,9 +27,16 @@ _NEIGHBOURS = np.array([[-1, 0], [0, -1], [1, 0], [0, 1], [-1, -1], [-1, 1], [1,
 
 
 @numba.njit(cache=True)
-def _symmetrize(fwd: np.ndarray, fwd_off: np.ndarray, rev: np.ndarray, rev_off: np.ndarray,
-                src_lens: np.ndarray, tgt_lens: np.ndarray, method: int,
-                neighbours: np.ndarray) -> tuple:
+def _symmetrize(
+    fwd: np.ndarray,
+    fwd_off: np.ndarray,
+    rev: np.ndarray,
+    rev_off: np.ndarray,
+    src_lens: np.ndarray,
+    tgt_lens: np.ndarray,
+    method: int,
+    neighbours: np.ndarray,
+) -> tuple:
     """method: 0 gdfa, 1 gdf, 2 gd, 3 intersection, 4 union. Returns (links [N,2] row-major per sentence, offsets)."""
     n_sent = src_lens.shape[0]
     out = np.empty((fwd.shape[0] + rev.shape[0], 2), np.int64)
@@ -83,7 +90,8 @@ def _symmetrize(fwd: np.ndarray, fwd_off: np.ndarray, rev: np.ndarray, rev_off: 
                             if cur[c] or not (grid[c] & bit):
                                 continue
                             if (method == 0 and row_n[e] == 0 and col_n[f] == 0) or (
-                                    method == 1 and (row_n[e] == 0 or col_n[f] == 0)):
+                                method == 1 and (row_n[e] == 0 or col_n[f] == 0)
+                            ):
                                 cur[c] = 1
                                 row_n[e] += 1
                                 col_n[f] += 1
@@ -131,9 +139,15 @@ def symmetrize_flat(
         if len(links) and ((links < 0).any() or (links[:, 0] >= sl[sent]).any() or (links[:, 1] >= tl[sent]).any()):
             raise ValueError("a link is out of range for its sentence")
     return _symmetrize(
-        np.ascontiguousarray(fwd, np.int64).reshape(-1, 2), np.asarray(fwd_offsets, np.int64),
-        np.ascontiguousarray(rev, np.int64).reshape(-1, 2), np.asarray(rev_offsets, np.int64),
-        sl, tl, METHODS.index(method), _NEIGHBOURS)
+        np.ascontiguousarray(fwd, np.int64).reshape(-1, 2),
+        np.asarray(fwd_offsets, np.int64),
+        np.ascontiguousarray(rev, np.int64).reshape(-1, 2),
+        np.asarray(rev_offsets, np.int64),
+        sl,
+        tl,
+        METHODS.index(method),
+        _NEIGHBOURS,
+    )
 
 
 def symmetrize(

@@ -40,8 +40,7 @@ def archive_type(path: Path) -> str:
 
 def _unsafe_name(name: str) -> str | None:
     """Why a member name may not be extracted, or None."""
-    if name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or \
-            (len(name) > 1 and name[1] == ":"):
+    if name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
         return "it has an absolute path"
     if ".." in PurePosixPath(name.replace("\\", "/")).parts:
         return "it has a '..' component"
@@ -58,12 +57,14 @@ def _unsafe_tar_member(member: tarfile.TarInfo) -> str | None:
 
 
 def _refuse(archive: Path, member: str, why: str) -> WordorderError:
-    return WordorderError(f"refusing to unpack member {member!r}: {why}", path=archive,
-                          hint="this archive is unsafe or corrupt; check the URL")
+    return WordorderError(
+        f"refusing to unpack member {member!r}: {why}",
+        path=archive,
+        hint="this archive is unsafe or corrupt; check the URL",
+    )
 
 
-def safe_extract(archive: Path, dest: Path, max_bytes: int | None = None,
-                 data_filter: bool = True) -> None:
+def safe_extract(archive: Path, dest: Path, max_bytes: int | None = None, data_filter: bool = True) -> None:
     """Unpack ``archive`` into ``dest`` (which must not exist yet), refusing unsafe members.
 
     Args:
@@ -82,9 +83,11 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int | None = None,
         elif kind == "zip":
             _extract_zip(archive, tmp, cap)
         else:
-            raise WordorderError(f"not an archive (it is a {kind} file), so it has no members",
-                                 path=archive,
-                                 hint="give src and tgt their own url and sha256 instead")
+            raise WordorderError(
+                f"not an archive (it is a {kind} file), so it has no members",
+                path=archive,
+                hint="give src and tgt their own url and sha256 instead",
+            )
         os.replace(tmp, dest)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as e:
         raise WordorderError(f"cannot unpack the archive: {e}", path=archive) from None
@@ -116,8 +119,7 @@ def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bo
             else:
                 tar.extractall(tmp, members=members, filter="data" if data_filter else "fully_trusted")
         except KeyError as e:  # tarfile's way of saying that a hard link's target is not in the archive
-            raise WordorderError(f"cannot unpack the archive: {e.args[0] if e.args else e}",
-                                 path=archive) from None
+            raise WordorderError(f"cannot unpack the archive: {e.args[0] if e.args else e}", path=archive) from None
 
 
 def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
@@ -141,8 +143,11 @@ def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
                 while chunk := src.read(_CHUNK):
                     written += len(chunk)
                     if written > cap[0]:
-                        raise too_big(f"the archive unpacks to more than {cap[1]}, although its headers "
-                                      f"claim {human(claimed)}", "max_unpacked_bytes", archive)
+                        raise too_big(
+                            f"the archive unpacks to more than {cap[1]}, although its headers claim {human(claimed)}",
+                            "max_unpacked_bytes",
+                            archive,
+                        )
                     out.write(chunk)
 
 
@@ -161,6 +166,5 @@ def member_path(root: Path, member: str, archive: Path) -> Path:
     if not path.is_file():
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         shown = ", ".join(files[:30]) + (f", ... ({len(files)} files)" if len(files) > 30 else "")
-        raise WordorderError(f"no member {member!r} in the archive", path=archive,
-                             hint=f"members: {shown or '(none)'}")
+        raise WordorderError(f"no member {member!r} in the archive", path=archive, hint=f"members: {shown or '(none)'}")
     return path

@@ -24,8 +24,7 @@ from wordorder.io import atomic_paths, iter_lines
 COMMON_KEYS = ("kind", "max_lines")
 
 
-def check_keys(spec: Mapping[str, Any], required: Iterable[str], optional: Iterable[str],
-               where: str) -> None:
+def check_keys(spec: Mapping[str, Any], required: Iterable[str], optional: Iterable[str], where: str) -> None:
     """Refuse unknown and missing keys, naming the key and where it belongs (e.g. ``url source``)."""
     required, optional = tuple(required), tuple(optional)
     allowed = set(required) | set(optional)
@@ -56,8 +55,10 @@ def need_path(spec: Mapping[str, Any], key: str, where: str) -> str:
     value = need_str(spec, key, where)
     bad = re.search("[\x00-\x1f\x7f-\x9f]", value)
     if bad:
-        raise WordorderError(f"'{key}' in {where} holds the control character U+{ord(bad.group()):04X}: {value!r}",
-                             hint="a path has no newlines, tabs or other control characters")
+        raise WordorderError(
+            f"'{key}' in {where} holds the control character U+{ord(bad.group()):04X}: {value!r}",
+            hint="a path has no newlines, tabs or other control characters",
+        )
     return value
 
 
@@ -80,13 +81,20 @@ def check_line(text: str, path: Path, number: int) -> str:
     """A user corpus line must be text: no control characters, not absurdly long."""
     bad = _CONTROL.search(text)
     if bad:
-        raise WordorderError(f"control character U+{ord(bad.group()):04X} at column {bad.start() + 1}", path=path,
-                             line=number, hint="remove control characters from the corpus (e.g. "
-                             "tr -d '\\000-\\010\\013-\\037\\177'), or fix its encoding")
+        raise WordorderError(
+            f"control character U+{ord(bad.group()):04X} at column {bad.start() + 1}",
+            path=path,
+            line=number,
+            hint="remove control characters from the corpus (e.g. "
+            "tr -d '\\000-\\010\\013-\\037\\177'), or fix its encoding",
+        )
     if len(text) > MAX_LINE_CHARS:
-        raise WordorderError(f"the line has {len(text):,} characters (more than {MAX_LINE_CHARS:,})", path=path,
-                             line=number, hint="one sentence per line is expected: the file has lost its line "
-                             "breaks, or the line is not a sentence")
+        raise WordorderError(
+            f"the line has {len(text):,} characters (more than {MAX_LINE_CHARS:,})",
+            path=path,
+            line=number,
+            hint="one sentence per line is expected: the file has lost its line breaks, or the line is not a sentence",
+        )
     return text
 
 
@@ -134,8 +142,13 @@ def first_pairs(pairs: Iterable[tuple[str, str]], max_lines: int | None) -> Iter
         pass
 
 
-def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path | None, out_tgt: Path | None,
-                max_lines: int | None = None, inputs: str = "the source") -> int:
+def write_pairs(
+    pairs: Iterable[tuple[str, str]],
+    out_src: Path | None,
+    out_tgt: Path | None,
+    max_lines: int | None = None,
+    inputs: str = "the source",
+) -> int:
     """Write pairs to two aligned files atomically; returns the number of lines written.
 
     A side whose path is None is read (so that both sides are checked) but not written.
@@ -147,8 +160,10 @@ def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path | None, out_tgt:
     n = 0
     with atomic_paths(*outputs) as temps, contextlib.ExitStack() as files:
         tmp = iter(temps)
-        fs, ft = (None if p is None else files.enter_context(open(next(tmp), "w", encoding="utf-8", newline="\n"))
-                  for p in (out_src, out_tgt))
+        fs, ft = (
+            None if p is None else files.enter_context(open(next(tmp), "w", encoding="utf-8", newline="\n"))
+            for p in (out_src, out_tgt)
+        )
         for s, t in first_pairs(pairs, max_lines):
             if fs is not None:
                 fs.write(_one_line(s) + "\n")
@@ -156,9 +171,11 @@ def write_pairs(pairs: Iterable[tuple[str, str]], out_src: Path | None, out_tgt:
                 ft.write(_one_line(t) + "\n")
             n += 1
         if n == 0:
-            raise WordorderError(f"the corpus is empty: {inputs} gave no lines, so nothing was written to "
-                                 f"{' and '.join(map(str, outputs))}",
-                                 hint="check that the source's files have content (or the source definition)")
+            raise WordorderError(
+                f"the corpus is empty: {inputs} gave no lines, so nothing was written to "
+                f"{' and '.join(map(str, outputs))}",
+                hint="check that the source's files have content (or the source definition)",
+            )
     return n
 
 
@@ -169,10 +186,11 @@ def refuse_same_file(a: Path, b: Path, keys: tuple[str, str], where: str) -> Non
     if not same and a.exists() and b.exists():
         same = os.path.samefile(a, b)
     if same:
-        raise WordorderError(f"'{keys[0]}' and '{keys[1]}' of the {where} are the same file: {a}"
-                             + (f" and {b}" if str(a) != str(b) else ""),
-                             hint="the source and the target side of a parallel corpus are two files, "
-                             "one per language")
+        raise WordorderError(
+            f"'{keys[0]}' and '{keys[1]}' of the {where} are the same file: {a}"
+            + (f" and {b}" if str(a) != str(b) else ""),
+            hint="the source and the target side of a parallel corpus are two files, one per language",
+        )
 
 
 class Source(ABC):
@@ -193,10 +211,9 @@ class Source(ABC):
         self.spec = dict(spec)
         self.max_lines = spec.get("max_lines")
         if self.max_lines is not None and (
-                isinstance(self.max_lines, bool) or not isinstance(self.max_lines, int)
-                or self.max_lines < 1):
-            raise WordorderError(f"'max_lines' in {self.where} must be a positive integer, "
-                                 f"not {self.max_lines!r}")
+            isinstance(self.max_lines, bool) or not isinstance(self.max_lines, int) or self.max_lines < 1
+        ):
+            raise WordorderError(f"'max_lines' in {self.where} must be a positive integer, not {self.max_lines!r}")
         self.validate()
 
     def validate(self) -> None:  # noqa: B027 (a hook: most kinds have nothing more to check)
@@ -210,13 +227,15 @@ class Source(ABC):
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         """Yield the aligned (source-language, target-language) sentence pairs, in a fixed order."""
 
-    def fetch(self, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None,
-              cache_dir: Path) -> int:
+    def fetch(self, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None, cache_dir: Path) -> int:
         """Write the corpus to ``out_src``/``out_tgt`` (both or none); returns the line count.
 
         A side given as None is read and checked but not written (a fetch job writes one side).
         """
-        return write_pairs(self.pairs(src_lang, tgt_lang, Path(cache_dir)),
-                           None if out_src is None else Path(out_src),
-                           None if out_tgt is None else Path(out_tgt), self.max_lines,
-                           self.describe(src_lang, tgt_lang))
+        return write_pairs(
+            self.pairs(src_lang, tgt_lang, Path(cache_dir)),
+            None if out_src is None else Path(out_src),
+            None if out_tgt is None else Path(out_tgt),
+            self.max_lines,
+            self.describe(src_lang, tgt_lang),
+        )

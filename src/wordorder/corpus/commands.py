@@ -24,8 +24,7 @@ def cmd_fetch(a: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_legacy_fetch_dirs(out.parent, time.time())
     # Both sides are read (to check that they line up); only this job's side is written.
-    n = fetch_source(a.spec, src, tgt, out if a.lang == src else None, out if a.lang == tgt else None,
-                     Path(a.cache))
+    n = fetch_source(a.spec, src, tgt, out if a.lang == src else None, out if a.lang == tgt else None, Path(a.cache))
     print(f"{out}: {n} lines")
 
 

@@ -45,8 +45,9 @@ class _Transient(Exception):
 def check_sha256(value: object, where: str) -> str:
     """A sha256 digest from the config, lower-cased; refuses anything but 64 hex digits."""
     if not isinstance(value, str) or not _SHA256.match(value.strip().lower()):
-        raise WordorderError(f"'sha256' in {where} must be 64 hexadecimal digits, not {value!r}",
-                             hint="compute it with: sha256sum FILE")
+        raise WordorderError(
+            f"'sha256' in {where} must be 64 hexadecimal digits, not {value!r}", hint="compute it with: sha256sum FILE"
+        )
     return value.strip().lower()
 
 
@@ -119,8 +120,14 @@ def locked(entry: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def cached_download(url: str, sha256: str, cache_dir: Path, retries: int = DEFAULT_RETRIES,
-                    timeout: float = DEFAULT_TIMEOUT, max_bytes: int = DEFAULT_MAX_DOWNLOAD) -> Path:
+def cached_download(
+    url: str,
+    sha256: str,
+    cache_dir: Path,
+    retries: int = DEFAULT_RETRIES,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_DOWNLOAD,
+) -> Path:
     """Return the path of the verified file for ``url``, downloading it only if not cached.
 
     Raises:
@@ -134,10 +141,12 @@ def cached_download(url: str, sha256: str, cache_dir: Path, retries: int = DEFAU
     except OSError as e:  # network errors are handled below: this is the local cache
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise  # reported as a full disk
-        raise WordorderError(f"cannot write the download cache: {e.strerror or e}",
-                             path=e.filename or target.parent,
-                             hint=f"make {Path(cache_dir).absolute()} writable, or point results: in the config at "
-                             "a folder you can write (downloads are kept in <results>/downloads)") from None
+        raise WordorderError(
+            f"cannot write the download cache: {e.strerror or e}",
+            path=e.filename or target.parent,
+            hint=f"make {Path(cache_dir).absolute()} writable, or point results: in the config at "
+            "a folder you can write (downloads are kept in <results>/downloads)",
+        ) from None
 
 
 def _cached(url: str, sha256: str, target: Path, retries: int, timeout: float, max_bytes: int) -> Path:
@@ -149,8 +158,10 @@ def _cached(url: str, sha256: str, target: Path, retries: int, timeout: float, m
                 actual = sha256_of(target)
                 if actual != sha256:
                     raise WordorderError(
-                        f"checksum mismatch: expected sha256 {sha256}, got {actual}", path=target,
-                        hint=f"this file is not the one at {url}; delete it and rerun")
+                        f"checksum mismatch: expected sha256 {sha256}, got {actual}",
+                        path=target,
+                        hint=f"this file is not the one at {url}; delete it and rerun",
+                    )
                 verified.touch()
             return target
         _download(url, target, sha256, retries, timeout, max_bytes)
@@ -174,14 +185,15 @@ def _download(url: str, target: Path, sha256: str, retries: int, timeout: float,
             part.unlink(missing_ok=True)
             raise WordorderError(
                 f"checksum mismatch for {url}: expected sha256 {sha256}, got {actual}",
-                hint="the download was deleted; the file on the server changed or the sha256 "
-                     "in the config is wrong")
+                hint="the download was deleted; the file on the server changed or the sha256 in the config is wrong",
+            )
         os.replace(part, target)
         return
     raise WordorderError(
         f"could not download {url} after {max(1, retries)} tries: {reason}",
         hint=f"if this machine is offline, download the file elsewhere and save it as {target} "
-             f"(its sha256 must be {sha256}), or use a 'local' source with files on disk")
+        f"(its sha256 must be {sha256}), or use a 'local' source with files on disk",
+    )
 
 
 def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: int) -> None:
@@ -199,8 +211,7 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
     if why:
         raise _Transient(why)
     try:
-        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                          timeout=timeout)
+        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
     except HTTPError as e:
         if e.code == 416 and offset:  # nothing left to send: the part may be complete
             if sha256_of(part) == sha256:
@@ -209,8 +220,9 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
             raise _Transient("the server refused to resume; starting over") from None
         if e.code >= 500 or e.code in (408, 429):
             raise _Transient(f"HTTP {e.code} {e.reason}") from None
-        raise WordorderError(f"the server answered HTTP {e.code} {e.reason} for {url}",
-                             hint="check the URL in the config") from None
+        raise WordorderError(
+            f"the server answered HTTP {e.code} {e.reason} for {url}", hint="check the URL in the config"
+        ) from None
     except (OSError, http.client.HTTPException) as e:
         if scheme == "file":
             raise WordorderError(f"cannot read {url}: {getattr(e, 'reason', e)}") from None
@@ -225,9 +237,11 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
         length = response.headers.get("Content-Length")
         if length is not None and length.isdigit():
             if offset + int(length) > max_bytes:
-                raise too_big(f"the server announces {human(offset + int(length))} for {url}, more than "
-                              f"max_download_bytes ({human(max_bytes)}); nothing was downloaded",
-                              "max_download_bytes")
+                raise too_big(
+                    f"the server announces {human(offset + int(length))} for {url}, more than "
+                    f"max_download_bytes ({human(max_bytes)}); nothing was downloaded",
+                    "max_download_bytes",
+                )
             check_free(part.parent, int(length), f"downloading {url}")
         received = 0
         with open(part, "ab" if resume else "wb") as f:  # errors writing it are not the network's
@@ -242,12 +256,13 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
                 if offset + received > max_bytes:
                     f.close()
                     part.unlink()
-                    raise too_big(f"the download of {url} grew past max_download_bytes ({human(max_bytes)}): "
-                                  "stopped and deleted", "max_download_bytes")
+                    raise too_big(
+                        f"the download of {url} grew past max_download_bytes ({human(max_bytes)}): stopped and deleted",
+                        "max_download_bytes",
+                    )
                 f.write(chunk)
     if length is not None and length.isdigit() and received < int(length):
-        raise _Transient(f"connection closed after {offset + received} of "
-                         f"{offset + int(length)} bytes")
+        raise _Transient(f"connection closed after {offset + received} of {offset + int(length)} bytes")
 
 
 def _range_start(response) -> int | None:

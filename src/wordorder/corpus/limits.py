@@ -34,8 +34,7 @@ def parse_size(value: object, key: str, where: str) -> int:
     match = _SIZE.fullmatch(value) if isinstance(value, str) else None
     if match and float(match.group(1)) * _UNITS[match.group(2).upper()] >= 1:
         return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    raise WordorderError(f"'{key}' in {where} must be a positive number of bytes, such as 500M or 80G, "
-                         f"not {value!r}")
+    raise WordorderError(f"'{key}' in {where} must be a positive number of bytes, such as 500M or 80G, not {value!r}")
 
 
 def human(n: int) -> str:
@@ -52,21 +51,27 @@ def unpack_cap(archive: Path, configured: int | None) -> tuple[int, str]:
     if configured is not None:
         return configured, f"max_unpacked_bytes ({human(configured)})"
     cap = max(UNPACK_FLOOR, UNPACK_RATIO * archive.stat().st_size)
-    return cap, (f"the default limit of {UNPACK_RATIO} times the archive's size, at least "
-                 f"{human(UNPACK_FLOOR)} ({human(cap)})")
+    return cap, (
+        f"the default limit of {UNPACK_RATIO} times the archive's size, at least {human(UNPACK_FLOOR)} ({human(cap)})"
+    )
 
 
 def too_big(message: str, key: str, path: Path | None = None) -> WordorderError:
     """The error for a download or archive above its cap (``key`` is the cap's config key)."""
-    return WordorderError(message, path=path,
-                          hint=f"if it really is that large, raise '{key}' in the source (e.g. {key}: 500G); "
-                          "otherwise the URL is wrong or the file is hostile (a decompression bomb)")
+    return WordorderError(
+        message,
+        path=path,
+        hint=f"if it really is that large, raise '{key}' in the source (e.g. {key}: 500G); "
+        "otherwise the URL is wrong or the file is hostile (a decompression bomb)",
+    )
 
 
 def check_free(folder: Path, need: int, what: str) -> None:
     """Refuse to start writing ``need`` bytes into ``folder`` if its disk has less free space."""
     free = shutil.disk_usage(folder).free
     if need > free:
-        raise WordorderError(f"{what} needs {human(need)} but only {human(free)} is free on the disk of {folder}",
-                             hint="free space, or point results: in the config at a larger disk (downloads are "
-                             "kept in <results>/downloads)")
+        raise WordorderError(
+            f"{what} needs {human(need)} but only {human(free)} is free on the disk of {folder}",
+            hint="free space, or point results: in the config at a larger disk (downloads are "
+            "kept in <results>/downloads)",
+        )

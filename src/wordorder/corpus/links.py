@@ -97,8 +97,10 @@ class LinkTree:
         try:
             folder = self.resolve(parent)
         except Unsafe as e:
-            raise Unsafe(f"its folder {parent!r} " + ("leads outside the archive through links" if e.why == OUTSIDE
-                                                      else f"cannot be reached: {e.why}")) from None
+            raise Unsafe(
+                f"its folder {parent!r} "
+                + ("leads outside the archive through links" if e.why == OUTSIDE else f"cannot be reached: {e.why}")
+            ) from None
         self._folders(folder)
         if leaf in ("", "."):  # the folder itself ("./" in archives made with `tar c .`)
             if not member.isdir():
@@ -117,8 +119,10 @@ class LinkTree:
                 else:  # a hard link's target is named from the root, and links in it followed
                     self.resolve(member.linkname)
             except Unsafe as e:
-                raise Unsafe(f"it links to {member.linkname!r}, " + (
-                    "outside the archive" if e.why == OUTSIDE else f"which is not allowed: {e.why}")) from None
+                raise Unsafe(
+                    f"it links to {member.linkname!r}, "
+                    + ("outside the archive" if e.why == OUTSIDE else f"which is not allowed: {e.why}")
+                ) from None
             if self.kinds.get(own) == "dir":
                 raise Unsafe("it is a link, but a folder of that name comes earlier")
             if member.issym():
@@ -140,9 +144,11 @@ class LinkTree:
             try:
                 self.resolve(target, key[:-1])
             except Unsafe as e:
-                raise Unsafe(f"it links to {target!r}, which once later members are in place "
-                             + ("leads outside the archive" if e.why == OUTSIDE else f"is not allowed: {e.why}"),
-                             self.names[key]) from None
+                raise Unsafe(
+                    f"it links to {target!r}, which once later members are in place "
+                    + ("leads outside the archive" if e.why == OUTSIDE else f"is not allowed: {e.why}"),
+                    self.names[key],
+                ) from None
 
 
 def check_tar_links(members: list[tarfile.TarInfo]) -> None:

@@ -49,22 +49,27 @@ class LocalSource(Source):
             check_keys(spec, ("files", "columns"), (*allowed, "separator"), where)
             files = spec["files"]
             files = [files] if isinstance(files, str) else files
-            if not isinstance(files, list) or not files or \
-                    not all(isinstance(f, str) and f.strip() for f in files):
+            if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.strip() for f in files):
                 raise WordorderError(f"'files' in {where} must be a path or a list of paths, not {files!r}")
             for f in files:
                 need_path({"files": f}, "files", where)
             self.files = files
             columns = spec["columns"]
-            if not isinstance(columns, Mapping) or len(columns) != 2 or not all(
-                    isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in columns.values()):
+            if (
+                not isinstance(columns, Mapping)
+                or len(columns) != 2
+                or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in columns.values())
+            ):
                 raise WordorderError(
                     f"'columns' in {where} must map the pair's two language codes to 0-based field "
-                    f"numbers, e.g. {{ja: 3, en: 4}}, not {columns!r}")
+                    f"numbers, e.g. {{ja: 3, en: 4}}, not {columns!r}"
+                )
             (a, i), (b, j) = columns.items()
             if i == j:
-                raise WordorderError(f"'columns' in {where} gives {a} and {b} the same field {i}",
-                                     hint="each language of the pair has its own column")
+                raise WordorderError(
+                    f"'columns' in {where} gives {a} and {b} the same field {i}",
+                    hint="each language of the pair has its own column",
+                )
             self.separator = spec.get("separator", "\t")
             if not isinstance(self.separator, str) or not self.separator:
                 raise WordorderError(f"'separator' in {where} must be a non-empty string")
@@ -104,8 +109,10 @@ class LocalSource(Source):
         columns = self.spec["columns"]
         missing = [lang for lang in (src_lang, tgt_lang) if lang not in columns]
         if missing:
-            raise WordorderError(f"'columns' in {self.where} has no field for {', '.join(missing)}",
-                                 hint=f"it names {', '.join(columns)}; the pair is {src_lang}-{tgt_lang}")
+            raise WordorderError(
+                f"'columns' in {self.where} has no field for {', '.join(missing)}",
+                hint=f"it names {', '.join(columns)}; the pair is {src_lang}-{tgt_lang}",
+            )
         i, j = columns[src_lang], columns[tgt_lang]
         need = max(i, j) + 1
         for path in paths:  # a line holds several fields: allow it their length (CzEng has 6)
@@ -114,10 +121,12 @@ class LocalSource(Source):
                 if len(fields) < need:
                     raise WordorderError(
                         f"the line has {len(fields)} field(s) separated by {self.separator!r}, "
-                        f"but column {need - 1} is read", path=path, line=number,
-                        hint="check 'separator' and 'columns' against the file's format")
-                yield (check_line(fields[i].strip(), path, number),
-                       check_line(fields[j].strip(), path, number))
+                        f"but column {need - 1} is read",
+                        path=path,
+                        line=number,
+                        hint="check 'separator' and 'columns' against the file's format",
+                    )
+                yield (check_line(fields[i].strip(), path, number), check_line(fields[j].strip(), path, number))
 
 
 class ManualSource(LocalSource):
@@ -135,20 +144,20 @@ class ManualSource(LocalSource):
     def validate(self) -> None:
         for key in self.own:
             if key not in self.spec:
-                raise WordorderError(f"missing key '{key}' in {self.where}",
-                                     hint="a manual source says what the corpus is and how to obtain it")
+                raise WordorderError(
+                    f"missing key '{key}' in {self.where}",
+                    hint="a manual source says what the corpus is and how to obtain it",
+                )
             need_str(self.spec, key, self.where)
         super().validate()
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         paths = self.paths(src_lang, tgt_lang)
-        labels = [f" ({src_lang} side)", f" ({tgt_lang} side)"] if "files" not in self.spec \
-            else [""] * len(paths)
+        labels = [f" ({src_lang} side)", f" ({tgt_lang} side)"] if "files" not in self.spec else [""] * len(paths)
         missing = [f"{p}{label}" for p, label in zip(paths, labels) if not p.is_file()]
         if missing:
             raise WordorderError(
-                f"the {self.spec['name']} corpus is not in place; put the file(s) here: "
-                + "; ".join(missing),
+                f"the {self.spec['name']} corpus is not in place; put the file(s) here: " + "; ".join(missing),
                 hint=f"how to obtain {self.spec['name']}: {self.spec['instructions']}",
             )
         return super().pairs(src_lang, tgt_lang, cache_dir)

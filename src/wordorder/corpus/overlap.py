@@ -23,8 +23,9 @@ def _norm(line: str) -> str:
     return " ".join(line.split())
 
 
-def remove_overlap(train: Sequence[int], src: Sequence[str], tgt: Sequence[str],
-                   held: Iterable[tuple[str, str]]) -> tuple[list[int], dict[str, int]]:
+def remove_overlap(
+    train: Sequence[int], src: Sequence[str], tgt: Sequence[str], held: Iterable[tuple[str, str]]
+) -> tuple[list[int], dict[str, int]]:
     """The training line numbers ``train`` (into ``src``/``tgt``) without the pairs that overlap
     the dev/test pairs ``held``, and the counts per reason (plus ``removed``, their sum).
 

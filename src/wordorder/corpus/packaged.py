@@ -36,8 +36,10 @@ class PypiSource(Source):
     def validate(self) -> None:
         package = need_str(self.spec, "package", self.where)
         if package not in READERS:
-            raise WordorderError(f"no reader for the package '{package}' in the pypi source",
-                                 hint=f"packages with a reader: {', '.join(sorted(READERS))}")
+            raise WordorderError(
+                f"no reader for the package '{package}' in the pypi source",
+                hint=f"packages with a reader: {', '.join(sorted(READERS))}",
+            )
 
     def describe(self, src_lang: str, tgt_lang: str) -> str:
         return f"the package '{self.spec['package']}'"
@@ -52,4 +54,5 @@ class PypiSource(Source):
             return ((b, a) for a, b in reader.read())
         raise WordorderError(
             f"the package '{package}' has no {src_lang}-{tgt_lang} data",
-            hint=f"it has {first}-{second} (either direction)")
+            hint=f"it has {first}-{second} (either direction)",
+        )

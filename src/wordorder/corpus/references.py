@@ -33,8 +33,10 @@ def extra_refs(spec: Mapping[str, Any], where: str) -> list[str]:
     for ref in refs:
         need_path({KEY: ref}, KEY, where)
     if refs and "holdout" in spec:
-        raise WordorderError(f"'{KEY}' in {where}: a held-out set is drawn from the training corpus and has "
-                             "one reference", hint="give extra references only to a test set with its own files")
+        raise WordorderError(
+            f"'{KEY}' in {where}: a held-out set is drawn from the training corpus and has one reference",
+            hint="give extra references only to a test set with its own files",
+        )
     return refs
 
 
@@ -43,8 +45,9 @@ def without_extra_refs(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec if KEY not in spec else {k: v for k, v in spec.items() if k != KEY}
 
 
-def prepare_reference(spec: Mapping[str, Any], index: int, src_lang: str, tgt_lang: str, first: Path,
-                      output: Path) -> int:
+def prepare_reference(
+    spec: Mapping[str, Any], index: int, src_lang: str, tgt_lang: str, first: Path, output: Path
+) -> int:
     """Write the ``index``-th extra reference (0-based) of a test set, checked against the first
     reference ``first`` (the selected, normalised ``tgt`` side); returns its line count."""
     refs = extra_refs(spec, "the test set")
@@ -52,20 +55,30 @@ def prepare_reference(spec: Mapping[str, Any], index: int, src_lang: str, tgt_la
         raise WordorderError(f"the test set has {len(refs)} extra references, not a number {index + 1}")
     path = local_path(refs[index], src_lang, tgt_lang)
     if not path.is_file():
-        hint = (f"how to obtain {spec['name']}: {spec['instructions']}" if "instructions" in spec
-                else "fix the path in extra_refs, or remove it")
+        hint = (
+            f"how to obtain {spec['name']}: {spec['instructions']}"
+            if "instructions" in spec
+            else "fix the path in extra_refs, or remove it"
+        )
         raise WordorderError(f"extra reference {index + 2} of the test set is not in place: {path}", hint=hint)
     n = len(read_lines(first))
     lines = []
     for number, line in enumerate(iter_lines(path, MAX_LINE_CHARS), start=1):
         line = normalize_line(check_line(line, path, number))
         if not line.strip():
-            raise WordorderError("empty reference line", path=path, line=number,
-                                 hint="every test sentence needs a sentence in every reference file")
+            raise WordorderError(
+                "empty reference line",
+                path=path,
+                line=number,
+                hint="every test sentence needs a sentence in every reference file",
+            )
         lines.append(line)
     if len(lines) != n:
-        raise WordorderError(f"this reference has {len(lines)} lines but the test set has {n}", path=path,
-                             hint="every reference must have one line per test sentence, in the same order")
+        raise WordorderError(
+            f"this reference has {len(lines)} lines but the test set has {n}",
+            path=path,
+            hint="every reference must have one line per test sentence, in the same order",
+        )
     with atomic_open(output) as f:
         f.writelines(line + "\n" for line in lines)
     return n
@@ -77,7 +90,10 @@ def read_references(paths: Sequence[str | Path], n: int) -> list[list[str]]:
     for path in paths:
         lines = read_lines(path)
         if len(lines) != n:
-            raise WordorderError(f"this reference has {len(lines)} lines but the test set has {n}", path=path,
-                                 hint="delete it and rerun: the reference step writes it from the config's file")
+            raise WordorderError(
+                f"this reference has {len(lines)} lines but the test set has {n}",
+                path=path,
+                hint="delete it and rerun: the reference step writes it from the config's file",
+            )
         out.append(lines)
     return out

@@ -25,8 +25,7 @@ from wordorder.text.normalize import normalize_line
 log = logging.getLogger(__name__)
 
 
-def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int,
-                tok_dir: Path) -> dict:
+def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int, tok_dir: Path) -> dict:
     """Return the split table: for every split, its corpus and the line numbers (0-based) taken.
 
     The training corpus is cleaned; holdout dev/test sets are drawn from the cleaned lines
@@ -55,28 +54,46 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
             splits[name] = {"corpus": name, "lines": list(range(len(s)))}
             held.extend(zip(s, t))
     splits["train"]["lines"], overlap = remove_overlap(splits["train"]["lines"], train_src, train_tgt, held)
-    log.info("%s: %d training pairs removed because they occur in a dev/test set (same pair %d, same "
-             "source %d, same target %d)", pair, overlap["removed"], overlap["pair"], overlap["source"],
-             overlap["target"])
+    log.info(
+        "%s: %d training pairs removed because they occur in a dev/test set (same pair %d, same "
+        "source %d, same target %d)",
+        pair,
+        overlap["removed"],
+        overlap["pair"],
+        overlap["source"],
+        overlap["target"],
+    )
     if not splits["train"]["lines"]:
-        raise WordorderError(f"no training sentences left for {pair} after cleaning and removing the dev/test "
-                             "sentences",
-                             hint=f"cleaning removed {stats}; overlap with the dev/test sets removed {overlap}; "
-                             "relax clean.max_len / max_ratio, or use other dev/test sets")
-    return {"pair": pair, "seed": seed, "clean": stats, "overlap": overlap,
-            "sizes": {n: len(s["lines"]) for n, s in splits.items()}, "splits": splits}
+        raise WordorderError(
+            f"no training sentences left for {pair} after cleaning and removing the dev/test sentences",
+            hint=f"cleaning removed {stats}; overlap with the dev/test sets removed {overlap}; "
+            "relax clean.max_len / max_ratio, or use other dev/test sets",
+        )
+    return {
+        "pair": pair,
+        "seed": seed,
+        "clean": stats,
+        "overlap": overlap,
+        "sizes": {n: len(s["lines"]) for n, s in splits.items()},
+        "splits": splits,
+    }
 
 
-def _refuse_empty_lines(name: str, src_lines: list[str], tgt_lines: list[str], src: str, tgt: str,
-                        raw_dir: Path) -> None:
+def _refuse_empty_lines(
+    name: str, src_lines: list[str], tgt_lines: list[str], src: str, tgt: str, raw_dir: Path
+) -> None:
     """A dev or test set is used whole: a line with no sentence on a side cannot be translated
     or scored, and usually means the two files are out of step."""
     for number, (a, b) in enumerate(zip(src_lines, tgt_lines), start=1):
         if not a.strip() or not b.strip():
             lang = src if not a.strip() else tgt
-            raise WordorderError(f"empty line in the '{name}' set", path=raw_dir / f"{name}.{lang}", line=number,
-                                 hint="every line of a dev/test set needs a sentence on both sides: remove the "
-                                 "pair from both files (a training corpus may have empty lines: they are dropped)")
+            raise WordorderError(
+                f"empty line in the '{name}' set",
+                path=raw_dir / f"{name}.{lang}",
+                line=number,
+                hint="every line of a dev/test set needs a sentence on both sides: remove the "
+                "pair from both files (a training corpus may have empty lines: they are dropped)",
+            )
 
 
 def write_splits(table: dict, output: Path) -> None:
@@ -89,13 +106,16 @@ def select_split(splits_json: Path, split: str, raw: Path, tok: Path, out_raw: P
     with open(splits_json, encoding="utf-8") as f:
         table = json.load(f)
     if split not in table["splits"]:
-        raise WordorderError(f"no split named '{split}'", path=splits_json,
-                             hint=f"splits: {', '.join(table['splits'])}")
+        raise WordorderError(
+            f"no split named '{split}'", path=splits_json, hint=f"splits: {', '.join(table['splits'])}"
+        )
     lines = table["splits"][split]["lines"]
     raw_lines, tok_lines = read_lines(raw), read_lines(tok)
     if len(raw_lines) != len(tok_lines):
-        raise WordorderError(f"{len(raw_lines)} lines but the tokenized file {tok} has {len(tok_lines)}",
-                             path=raw, hint="delete the tokenized file and rerun")
-    write_parallel([out_raw, out_tok], [(normalize_line(raw_lines[i]) for i in lines),
-                                        (tok_lines[i] for i in lines)])
+        raise WordorderError(
+            f"{len(raw_lines)} lines but the tokenized file {tok} has {len(tok_lines)}",
+            path=raw,
+            hint="delete the tokenized file and rerun",
+        )
+    write_parallel([out_raw, out_tok], [(normalize_line(raw_lines[i]) for i in lines), (tok_lines[i] for i in lines)])
     return len(lines)

@@ -50,20 +50,20 @@ def holdout_split(n: int, sizes: Mapping[str, int], seed: int) -> dict[str, list
         if name == "train":
             raise WordorderError("a holdout cannot be called 'train' (that is the rest)")
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-            raise WordorderError(f"holdout size of '{name}' must be a non-negative integer, "
-                                 f"not {size!r}")
+            raise WordorderError(f"holdout size of '{name}' must be a non-negative integer, not {size!r}")
     total = sum(int(s) for s in sizes.values())
     if total > n:
         asked = " + ".join(f"{name} {size}" for name, size in sizes.items())
-        raise WordorderError(f"the holdouts need {total} lines ({asked}) but only {n} lines "
-                             f"are available", hint="make the holdouts smaller, or relax the "
-                             "cleaning limits so that more lines are kept")
+        raise WordorderError(
+            f"the holdouts need {total} lines ({asked}) but only {n} lines are available",
+            hint="make the holdouts smaller, or relax the cleaning limits so that more lines are kept",
+        )
     order = shuffled(n, seed)
     parts: dict[str, list[int]] = {}
     start = 0
     for name in sorted(sizes):
         size = int(sizes[name])
-        parts[name] = np.sort(order[start:start + size]).tolist()
+        parts[name] = np.sort(order[start : start + size]).tolist()
         start += size
     parts["train"] = np.sort(order[start:]).tolist()
     return parts

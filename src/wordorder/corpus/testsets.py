@@ -40,17 +40,19 @@ class SacrebleuSource(Source):
 
         name = self.spec["test_set"]
         if name not in DATASETS:
-            raise WordorderError(f"sacrebleu has no test set '{name}'",
-                                 hint=f"test sets: {', '.join(sorted(DATASETS))}")
+            raise WordorderError(
+                f"sacrebleu has no test set '{name}'", hint=f"test sets: {', '.join(sorted(DATASETS))}"
+            )
         dataset = DATASETS[name]
         langpair = self.spec.get("langpair", f"{src_lang}-{tgt_lang}")
         if langpair not in dataset.langpairs:
-            raise WordorderError(f"sacrebleu test set '{name}' has no language pair '{langpair}'",
-                                 hint=f"its pairs: {', '.join(sorted(dataset.langpairs))}")
+            raise WordorderError(
+                f"sacrebleu test set '{name}' has no language pair '{langpair}'",
+                hint=f"its pairs: {', '.join(sorted(dataset.langpairs))}",
+            )
         a, _, b = langpair.partition("-")
         if {a, b} != {src_lang, tgt_lang}:
-            raise WordorderError(f"sacrebleu pair '{langpair}' does not match the corpus pair "
-                                 f"{src_lang}-{tgt_lang}")
+            raise WordorderError(f"sacrebleu pair '{langpair}' does not match the corpus pair {src_lang}-{tgt_lang}")
         source, reference = _files(name, dataset, langpair)
         swap = a != src_lang  # e.g. the de-en test set read as the en side of an en-de pair...
         lines = iter_file_pairs(Path(source), Path(reference))
@@ -62,8 +64,13 @@ class SacrebleuSource(Source):
         from sacrebleu.utils import filter_subset
 
         try:
-            src, ref = filter_subset([[s for s, _ in lines], [t for _, t in lines]], name, langpair,
-                                     self.spec.get("origlang"), self.spec.get("subset"))
+            src, ref = filter_subset(
+                [[s for s, _ in lines], [t for _, t in lines]],
+                name,
+                langpair,
+                self.spec.get("origlang"),
+                self.spec.get("subset"),
+            )
         except Exception as e:  # sacrebleu raises bare Exceptions for unsupported filters
             raise WordorderError(f"cannot filter sacrebleu test set '{name}': {e}") from None
         return iter(list(zip(src, ref)))
@@ -74,8 +81,7 @@ def _files(name: str, dataset, langpair: str) -> tuple[str, str]:
     fields = dataset.fieldnames(langpair)
     texts = [dataset._get_txt_file_path(langpair, f) for f in fields]
     if not all(os.path.exists(t) for t in texts):
-        tarballs = [os.path.join(dataset._rawdir, dataset._get_tarball_filename(u))
-                    for u in dataset.data or []]
+        tarballs = [os.path.join(dataset._rawdir, dataset._get_tarball_filename(u)) for u in dataset.data or []]
         missing = [(u, t) for u, t in zip(dataset.data or [], tarballs) if not os.path.exists(t)]
         for url, _ in missing:
             why = unreachable(url, TIMEOUT)
@@ -90,8 +96,11 @@ def _files(name: str, dataset, langpair: str) -> tuple[str, str]:
                 if os.path.exists(tarball):
                     os.remove(tarball)
             url = missing[0][0] if missing else "(cached files)"
-            why = ("sacreBLEU gave up (its log above says why, e.g. a wrong checksum)"
-                   if isinstance(e, SystemExit) else f"{type(e).__name__}: {e}")
+            why = (
+                "sacreBLEU gave up (its log above says why, e.g. a wrong checksum)"
+                if isinstance(e, SystemExit)
+                else f"{type(e).__name__}: {e}"
+            )
             raise _offline(name, langpair, url, why, texts, tarballs) from None
         finally:
             socket.setdefaulttimeout(old)
@@ -102,6 +111,7 @@ def _offline(name, langpair, url, why, texts, tarballs) -> WordorderError:
     return WordorderError(
         f"could not download sacrebleu test set {name} ({langpair}) from {url}: {why}",
         hint="provide it another way: a 'local' source with the source and reference files, "
-             "or copy sacreBLEU's data directory from a machine with network access so that "
-             f"these exist: {', '.join(texts[:2])} (or the download {', '.join(tarballs)}); "
-             "set $SACREBLEU to use another directory")
+        "or copy sacreBLEU's data directory from a machine with network access so that "
+        f"these exist: {', '.join(texts[:2])} (or the download {', '.join(tarballs)}); "
+        "set $SACREBLEU to use another directory",
+    )

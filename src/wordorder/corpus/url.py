@@ -45,8 +45,7 @@ class UrlSource(Source):
     """A corpus downloaded from ``http``, ``https`` or ``file`` URLs into the download cache."""
 
     kind = "url"
-    optional = ("url", "sha256", "src", "tgt", "retries", "timeout", "max_download_bytes",
-                "max_unpacked_bytes")
+    optional = ("url", "sha256", "src", "tgt", "retries", "timeout", "max_download_bytes", "max_unpacked_bytes")
 
     def validate(self) -> None:
         spec, where = self.spec, self.where
@@ -67,7 +66,8 @@ class UrlSource(Source):
                 if not isinstance(side, Mapping):
                     raise WordorderError(
                         f"'{key}' in {where} must be a member name (with url and sha256 given) "
-                        f"or a mapping with its own url and sha256, not {side!r}")
+                        f"or a mapping with its own url and sha256, not {side!r}"
+                    )
                 check_keys(side, ("url", "sha256"), ("member",), side_where)
                 check_url(side["url"], side_where)
                 check_sha256(side["sha256"], side_where)
@@ -78,41 +78,54 @@ class UrlSource(Source):
             if src.get("member") == tgt.get("member") and (src["url"] == tgt["url"] or same_sha):
                 if src["url"] == tgt["url"]:
                     _same("'src.url' and 'tgt.url'", "give the same file", src["url"], where)
-                _same("'src.sha256' and 'tgt.sha256'", "are equal, so the two files have the same content",
-                      f"{src['url']}, {tgt['url']}", where)
+                _same(
+                    "'src.sha256' and 'tgt.sha256'",
+                    "are equal, so the two files have the same content",
+                    f"{src['url']}, {tgt['url']}",
+                    where,
+                )
         self.retries = spec.get("retries", DEFAULT_RETRIES)
         self.timeout = spec.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 1:
             raise WordorderError(f"'retries' in {where} must be a positive integer")
-        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) \
-                or self.timeout <= 0:
+        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise WordorderError(f"'timeout' in {where} must be a positive number of seconds")
-        self.max_download = parse_size(spec.get("max_download_bytes", DEFAULT_MAX_DOWNLOAD),
-                                       "max_download_bytes", where)
-        self.max_unpacked = (parse_size(spec["max_unpacked_bytes"], "max_unpacked_bytes", where)
-                             if "max_unpacked_bytes" in spec else None)
+        self.max_download = parse_size(
+            spec.get("max_download_bytes", DEFAULT_MAX_DOWNLOAD), "max_download_bytes", where
+        )
+        self.max_unpacked = (
+            parse_size(spec["max_unpacked_bytes"], "max_unpacked_bytes", where)
+            if "max_unpacked_bytes" in spec
+            else None
+        )
 
     def describe(self, src_lang: str, tgt_lang: str) -> str:
         spec = self.spec
         if "url" in spec:
-            return (f"{expand(spec['src'], src_lang, tgt_lang)} and {expand(spec['tgt'], src_lang, tgt_lang)} "
-                    f"in {spec['url']}")
-        return " and ".join(side["url"] + (f" ({expand(side['member'], src_lang, tgt_lang)})"
-                                           if "member" in side else "") for side in (spec["src"], spec["tgt"]))
+            return (
+                f"{expand(spec['src'], src_lang, tgt_lang)} and {expand(spec['tgt'], src_lang, tgt_lang)} "
+                f"in {spec['url']}"
+            )
+        return " and ".join(
+            side["url"] + (f" ({expand(side['member'], src_lang, tgt_lang)})" if "member" in side else "")
+            for side in (spec["src"], spec["tgt"])
+        )
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         spec = self.spec
         if "url" in spec:
-            src = self._file(spec["url"], spec["sha256"], expand(spec["src"], src_lang, tgt_lang),
-                             cache_dir)
-            tgt = self._file(spec["url"], spec["sha256"], expand(spec["tgt"], src_lang, tgt_lang),
-                             cache_dir)
+            src = self._file(spec["url"], spec["sha256"], expand(spec["src"], src_lang, tgt_lang), cache_dir)
+            tgt = self._file(spec["url"], spec["sha256"], expand(spec["tgt"], src_lang, tgt_lang), cache_dir)
         else:
             src, tgt = (
-                self._file(side["url"], side["sha256"],
-                           expand(side["member"], src_lang, tgt_lang) if "member" in side else None,
-                           cache_dir)
-                for side in (spec["src"], spec["tgt"]))
+                self._file(
+                    side["url"],
+                    side["sha256"],
+                    expand(side["member"], src_lang, tgt_lang) if "member" in side else None,
+                    cache_dir,
+                )
+                for side in (spec["src"], spec["tgt"])
+            )
         # e.g. file:// URLs spelling one file two ways, or members that are links to one file
         refuse_same_file(src, tgt, ("src", "tgt"), self.where)
         return iter_file_pairs(src, tgt)
@@ -131,17 +144,21 @@ class UrlSource(Source):
 
 
 def _same(keys: str, verb: str, value: str, where: str) -> None:
-    raise WordorderError(f"{keys} of the {where} {verb} ({value}): both sides would be one text",
-                         hint="the source and the target side of a parallel corpus are two files, "
-                         "one per language")
+    raise WordorderError(
+        f"{keys} of the {where} {verb} ({value}): both sides would be one text",
+        hint="the source and the target side of a parallel corpus are two files, one per language",
+    )
 
 
 def _readable(download: Path) -> Path:
     """A path the line reader decompresses if the download is gzip but not named ``.gz``."""
     kind = archive_type(download)
     if kind in ("zip", "tar"):
-        raise WordorderError("this download is an archive: say which file in it to use",
-                             path=download, hint="add 'member: PATH-INSIDE-THE-ARCHIVE' to the side")
+        raise WordorderError(
+            "this download is an archive: say which file in it to use",
+            path=download,
+            hint="add 'member: PATH-INSIDE-THE-ARCHIVE' to the side",
+        )
     if kind == "gzip" and download.suffix != ".gz":
         alias = download.with_name(download.name + ".gz")
         if not alias.exists():

@@ -10,11 +10,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_WHERE = {"Hypothesis": "beam", "beam_search": "beam", "beam_search_hypotheses": "beam", "greedy_decode": "beam",
-          "translate_batches": "beam", "DecodeOptions": "options"}
+_WHERE = {
+    "Hypothesis": "beam",
+    "beam_search": "beam",
+    "beam_search_hypotheses": "beam",
+    "greedy_decode": "beam",
+    "translate_batches": "beam",
+    "DecodeOptions": "options",
+}
 
-__all__ = ["DecodeOptions", "Hypothesis", "beam_search", "beam_search_hypotheses", "greedy_decode",
-           "translate_batches"]
+__all__ = ["DecodeOptions", "Hypothesis", "beam_search", "beam_search_hypotheses", "greedy_decode", "translate_batches"]
 
 
 def __getattr__(name: str) -> Any:

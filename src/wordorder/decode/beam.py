@@ -66,8 +66,13 @@ def _constrain(lp: Tensor, at_max: Tensor) -> Tensor:
 
 @torch.inference_mode()
 def beam_search_hypotheses(
-    model: Seq2SeqModel, src: Tensor, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
-    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty, n_best: int = 1,
+    model: Seq2SeqModel,
+    src: Tensor,
+    beam_size: int = DEFAULT.beam_size,
+    max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b,
+    length_penalty: float = DEFAULT.length_penalty,
+    n_best: int = 1,
     feats: Feats | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search; for each sentence its ``n_best`` hypotheses, best first.
@@ -162,8 +167,13 @@ def beam_search_hypotheses(
 
 
 def beam_search(
-    model: Seq2SeqModel, src: Tensor, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
-    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty, n_best: int = 1,
+    model: Seq2SeqModel,
+    src: Tensor,
+    beam_size: int = DEFAULT.beam_size,
+    max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b,
+    length_penalty: float = DEFAULT.length_penalty,
+    n_best: int = 1,
     feats: Feats | None = None,
 ) -> list[list[list[int]]]:
     """Beam search (see :func:`beam_search_hypotheses`); for each sentence the ``n_best``
@@ -173,9 +183,13 @@ def beam_search(
 
 
 @torch.inference_mode()
-def greedy_decode(model: Seq2SeqModel, src: Tensor, max_len_a: float = DEFAULT.max_len_a,
-                  max_len_b: int = DEFAULT.max_len_b,
-                  feats: Feats | None = None) -> list[list[int]]:
+def greedy_decode(
+    model: Seq2SeqModel,
+    src: Tensor,
+    max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b,
+    feats: Feats | None = None,
+) -> list[list[int]]:
     """Greedy (arg-max) decoding of (B, S) padded sources; id lists without BOS/EOS."""
     B, dev = src.size(0), src.device
     limit = max_lengths(src, max_len_a, max_len_b)
@@ -211,8 +225,10 @@ def length_batches(lengths: Sequence[int], batch_tokens: int, batch_size: int | 
     batches: list[list[int]] = []
     for i in order:
         # Longest first: the first sentence of a batch sets its padded width.
-        if batches and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= batch_tokens and (
-            batch_size is None or len(batches[-1]) < batch_size
+        if (
+            batches
+            and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= batch_tokens
+            and (batch_size is None or len(batches[-1]) < batch_size)
         ):
             batches[-1].append(i)
         else:
@@ -221,10 +237,16 @@ def length_batches(lengths: Sequence[int], batch_tokens: int, batch_size: int | 
 
 
 def translate_batches(
-    model: Seq2SeqModel, sources: Sequence[list[int]], batch_tokens: int = DEFAULT.batch_tokens,
-    batch_size: int | None = None, beam_size: int = DEFAULT.beam_size, max_len_a: float = DEFAULT.max_len_a,
-    max_len_b: int = DEFAULT.max_len_b, length_penalty: float = DEFAULT.length_penalty,
-    device: torch.device | str | None = None, progress: bool = True,
+    model: Seq2SeqModel,
+    sources: Sequence[list[int]],
+    batch_tokens: int = DEFAULT.batch_tokens,
+    batch_size: int | None = None,
+    beam_size: int = DEFAULT.beam_size,
+    max_len_a: float = DEFAULT.max_len_a,
+    max_len_b: int = DEFAULT.max_len_b,
+    length_penalty: float = DEFAULT.length_penalty,
+    device: torch.device | str | None = None,
+    progress: bool = True,
     feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> list[list[int]]:
     """Translate id lists (without EOS) to the best hypothesis each, in input order.
@@ -251,13 +273,23 @@ def translate_batches(
             for row, i in enumerate(batch):
                 src[row, : lengths[i]] = torch.tensor(list(sources[i]) + [EOS_ID], dtype=torch.long)
             src = src.to(device)
-            batch_feats = ({name: pad_feature(name, [values[i] for i in batch], width).to(device)
-                            for name, values in feats.items()} if feats else None)
+            batch_feats = (
+                {
+                    name: pad_feature(name, [values[i] for i in batch], width).to(device)
+                    for name, values in feats.items()
+                }
+                if feats
+                else None
+            )
             if beam_size == 1:
                 hyps = greedy_decode(model, src, max_len_a, max_len_b, feats=batch_feats)
             else:
-                hyps = [h[0] if h else [] for h in beam_search(
-                    model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best=1, feats=batch_feats)]
+                hyps = [
+                    h[0] if h else []
+                    for h in beam_search(
+                        model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best=1, feats=batch_feats
+                    )
+                ]
             for i, h in zip(batch, hyps):
                 results[i] = h
             bar.update(len(batch))

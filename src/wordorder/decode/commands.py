@@ -13,9 +13,16 @@ def cmd_translate(a: argparse.Namespace) -> None:
     from wordorder.decode.runner import run_translation
 
     summary = run_translation(
-        checkpoint=Path(a.checkpoint), spm=Path(a.spm), source=Path(a.input), lang=a.lang,
-        options=DecodeOptions.from_dict(a.options), threads=a.threads, output=Path(a.output), output_tok=Path(a.output_tok),
-        features=a.features, spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
+        checkpoint=Path(a.checkpoint),
+        spm=Path(a.spm),
+        source=Path(a.input),
+        lang=a.lang,
+        options=DecodeOptions.from_dict(a.options),
+        threads=a.threads,
+        output=Path(a.output),
+        output_tok=Path(a.output_tok),
+        features=a.features,
+        spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
     print(json.dumps(summary, indent=1))
 
@@ -28,5 +35,8 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--threads", type=int, default=None)
     s.add_argument("--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}')
-    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
-                   "(--spm is then the source side's)")
+    s.add_argument(
+        "--spm-tgt",
+        default=None,
+        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+    )

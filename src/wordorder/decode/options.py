@@ -33,8 +33,9 @@ class DecodeOptions:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = set(options) - set(fields)
         if unknown:
-            raise WordorderError(f"unknown decode option(s): {', '.join(sorted(unknown))}",
-                                 hint=f"valid: {', '.join(sorted(fields))}")
+            raise WordorderError(
+                f"unknown decode option(s): {', '.join(sorted(unknown))}", hint=f"valid: {', '.join(sorted(fields))}"
+            )
         # The types as declared: a JSON 5.0 beam is 5, a YAML 1 penalty is 1.0.
         kinds = {"int": int, "float": float, "str": str}
         return cls(**{name: kinds[fields[name].type](value) for name, value in options.items()})

@@ -16,9 +16,18 @@ from wordorder.io import read_lines, write_parallel
 from wordorder.text.subword import SubwordModel
 
 
-def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, options: DecodeOptions,
-                    threads: int | None, output: Path, output_tok: Path,
-                    features: Mapping[str, str] | None = None, spm_tgt: Path | None = None) -> dict:
+def run_translation(
+    checkpoint: Path,
+    spm: Path,
+    source: Path,
+    lang: str,
+    options: DecodeOptions,
+    threads: int | None,
+    output: Path,
+    output_tok: Path,
+    features: Mapping[str, str] | None = None,
+    spm_tgt: Path | None = None,
+) -> dict:
     """Translate ``source`` with the decoding ``options``; ``features`` (name → path) are the
     extra source inputs the checkpoint's model needs (tags are mapped with the checkpoint's
     vocabularies). ``spm`` is the joint subword model, or the source side's when ``spm_tgt``
@@ -43,16 +52,26 @@ def run_translation(checkpoint: Path, spm: Path, source: Path, lang: str, option
     feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
     start = time.perf_counter()
     hyps = translate_batches(
-        model, sources, batch_tokens=options.batch_tokens, device=device, beam_size=options.beam_size,
-        max_len_a=options.max_len_a, max_len_b=options.max_len_b, length_penalty=options.length_penalty,
+        model,
+        sources,
+        batch_tokens=options.batch_tokens,
+        device=device,
+        beam_size=options.beam_size,
+        max_len_a=options.max_len_a,
+        max_len_b=options.max_len_b,
+        length_penalty=options.length_penalty,
         feats=feats,
     )
     seconds = time.perf_counter() - start
     tokenizer = get_tokenizer(lang)
     tokens = [sp.decode_ids(h) for h in hyps]
     write_parallel([output, output_tok], [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)])
-    summary = {"sentences": len(sources), "seconds": round(seconds, 2),
-               "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "device": str(device)}
+    summary = {
+        "sentences": len(sources),
+        "seconds": round(seconds, 2),
+        "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2),
+        "device": str(device),
+    }
     summary.update(vision_span(model))
     return summary
 
@@ -63,10 +82,13 @@ def check_vocabularies(model: Any, sp_src: SubwordModel, sp_tgt: SubwordModel, c
     want = (int(model.vocab_size), int(getattr(model, "tgt_vocab_size", model.vocab_size)))
     have = (sp_src.vocab_size, sp_tgt.vocab_size)
     if want != have:
-        raise WordorderError(f"the checkpoint's vocabularies have {want[0]} (source) and {want[1]} (target) entries, "
-                             f"the subword models {have[0]} and {have[1]}", path=checkpoint,
-                             hint="give the subword model(s) the model was trained with (--spm, and --spm-tgt when "
-                             "each side has its own)")
+        raise WordorderError(
+            f"the checkpoint's vocabularies have {want[0]} (source) and {want[1]} (target) entries, "
+            f"the subword models {have[0]} and {have[1]}",
+            path=checkpoint,
+            hint="give the subword model(s) the model was trained with (--spm, and --spm-tgt when "
+            "each side has its own)",
+        )
 
 
 def vision_span(model: Any) -> dict:
@@ -83,8 +105,9 @@ def vision_span(model: Any) -> dict:
     return {"flexible_scored_fraction": round(scored / total, 4)}
 
 
-def read_decode_features(model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str],
-                         sources: list[list[int]], checkpoint: Path) -> dict | None:
+def read_decode_features(
+    model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str], sources: list[list[int]], checkpoint: Path
+) -> dict | None:
     """The source features a checkpoint's model needs, read with its tag vocabularies."""
     from wordorder.model_io.features import FeatureVocab, check_feature_files, load_features
 

@@ -63,21 +63,27 @@ def word_links(weights: np.ndarray, src_word: Sequence[int], tgt_word: Sequence[
 
 
 @torch.inference_mode()
-def attention_alignments(model: Seq2SeqModel, sources: Sequence[tuple[list[int], list[int]]],
-                         targets: Sequence[tuple[list[int], list[int]]], batch_size: int = 32,
-                         progress: bool = False) -> list[np.ndarray]:
+def attention_alignments(
+    model: Seq2SeqModel,
+    sources: Sequence[tuple[list[int], list[int]]],
+    targets: Sequence[tuple[list[int], list[int]]],
+    batch_size: int = 32,
+    progress: bool = False,
+) -> list[np.ndarray]:
     """Word links of every sentence pair; ``sources``/``targets``: (ids, word of each id)."""
     from wordorder.progress import progress as bar
 
     if model.options.required_features():
-        raise WordorderError(f"this model reads the source features {sorted(model.options.required_features())}",
-                             hint="attention AER is computed for systems that read only the source subwords")
+        raise WordorderError(
+            f"this model reads the source features {sorted(model.options.required_features())}",
+            hint="attention AER is computed for systems that read only the source subwords",
+        )
     model.eval()
     device = model.device
     out: list[np.ndarray] = [np.zeros((0, 2), dtype=np.int64)] * len(sources)
     order = sorted(range(len(sources)), key=lambda i: -len(sources[i][0]))
     for start in bar(range(0, len(order), batch_size), desc="forced decoding", unit=" batch", enabled=progress):
-        batch = [i for i in order[start:start + batch_size] if sources[i][0] and targets[i][0]]
+        batch = [i for i in order[start : start + batch_size] if sources[i][0] and targets[i][0]]
         if not batch:
             continue
         src = pad([sources[i][0] + [EOS_ID] for i in batch]).to(device)
@@ -91,9 +97,16 @@ def attention_alignments(model: Seq2SeqModel, sources: Sequence[tuple[list[int],
     return out
 
 
-def evaluate_attention_aer(model: Seq2SeqModel, sp: SubwordModel, gold_pairs: str | Path, gold_links: str | Path,
-                           swap: bool = False, batch_size: int = 32, progress: bool = False,
-                           sp_tgt: SubwordModel | None = None) -> tuple[dict, list[np.ndarray]]:
+def evaluate_attention_aer(
+    model: Seq2SeqModel,
+    sp: SubwordModel,
+    gold_pairs: str | Path,
+    gold_links: str | Path,
+    swap: bool = False,
+    batch_size: int = 32,
+    progress: bool = False,
+    sp_tgt: SubwordModel | None = None,
+) -> tuple[dict, list[np.ndarray]]:
     """AER of ``model``'s attention on a gold set (awesome-align files; ``swap``: the files'
     sides are target ||| source of the model). ``sp`` encodes the source words (and the
     target words too, unless ``sp_tgt`` gives the target side its own subword model).
@@ -124,18 +137,41 @@ def aer_table(results: Sequence[Path], aligners: Sequence[Path]) -> tuple[list[d
         stats = json.loads(Path(path).read_text(encoding="utf-8"))
         gold = stats.get("aer")
         if gold:
-            rows.append({"pair": Path(path).parent.parent.name, "system": "eflomal (word aligner)", "seed": "",
-                         "precision": gold["precision"], "recall": gold["recall"], "aer": gold["aer"]})
+            rows.append(
+                {
+                    "pair": Path(path).parent.parent.name,
+                    "system": "eflomal (word aligner)",
+                    "seed": "",
+                    "precision": gold["precision"],
+                    "recall": gold["recall"],
+                    "aer": gold["aer"],
+                }
+            )
     for path in results:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         meta = data["meta"]
-        rows.append({"pair": meta["pair"], "system": f"{meta['variant']} (attention)", "seed": meta["seed"],
-                     "precision": data["precision"], "recall": data["recall"], "aer": data["aer"]})
-    lines = ["# Alignment error rate on the gold alignments (lower is better)", "",
-             "Attention: forced decoding of the gold pairs, subwords mapped to words by mean target rows and "
-             "summed source columns (docs/algorithms.md §AER-ATTENTION, method b), one link per target word.", "",
-             "| pair | system | seed | precision | recall | AER |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+        rows.append(
+            {
+                "pair": meta["pair"],
+                "system": f"{meta['variant']} (attention)",
+                "seed": meta["seed"],
+                "precision": data["precision"],
+                "recall": data["recall"],
+                "aer": data["aer"],
+            }
+        )
+    lines = [
+        "# Alignment error rate on the gold alignments (lower is better)",
+        "",
+        "Attention: forced decoding of the gold pairs, subwords mapped to words by mean target rows and "
+        "summed source columns (docs/algorithms.md §AER-ATTENTION, method b), one link per target word.",
+        "",
+        "| pair | system | seed | precision | recall | AER |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
     for r in rows:
-        lines.append(f"| {r['pair']} | {r['system']} | {r['seed']} | {100 * r['precision']:.1f} | "
-                     f"{100 * r['recall']:.1f} | {100 * r['aer']:.1f} |")
+        lines.append(
+            f"| {r['pair']} | {r['system']} | {r['seed']} | {100 * r['precision']:.1f} | "
+            f"{100 * r['recall']:.1f} | {100 * r['aer']:.1f} |"
+        )
     return rows, "\n".join(lines) + "\n"

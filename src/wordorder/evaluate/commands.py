@@ -23,10 +23,26 @@ def cmd_score(a: argparse.Namespace) -> None:
     if extra and hyps_tok is not None:  # the extra references in the pipeline's own tokenization
         tokenizer = get_tokenizer(a.lang)
         extra_tok = [[" ".join(tokenizer.tokenize(line)) for line in r] for r in extra]
-    scores = score_translations(hyps, refs, a.lang, hyps_tok=hyps_tok, refs_tok=refs_tok, extra_refs=extra,
-                                extra_refs_tok=extra_tok, lowercase=a.lowercase)
-    meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset,
-            "hyp": a.hyp, "ref": a.ref, "extra_refs": a.extra_ref, "lowercase": a.lowercase}
+    scores = score_translations(
+        hyps,
+        refs,
+        a.lang,
+        hyps_tok=hyps_tok,
+        refs_tok=refs_tok,
+        extra_refs=extra,
+        extra_refs_tok=extra_tok,
+        lowercase=a.lowercase,
+    )
+    meta = {
+        "pair": a.pair,
+        "variant": a.variant,
+        "seed": a.seed,
+        "testset": a.testset,
+        "hyp": a.hyp,
+        "ref": a.ref,
+        "extra_refs": a.extra_ref,
+        "lowercase": a.lowercase,
+    }
     write_scores(Path(a.output), scores, meta)
     print(f"{a.output}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}")
 
@@ -34,11 +50,21 @@ def cmd_score(a: argparse.Namespace) -> None:
 def cmd_report(a: argparse.Namespace) -> None:
     from wordorder.evaluate.report import write_report
 
-    write_report([Path(p) for p in a.scores], [Path(m) for m in a.metrics], a.variants, a.title, Path(a.csv),
-                 Path(a.md), Path(a.curves), [Path(p) for p in a.significance], a.test, a.baseline,
-                 tex=Path(a.tex) if a.tex else None,
-                 generation=(Path(a.generation_csv), Path(a.generation_md)) if a.generation_md else None,
-                 ngram=(Path(a.ngram_csv), Path(a.ngram_md)) if a.ngram_md else None)
+    write_report(
+        [Path(p) for p in a.scores],
+        [Path(m) for m in a.metrics],
+        a.variants,
+        a.title,
+        Path(a.csv),
+        Path(a.md),
+        Path(a.curves),
+        [Path(p) for p in a.significance],
+        a.test,
+        a.baseline,
+        tex=Path(a.tex) if a.tex else None,
+        generation=(Path(a.generation_csv), Path(a.generation_md)) if a.generation_md else None,
+        ngram=(Path(a.ngram_csv), Path(a.ngram_md)) if a.ngram_md else None,
+    )
     print(Path(a.md).read_text(encoding="utf-8"))
 
 
@@ -52,12 +78,16 @@ def cmd_significance(a: argparse.Namespace) -> None:
     base = read_lines(a.baseline_hyp)
     tok = bleu_tokenizer(a.lang)
     extra = read_references(a.extra_ref, len(refs))
-    result = {"bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples, extra, a.lowercase),
-              "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase)}
+    result = {
+        "bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples, extra, a.lowercase),
+        "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase),
+    }
     meta = {"pair": a.pair, "variant": a.variant, "baseline": a.baseline, "seed": a.seed, "testset": a.testset}
     write_scores(Path(a.output), result, meta)
-    print(f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
-          f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)")
+    print(
+        f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
+        f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)"
+    )
 
 
 def _named_paths(items: Sequence[str], form: str) -> list[tuple[str, str]]:
@@ -139,25 +169,26 @@ def cmd_systems_table(a: argparse.Namespace) -> None:
 
 def cmd_attention_aer(a: argparse.Namespace) -> None:
     from wordorder.align.pharaoh import flatten, write_pharaoh
+    from wordorder.decode.runner import check_vocabularies
     from wordorder.evaluate.attention_aer import evaluate_attention_aer
     from wordorder.evaluate.scores import write_scores
-    from wordorder.text.subword import SubwordModel
     from wordorder.model_io.checkpoint import load_model
-
-    from wordorder.decode.runner import check_vocabularies
     from wordorder.model_io.subwords import subword_models
 
     model, _ = load_model(a.checkpoint)
     sp_src, sp_tgt = subword_models(Path(a.spm), Path(a.spm_tgt) if a.spm_tgt else None)
     check_vocabularies(model, sp_src, sp_tgt, Path(a.checkpoint))
-    scores, links = evaluate_attention_aer(model, sp_src, a.gold_pairs, a.gold_links, a.gold_swap,
-                                           progress=True, sp_tgt=sp_tgt)
+    scores, links = evaluate_attention_aer(
+        model, sp_src, a.gold_pairs, a.gold_links, a.gold_swap, progress=True, sp_tgt=sp_tgt
+    )
     if a.alignments:
         write_pharaoh(a.alignments, *flatten(links))
     meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "method": "mean target rows, summed source columns"}
     write_scores(Path(a.output), scores, meta)
-    print(f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
-          f"recall {100 * scores['recall']:.1f}, {scores['sentences']} sentences)")
+    print(
+        f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
+        f"recall {100 * scores['recall']:.1f}, {scores['sentences']} sentences)"
+    )
 
 
 def cmd_aer_table(a: argparse.Namespace) -> None:
@@ -168,8 +199,9 @@ def cmd_aer_table(a: argparse.Namespace) -> None:
 
     rows, md = aer_table([Path(p) for p in a.results], [Path(p) for p in a.aligners])
     with atomic_open(a.csv) as f:
-        writer = csv.DictWriter(f, fieldnames=["pair", "system", "seed", "precision", "recall", "aer"],
-                                lineterminator="\n")
+        writer = csv.DictWriter(
+            f, fieldnames=["pair", "system", "seed", "precision", "recall", "aer"], lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(rows)
     with atomic_open(a.md) as f:
@@ -182,16 +214,18 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
     from wordorder.evaluate.head_similarity import encoder_head_similarity
     from wordorder.evaluate.scores import write_scores
     from wordorder.io import read_lines
-    from wordorder.text.subword import SubwordModel
     from wordorder.model_io.checkpoint import load_model
     from wordorder.model_io.subwords import read_ids
+    from wordorder.text.subword import SubwordModel
 
     model, meta = load_model(a.checkpoint)
     sp = SubwordModel(a.spm)  # the source side's (or the joint) model
     if sp.vocab_size != model.vocab_size:
-        raise WordorderError(f"the checkpoint's source vocabulary has {model.vocab_size} entries, the subword model "
-                             f"{sp.vocab_size}", path=a.spm, hint="give the source side's subword model the model "
-                             "was trained with")
+        raise WordorderError(
+            f"the checkpoint's source vocabulary has {model.vocab_size} entries, the subword model {sp.vocab_size}",
+            path=a.spm,
+            hint="give the source side's subword model the model was trained with",
+        )
     sources = read_ids(read_lines(a.input), sp, Path(a.input))
     feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
     result = encoder_head_similarity(model, sources, feats)
@@ -210,24 +244,36 @@ def cmd_head_similarity_table(a: argparse.Namespace) -> None:
 
 
 def cmd_findings(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.cost import cost_summary
     from wordorder.evaluate.findings import Claim, seed_paired_bootstrap, verdict, write_findings
     from wordorder.evaluate.scores import bleu_tokenizer
     from wordorder.io import read_lines
-
-    from wordorder.evaluate.cost import cost_summary
 
     cost = cost_summary(Path(a.logs)) if a.logs else None
     rows = []
     for c in a.spec["claims"]:
         claim = Claim.from_dict(c)
         refs = [read_lines(p) for p in c["refs"]]
-        test = seed_paired_bootstrap([read_lines(p) for p in c["system_hyps"]],
-                                     [read_lines(p) for p in c["baseline_hyps"]], refs,
-                                     bleu_tokenizer(c["lang"]), bool(c.get("lowercase")), a.samples)
-        rows.append({**vars(claim), **test, "seeds": len(c["system_hyps"]),
-                     "verdict": verdict(claim.paper_delta, test["delta"], test["p"])})
-        print(f"{claim.paper}: {claim.system} vs {claim.baseline} on {claim.pair}/{claim.testset}: "
-              f"{test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper {claim.paper_delta:+.2f}), p = {test['p']:.3f}")
+        test = seed_paired_bootstrap(
+            [read_lines(p) for p in c["system_hyps"]],
+            [read_lines(p) for p in c["baseline_hyps"]],
+            refs,
+            bleu_tokenizer(c["lang"]),
+            bool(c.get("lowercase")),
+            a.samples,
+        )
+        rows.append(
+            {
+                **vars(claim),
+                **test,
+                "seeds": len(c["system_hyps"]),
+                "verdict": verdict(claim.paper_delta, test["delta"], test["p"]),
+            }
+        )
+        print(
+            f"{claim.paper}: {claim.system} vs {claim.baseline} on {claim.pair}/{claim.testset}: "
+            f"{test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper {claim.paper_delta:+.2f}), p = {test['p']:.3f}"
+        )
     write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
 
 
@@ -238,8 +284,9 @@ def cmd_cross_paper(a: argparse.Namespace) -> None:
     from wordorder.evaluate.tables import collect_scores, collect_significance, significance_markers
 
     table = cross_paper_table(collect_scores([Path(p) for p in a.scores]), pd.read_csv(a.systems))
-    markers = significance_markers(collect_significance([Path(p) for p in a.significance]), a.test) \
-        if a.significance else {}
+    markers = (
+        significance_markers(collect_significance([Path(p) for p in a.significance]), a.test) if a.significance else {}
+    )
     md = cross_paper_markdown(table, markers, a.baseline, a.title)
     write_cross_paper(table, md, Path(a.csv), Path(a.md))
     print(md)
@@ -268,8 +315,13 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--hyp-tok")
     s.add_argument("--ref-tok")
-    s.add_argument("--extra-ref", action="append", default=[], metavar="PATH",
-                   help="a further reference, line-aligned with --ref (repeat for each; NIST sets have four)")
+    s.add_argument(
+        "--extra-ref",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a further reference, line-aligned with --ref (repeat for each; NIST sets have four)",
+    )
     s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU and chrF (sacreBLEU -lc)")
     s.add_argument("--seed", type=int, required=True)
 
@@ -290,18 +342,37 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--ngram-md")
 
     s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
-    for name in ("--hyp", "--baseline-hyp", "--ref", "--lang", "--output", "--pair", "--variant",
-                 "--baseline", "--testset"):
+    for name in (
+        "--hyp",
+        "--baseline-hyp",
+        "--ref",
+        "--lang",
+        "--output",
+        "--pair",
+        "--variant",
+        "--baseline",
+        "--testset",
+    ):
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--samples", type=int, default=1000)
-    s.add_argument("--extra-ref", action="append", default=[], metavar="PATH",
-                   help="a further reference, line-aligned with --ref (repeat for each)")
+    s.add_argument(
+        "--extra-ref",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a further reference, line-aligned with --ref (repeat for each)",
+    )
     s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU (sacreBLEU -lc)")
 
     s = add("findings", cmd_findings, "the papers' claimed BLEU differences against ours (seed-paired bootstrap)")
-    s.add_argument("--spec", type=_json, required=True, help="{title, claims: [{paper, pair, testset, system, "
-                   "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}")
+    s.add_argument(
+        "--spec",
+        type=_json,
+        required=True,
+        help="{title, claims: [{paper, pair, testset, system, "
+        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}",
+    )
     s.add_argument("--md", required=True)
     s.add_argument("--json", required=True)
     s.add_argument("--samples", type=int, default=1000)
@@ -315,7 +386,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
 
     s = add("convergence", cmd_convergence, "where and why each training stopped, and its dev curve per system")
-    s.add_argument("--runs", type=_json, required=True, help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)")
+    s.add_argument(
+        "--runs", type=_json, required=True, help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)"
+    )
     s.add_argument("--patience", type=int, help="train.patience: judges logs without a stop record")
     for name in ("--title", "--md", "--png"):
         s.add_argument(name, required=True)
@@ -331,8 +404,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--gold-swap", action="store_true", help="the gold files are target ||| source of the model")
-    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
-                   "(--spm is then the source side's)")
+    s.add_argument(
+        "--spm-tgt",
+        default=None,
+        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+    )
     s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
 
     s = add("aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner")
@@ -341,7 +417,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--csv", "--md"):
         s.add_argument(name, required=True)
 
-    s = add("head-similarity", cmd_head_similarity, "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)")
+    s = add(
+        "head-similarity", cmd_head_similarity, "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)"
+    )
     for name in ("--checkpoint", "--spm", "--input", "--output", "--pair", "--variant", "--testset"):
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
@@ -372,7 +450,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation")
 
     s = add("systems-table", cmd_systems_table, "#params, training and decoding speed of every system")
-    s.add_argument("--runs", type=_json, required=True,
-                   help='{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": [[src, benchmark.tsv], ...]}]}')
+    s.add_argument(
+        "--runs",
+        type=_json,
+        required=True,
+        help='{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": [[src, benchmark.tsv], ...]}]}',
+    )
     for name in ("--csv", "--md", "--baseline", "--title"):
         s.add_argument(name, required=True)

@@ -42,16 +42,25 @@ def run_summary(records: Sequence[Mapping[str, Any]], patience: int | None = Non
     reason = stop[-1]["stop_reason"] if stop else "unknown"
     if not stop and patience and len(evals) - 1 - evals.index(best_rec) >= patience:
         reason = "patience"
-    return {"evals": len(evals), "steps": int(stop[-1].get("steps", evals[-1]["step"])) if stop else int(evals[-1]["step"]),
-            "best_step": int(best_rec["step"]), "stop_reason": reason,
-            "best_ppl": best_rec.get("dev_ppl"), "last_ppl": evals[-1].get("dev_ppl"),
-            "best_bleu": float(best_rec["dev_bleu"]), "max_bleu": max(bleus), "tail_bleu_change": tail}
+    return {
+        "evals": len(evals),
+        "steps": int(stop[-1].get("steps", evals[-1]["step"])) if stop else int(evals[-1]["step"]),
+        "best_step": int(best_rec["step"]),
+        "stop_reason": reason,
+        "best_ppl": best_rec.get("dev_ppl"),
+        "last_ppl": evals[-1].get("dev_ppl"),
+        "best_bleu": float(best_rec["dev_bleu"]),
+        "max_bleu": max(bleus),
+        "tail_bleu_change": tail,
+    }
 
 
 def convergence_table(logs: Mapping[tuple[str, str, int], Path], patience: int | None = None) -> list[dict[str, Any]]:
     """``(pair, variant, seed) -> metrics.jsonl`` to one summary row per run, in the given order."""
-    return [{"pair": p, "variant": v, "seed": s, **run_summary(read_metric_log(path), patience)}
-            for (p, v, s), path in logs.items()]
+    return [
+        {"pair": p, "variant": v, "seed": s, **run_summary(read_metric_log(path), patience)}
+        for (p, v, s), path in logs.items()
+    ]
 
 
 def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
@@ -59,15 +68,21 @@ def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
         return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
     converged = sum(r["stop_reason"] == "patience" for r in rows)
-    lines = [f"# {title}", "",
-             f"{converged} of {len(rows)} runs stopped on patience (converged); the others name their stop.", "",
-             "| pair | system | seed | updates | kept at | stop | dev ppl kept / last | dev BLEU kept / max |"
-             f" Δ dev BLEU, last {TAIL} evals |",
-             "|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    lines = [
+        f"# {title}",
+        "",
+        f"{converged} of {len(rows)} runs stopped on patience (converged); the others name their stop.",
+        "",
+        "| pair | system | seed | updates | kept at | stop | dev ppl kept / last | dev BLEU kept / max |"
+        f" Δ dev BLEU, last {TAIL} evals |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['pair']} | {r['variant']} | {r['seed']} | {r['steps']} | {r['best_step']} | "
-                     f"{r['stop_reason']} | {num(r['best_ppl'], '.2f')} / {num(r['last_ppl'], '.2f')} | "
-                     f"{r['best_bleu']:.2f} / {r['max_bleu']:.2f} | {num(r['tail_bleu_change'], '+.2f')} |")
+        lines.append(
+            f"| {r['pair']} | {r['variant']} | {r['seed']} | {r['steps']} | {r['best_step']} | "
+            f"{r['stop_reason']} | {num(r['best_ppl'], '.2f')} / {num(r['last_ppl'], '.2f')} | "
+            f"{r['best_bleu']:.2f} / {r['max_bleu']:.2f} | {num(r['tail_bleu_change'], '+.2f')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -90,14 +105,14 @@ def plot_convergence(logs: Mapping[tuple[str, str, int], Path], out_png: Path, k
     for ax, ((pair, variant), runs) in zip(axes.flat, panels.items()):
         for seed, records in runs:
             evals = [r for r in records if key in r and "step" in r]
-            line, = ax.plot([r["step"] for r in evals], [r[key] for r in evals], linewidth=1.2, label=f"seed {seed}")
+            (line,) = ax.plot([r["step"] for r in evals], [r[key] for r in evals], linewidth=1.2, label=f"seed {seed}")
             best = [r for r in evals if r.get("best")]
             if best:
                 ax.plot([best[-1]["step"]], [best[-1][key]], "o", color=line.get_color(), markersize=4)
         ax.set_title(f"{variant} ({pair})", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     axes[0, 0].legend(fontsize=6)
     fig.supxlabel("update", fontsize=8)

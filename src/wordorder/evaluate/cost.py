@@ -21,11 +21,17 @@ def cost_summary(logs: Path) -> dict:
             wall += float(match.group(2))
             cpu += float(match.group(4))
             by_command[match.group(1)] += float(match.group(4)) / 3600
-    return {"jobs": jobs, "cpu_hours": cpu / 3600, "wall_hours": wall / 3600,
-            "by_command": dict(sorted(by_command.items(), key=lambda kv: -kv[1]))}
+    return {
+        "jobs": jobs,
+        "cpu_hours": cpu / 3600,
+        "wall_hours": wall / 3600,
+        "by_command": dict(sorted(by_command.items(), key=lambda kv: -kv[1])),
+    }
 
 
 def cost_markdown(cost: dict) -> str:
     top = ", ".join(f"{c} {h:.2f}" for c, h in list(cost["by_command"].items())[:4])
-    return (f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} CPU-hours over "
-            f"{cost['jobs']} jobs ({cost['wall_hours']:.2f} job-hours of wall time; by command: {top}).\n")
+    return (
+        f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} CPU-hours over "
+        f"{cost['jobs']} jobs ({cost['wall_hours']:.2f} job-hours of wall time; by command: {top}).\n"
+    )

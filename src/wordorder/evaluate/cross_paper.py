@@ -32,8 +32,10 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
     """
     missing = [c for c in ("pair", "testset", "variant", "seed", *METRICS) if c not in scores.columns]
     if missing:
-        raise WordorderError(f"the scores lack {', '.join(missing)}",
-                             hint="the cross-paper table needs tokenized scores (RIBES, NKT) of every system")
+        raise WordorderError(
+            f"the scores lack {', '.join(missing)}",
+            hint="the cross-paper table needs tokenized scores (RIBES, NKT) of every system",
+        )
     keys = ["pair", "testset", "variant"]
     grouped = scores.groupby(keys, sort=False)
     table = grouped[list(METRICS)].mean()
@@ -45,25 +47,33 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
     return table.set_index(keys)
 
 
-def cross_paper_markdown(table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str], baseline: str,
-                         title: str) -> str:
+def cross_paper_markdown(
+    table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str], baseline: str, title: str
+) -> str:
     lines = [f"# {title}", ""]
     for (pair, testset), block in table.groupby(level=["pair", "testset"], sort=False):
-        lines += [f"## {pair}, {testset}", "",
-                  "| rank | system | BLEU | RIBES | chrF | NKT | #params | train tok/s |",
-                  "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## {pair}, {testset}",
+            "",
+            "| rank | system | BLEU | RIBES | chrF | NKT | #params | train tok/s |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for rank, ((_, _, variant), r) in enumerate(block.iterrows(), start=1):
             mark = markers.get((variant, pair, testset), "")
             sd = f" ± {r['bleu_sd']:.2f}" if r["seeds"] > 1 else ""
             name = f"**{variant}**" if variant == baseline else variant
             params = f"{r['params'] / 1e6:.2f}M" if r["params"] == r["params"] else "–"
             speed = f"{r['train_tok_s']:,.0f}" if r["train_tok_s"] == r["train_tok_s"] else "–"
-            lines.append(f"| {rank} | {name} | {r['bleu']:.2f}{sd}{mark} | {r['ribes']:.2f} | {r['chrf']:.2f} | "
-                         f"{r['nkt']:.2f} | {params} | {speed} |")
+            lines.append(
+                f"| {rank} | {name} | {r['bleu']:.2f}{sd}{mark} | {r['ribes']:.2f} | {r['chrf']:.2f} | "
+                f"{r['nkt']:.2f} | {params} | {speed} |"
+            )
         lines.append("")
-    lines.append(f"BLEU: sacreBLEU, mean ± sd over seeds; +/++ (−/−−): better (worse) than the common baseline "
-                 f"**{baseline}** at p < 0.05 / 0.01 on every seed. NKT: normalised Kendall τ of the output's "
-                 "word order against the reference's (×100). Speeds from jobs that may have shared the machine.")
+    lines.append(
+        f"BLEU: sacreBLEU, mean ± sd over seeds; +/++ (−/−−): better (worse) than the common baseline "
+        f"**{baseline}** at p < 0.05 / 0.01 on every seed. NKT: normalised Kendall τ of the output's "
+        "word order against the reference's (×100). Speeds from jobs that may have shared the machine."
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -44,8 +44,15 @@ class Claim:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Claim:
-        return cls(paper=str(d["paper"]), pair=str(d["pair"]), testset=str(d["testset"]), system=str(d["system"]),
-                   baseline=str(d["baseline"]), paper_delta=float(d["paper_delta"]), what=str(d.get("what", "")))
+        return cls(
+            paper=str(d["paper"]),
+            pair=str(d["pair"]),
+            testset=str(d["testset"]),
+            system=str(d["system"]),
+            baseline=str(d["baseline"]),
+            paper_delta=float(d["paper_delta"]),
+            what=str(d.get("what", "")),
+        )
 
 
 def _bleu_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], metric) -> np.ndarray:
@@ -53,9 +60,15 @@ def _bleu_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], metric) -> n
     return np.array(metric._extract_corpus_statistics(list(hyps), [list(r) for r in refs]), dtype="float32")
 
 
-def seed_paired_bootstrap(system: Sequence[Sequence[str]], baseline: Sequence[Sequence[str]],
-                          refs: Sequence[Sequence[str]], tokenize: str = "13a", lowercase: bool = False,
-                          samples: int = 1000, seed: int | None = None) -> dict:
+def seed_paired_bootstrap(
+    system: Sequence[Sequence[str]],
+    baseline: Sequence[Sequence[str]],
+    refs: Sequence[Sequence[str]],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    samples: int = 1000,
+    seed: int | None = None,
+) -> dict:
     """Seed-paired bootstrap of the BLEU difference between two systems.
 
     Args:
@@ -71,12 +84,15 @@ def seed_paired_bootstrap(system: Sequence[Sequence[str]], baseline: Sequence[Se
     from sacrebleu.metrics import BLEU
 
     if not system or len(system) != len(baseline):
-        raise WordorderError(f"{len(system)} seeds of the system but {len(baseline)} of the baseline",
-                             hint="a finding compares the same seeds of both systems")
+        raise WordorderError(
+            f"{len(system)} seeds of the system but {len(baseline)} of the baseline",
+            hint="a finding compares the same seeds of both systems",
+        )
     n = len(refs[0])
     if any(len(h) != n for h in (*system, *baseline)):
-        raise WordorderError("the outputs of a finding have different numbers of lines",
-                             hint="compare outputs of the same test set")
+        raise WordorderError(
+            "the outputs of a finding have different numbers of lines", hint="compare outputs of the same test set"
+        )
     metric = BLEU(tokenize=tokenize, lowercase=lowercase)
     sys_stats = [_bleu_stats(h, refs, metric) for h in system]
     base_stats = [_bleu_stats(h, refs, metric) for h in baseline]
@@ -98,8 +114,13 @@ def seed_paired_bootstrap(system: Sequence[Sequence[str]], baseline: Sequence[Se
         # sacreBLEU would give 1/(B + 1) when every draw differs by the same amount (e.g. both
         # systems at BLEU 0): with no observed difference there is nothing to test
         p = 1.0
-    return {"delta": delta, "sd": float(per_seed.std(ddof=1)) if len(per_seed) > 1 else 0.0,
-            "per_seed": per_seed.tolist(), "p": p, "samples": samples}
+    return {
+        "delta": delta,
+        "sd": float(per_seed.std(ddof=1)) if len(per_seed) > 1 else 0.0,
+        "per_seed": per_seed.tolist(),
+        "p": p,
+        "samples": samples,
+    }
 
 
 def verdict(paper_delta: float, delta: float, p: float, alpha: float = ALPHA) -> str:
@@ -111,22 +132,31 @@ def verdict(paper_delta: float, delta: float, p: float, alpha: float = ALPHA) ->
 
 def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     """The findings table: paper, comparison, the paper's Δ, ours (mean ± sd over seeds), p, verdict."""
-    lines = [f"# {title}", "",
-             "| paper | pair / test set | comparison | paper Δ BLEU | our Δ BLEU (mean ± sd) | seeds | p | verdict |",
-             "|---|---|---|---:|---:|---:|---:|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        "| paper | pair / test set | comparison | paper Δ BLEU | our Δ BLEU (mean ± sd) | seeds | p | verdict |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
     for r in rows:
         what = f" ({r['what']})" if r.get("what") else ""
-        lines.append(f"| {r['paper']} | {r['pair']} / {r['testset']} | {r['system']} vs {r['baseline']}{what} | "
-                     f"{r['paper_delta']:+.2f} | {r['delta']:+.2f} ± {r['sd']:.2f} | {r['seeds']} | "
-                     f"{r['p']:.3f} | {r['verdict']} |")
-    lines += ["", "p: seed-paired bootstrap (sacreBLEU's paired bootstrap, with every seed of both systems "
-              f"resampled on the same sentences; {rows[0]['samples'] if rows else 1000} draws). Reproduced: "
-              f"the paper's sign at p < {ALPHA}; opposite: the other sign at p < {ALPHA}."]
+        lines.append(
+            f"| {r['paper']} | {r['pair']} / {r['testset']} | {r['system']} vs {r['baseline']}{what} | "
+            f"{r['paper_delta']:+.2f} | {r['delta']:+.2f} ± {r['sd']:.2f} | {r['seeds']} | "
+            f"{r['p']:.3f} | {r['verdict']} |"
+        )
+    lines += [
+        "",
+        "p: seed-paired bootstrap (sacreBLEU's paired bootstrap, with every seed of both systems "
+        f"resampled on the same sentences; {rows[0]['samples'] if rows else 1000} draws). Reproduced: "
+        f"the paper's sign at p < {ALPHA}; opposite: the other sign at p < {ALPHA}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
-def write_findings(rows: Sequence[Mapping[str, Any]], md_path: Path, json_path: Path, title: str,
-                   cost: Mapping[str, Any] | None = None) -> None:
+def write_findings(
+    rows: Sequence[Mapping[str, Any]], md_path: Path, json_path: Path, title: str, cost: Mapping[str, Any] | None = None
+) -> None:
     """The table (and, given the experiment's cost, a line on its CPU-hours) as Markdown and JSON."""
     from wordorder.evaluate.cost import cost_markdown
 

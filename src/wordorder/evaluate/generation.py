@@ -49,8 +49,9 @@ def ter_edits(hyp: Sequence[str], ref: Sequence[str]) -> Edits:
         shifts += 1
         words = shifted
     _, trace = cached(words)
-    return Edits(trace.count(lib_ter._OP_INS), trace.count(lib_ter._OP_DEL),
-                 trace.count(lib_ter._OP_SUB), shifts, len(ref))
+    return Edits(
+        trace.count(lib_ter._OP_INS), trace.count(lib_ter._OP_DEL), trace.count(lib_ter._OP_SUB), shifts, len(ref)
+    )
 
 
 def generation_errors(hyps: Sequence[str], refs: Sequence[str]) -> dict:
@@ -74,8 +75,11 @@ def generation_errors(hyps: Sequence[str], refs: Sequence[str]) -> dict:
         ref_words += e.ref_len
     n = len(hyps)
     return {
-        "under_generation": sum(under), "over_generation": sum(over),
-        "under_per_sentence": sum(under) / n, "over_per_sentence": sum(over) / n,
+        "under_generation": sum(under),
+        "over_generation": sum(over),
+        "under_per_sentence": sum(under) / n,
+        "over_per_sentence": sum(over) / n,
         "ter": 100.0 * edits / ref_words if ref_words else 0.0,
-        "under": under, "over": over,
+        "under": under,
+        "over": over,
     }

@@ -47,13 +47,14 @@ def group_similarity(cos_sum: np.ndarray, tokens: int, groups: Sequence[tuple[st
     out = np.zeros((g, g))
     for a in range(g):
         for b in range(g):
-            out[a, b] = mean[bounds[a]:bounds[a + 1], bounds[b]:bounds[b + 1]].mean()
+            out[a, b] = mean[bounds[a] : bounds[a + 1], bounds[b] : bounds[b + 1]].mean()
     return out
 
 
 @torch.inference_mode()
-def encoder_head_similarity(model, sources: Sequence[list[int]], feats: Mapping[str, Sequence[Sequence[int]]] | None,
-                            batch_size: int = 64) -> dict:
+def encoder_head_similarity(
+    model, sources: Sequence[list[int]], feats: Mapping[str, Sequence[Sequence[int]]] | None, batch_size: int = 64
+) -> dict:
     """Sim table of a Transformer's last encoder layer over ``sources`` (id lists without EOS)."""
     if model.options.family != "transformer":
         raise ValueError("head similarity is defined for the Transformer family (multi-head self-attention)")
@@ -64,10 +65,16 @@ def encoder_head_similarity(model, sources: Sequence[list[int]], feats: Mapping[
     attn.record = True
     try:
         for start in range(0, len(sources), batch_size):
-            chunk = list(sources[start:start + batch_size])
+            chunk = list(sources[start : start + batch_size])
             src = pad([s + [EOS_ID] for s in chunk]).to(model.device)
-            batch_feats = ({k: pad_feature(k, v[start:start + batch_size], src.size(1)).to(model.device)
-                            for k, v in feats.items()} if feats else None)
+            batch_feats = (
+                {
+                    k: pad_feature(k, v[start : start + batch_size], src.size(1)).to(model.device)
+                    for k, v in feats.items()
+                }
+                if feats
+                else None
+            )
             model.encode(src, batch_feats)
             valid = src.ne(0) & src.ne(EOS_ID)
             s, n = token_cosines(attn.recorded["heads"], valid)
@@ -77,18 +84,27 @@ def encoder_head_similarity(model, sources: Sequence[list[int]], feats: Mapping[
         attn.record = False
         attn.recorded.clear()
     sim = group_similarity(total.cpu().numpy(), tokens, groups)
-    return {"groups": [name for name, _ in groups], "heads": [n for _, n in groups], "similarity": sim.tolist(),
-            "average": float(sim.mean()), "tokens": tokens}
+    return {
+        "groups": [name for name, _ in groups],
+        "heads": [n for _, n in groups],
+        "similarity": sim.tolist(),
+        "average": float(sim.mean()),
+        "tokens": tokens,
+    }
 
 
 def similarity_markdown(results: Sequence[tuple[str, dict]], title: str) -> str:
     """One block per system: its groups × groups table and the average (Table IV's shape)."""
-    lines = [f"# {title}", "", "Mean cosine similarity of the last encoder layer's head outputs per token (Chen et al. "
-             "2020, Eq. 14); lower = more diverse heads.", ""]
+    lines = [
+        f"# {title}",
+        "",
+        "Mean cosine similarity of the last encoder layer's head outputs per token (Chen et al. "
+        "2020, Eq. 14); lower = more diverse heads.",
+        "",
+    ]
     for name, r in results:
         groups = r["groups"]
-        lines += [f"## {name}", "", "| group | " + " | ".join(groups) + " |",
-                  "| --- |" + " ---: |" * len(groups)]
+        lines += [f"## {name}", "", "| group | " + " | ".join(groups) + " |", "| --- |" + " ---: |" * len(groups)]
         for g, row in zip(groups, r["similarity"]):
             lines.append(f"| {g} | " + " | ".join(f"{x:.3f}" for x in row) + " |")
         lines += [f"| average | {r['average']:.3f} |" + " |" * (len(groups) - 1), ""]

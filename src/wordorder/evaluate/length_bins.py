@@ -40,8 +40,13 @@ def bin_index(length: int, edges: Sequence[int]) -> int:
     return len(edges)
 
 
-def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]], refs: Sequence[str],
-                   tokenize: str, edges: Sequence[int] = DEFAULT_EDGES) -> pd.DataFrame:
+def bleu_by_length(
+    sources: Sequence[str],
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[str],
+    tokenize: str,
+    edges: Sequence[int] = DEFAULT_EDGES,
+) -> pd.DataFrame:
     """One row per length bin: ``bin``, ``sentences`` and the BLEU of every system.
 
     Args:
@@ -66,8 +71,9 @@ def bleu_by_length(sources: Sequence[str], systems: Mapping[str, Sequence[str]],
     for label, idx in zip(labels, members):
         row: dict = {"bin": label, "sentences": len(idx)}
         for name, hyps in systems.items():
-            row[name] = (metric.corpus_score([hyps[i] for i in idx], [[refs[i] for i in idx]]).score
-                         if idx else float("nan"))
+            row[name] = (
+                metric.corpus_score([hyps[i] for i in idx], [[refs[i] for i in idx]]).score if idx else float("nan")
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -76,8 +82,13 @@ TAU = "tau "  # column prefix of the normalised Kendall τ columns
 TAU7 = "tau_eq7 "  # and of Kawara et al.'s Eq. 7 τ in [-1, 1]
 
 
-def add_tau_by_length(table: pd.DataFrame, sources: Sequence[str], taus: Mapping[str, Sequence[float]],
-                      edges: Sequence[int] = DEFAULT_EDGES, prefix: str = TAU) -> pd.DataFrame:
+def add_tau_by_length(
+    table: pd.DataFrame,
+    sources: Sequence[str],
+    taus: Mapping[str, Sequence[float]],
+    edges: Sequence[int] = DEFAULT_EDGES,
+    prefix: str = TAU,
+) -> pd.DataFrame:
     """``table`` (of :func:`bleu_by_length`) with a ``<prefix><order>`` column per order: the mean
     of the per-sentence τ (NaN = not comparable) over each bin's sentences."""
     import numpy as np
@@ -103,24 +114,37 @@ def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, pn
     orders7 = [c for c in table.columns if c.startswith(TAU7)]
     with atomic_open(csv_path) as f:
         table.to_csv(f, index=False, lineterminator="\n")
-    head = systems + [f"τ {c[len(TAU):]}" for c in orders] + [f"τ Eq. 7 {c[len(TAU7):]}" for c in orders7]
-    lines = [f"# {title}", "", "| source length | sentences | " + " | ".join(head) + " |",
-             "|---|---:|" + "---:|" * len(head)]
+    head = systems + [f"τ {c[len(TAU) :]}" for c in orders] + [f"τ Eq. 7 {c[len(TAU7) :]}" for c in orders7]
+    lines = [
+        f"# {title}",
+        "",
+        "| source length | sentences | " + " | ".join(head) + " |",
+        "|---|---:|" + "---:|" * len(head),
+    ]
     for _, r in table.iterrows():
         cells = ["–" if pd.isna(r[s]) else f"{r[s]:.1f}" for s in systems]
         cells += ["–" if pd.isna(r[c]) else f"{r[c]:.3f}" for c in (*orders, *orders7)]
         lines.append(f"| {r['bin']} | {int(r['sentences'])} | " + " | ".join(cells) + " |")
     lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
     if orders:
-        lines.append("τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "
-                     "word alignment of the test set, over the bin's sentences with comparable alignment ranks.")
+        lines.append(
+            "τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "
+            "word alignment of the test set, over the bin's sentences with comparable alignment ranks."
+        )
     if orders7:
-        lines.append("τ Eq. 7: the same in [-1, 1] with ties counted against, as Kawara et al. 2021 Eq. 7 "
-                     "(Figs. 7-10).")
+        lines.append(
+            "τ Eq. 7: the same in [-1, 1] with ties counted against, as Kawara et al. 2021 Eq. 7 (Figs. 7-10)."
+        )
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
     panels = [("BLEU", {name: table[name] for name in systems})]
     if orders:
-        panels.append(("Kendall τ", {c[len(TAU):]: table[c] for c in orders}))
-    plot_line_panels(range(len(table)), panels, png_path, title=title, xlabel="source length (tokens)",
-                     xticks=[f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])])
+        panels.append(("Kendall τ", {c[len(TAU) :]: table[c] for c in orders}))
+    plot_line_panels(
+        range(len(table)),
+        panels,
+        png_path,
+        title=title,
+        xlabel="source length (tokens)",
+        xticks=[f"{b}\n(n={n})" for b, n in zip(table["bin"], table["sentences"])],
+    )

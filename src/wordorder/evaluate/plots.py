@@ -100,14 +100,28 @@ def plot_training_curves(metric_logs: Mapping[str, Path], out_png: Path) -> None
         plt.close(fig)
 
 
-def plot_bleu_lines(x: Sequence[float], series: Mapping[str, Sequence[float]], out_png: Path, *, title: str,
-                    xlabel: str, xticks: Sequence[str] | None = None) -> None:
+def plot_bleu_lines(
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float]],
+    out_png: Path,
+    *,
+    title: str,
+    xlabel: str,
+    xticks: Sequence[str] | None = None,
+) -> None:
     """BLEU against ``x``, one marked line per system (atomic PNG); ``xticks`` labels the x values."""
     plot_line_panels(x, [("BLEU", series)], out_png, title=title, xlabel=xlabel, xticks=xticks)
 
 
-def plot_line_panels(x: Sequence[float], panels: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
-                     out_png: Path, *, title: str, xlabel: str, xticks: Sequence[str] | None = None) -> None:
+def plot_line_panels(
+    x: Sequence[float],
+    panels: Sequence[tuple[str, Mapping[str, Sequence[float]]]],
+    out_png: Path,
+    *,
+    title: str,
+    xlabel: str,
+    xticks: Sequence[str] | None = None,
+) -> None:
     """Panels stacked over one shared x axis (e.g. BLEU and Kendall τ by source length), each
     a (y label, name → values) pair with one marked line per name (atomic PNG)."""
     import matplotlib

@@ -44,12 +44,14 @@ def splice(text: str, name: str, content: str, path: str = "README") -> str:
     where = {m: [i for i, line in enumerate(lines) if line.strip() == m] for m in (begin, end)}
     for m, found in where.items():
         if len(found) != 1:
-            raise WordorderError(f"{path}: the marker line '{m}' appears {len(found)} times (needs exactly once)",
-                                 hint=f"put the two lines '{begin}' and '{end}' where the generated tables belong")
+            raise WordorderError(
+                f"{path}: the marker line '{m}' appears {len(found)} times (needs exactly once)",
+                hint=f"put the two lines '{begin}' and '{end}' where the generated tables belong",
+            )
     b, e = where[begin][0], where[end][0]
     if e < b:
         raise WordorderError(f"{path}:{e + 1}: '{end}' comes before '{begin}' (line {b + 1})")
-    return "\n".join(lines[:b + 1] + content.rstrip("\n").split("\n") + lines[e:])
+    return "\n".join(lines[: b + 1] + content.rstrip("\n").split("\n") + lines[e:])
 
 
 def update_readme(readme: Path, name: str, sources: Sequence[Path], block_out: Path, note: str = "") -> str:

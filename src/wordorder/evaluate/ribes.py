@@ -54,7 +54,7 @@ class _NgramIndex:
             counts: dict[tuple[str, ...], int] = {}
             first: dict[tuple[str, ...], int] = {}
             for start in range(len(self.words) - n + 1):
-                gram = self.words[start:start + n]
+                gram = self.words[start : start + n]
                 counts[gram] = counts.get(gram, 0) + 1
                 first.setdefault(gram, start)
             self._by_n[n] = (counts, first)
@@ -80,12 +80,12 @@ def align_words(ref: Sequence[str], hyp: Sequence[str]) -> list[int]:
             continue
         for k in range(1, max(i + 1, len(hyp) - i + 1)):
             if k <= i:
-                gram = tuple(hyp[i - k:i + 1])
+                gram = tuple(hyp[i - k : i + 1])
                 if r.count(gram) == 1 and h.count(gram) == 1:
                     order.append(r.first(gram) + k)
                     break
             if i + k < len(hyp):
-                gram = tuple(hyp[i:i + k + 1])
+                gram = tuple(hyp[i : i + k + 1])
                 if r.count(gram) == 1 and h.count(gram) == 1:
                     order.append(r.first(gram))
                     break
@@ -125,8 +125,9 @@ def tokens(line: str, case: bool = False) -> list[str]:
     return words if case else [w.lower() for w in words]
 
 
-def corpus_ribes(hyps: Sequence[str], refs: Sequence[Sequence[str]], *, case: bool = False,
-                 alpha: float = ALPHA, beta: float = BETA) -> dict:
+def corpus_ribes(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], *, case: bool = False, alpha: float = ALPHA, beta: float = BETA
+) -> dict:
     """Corpus RIBES of tokenised lines against one or more reference streams.
 
     Args:

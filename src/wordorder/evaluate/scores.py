@@ -98,8 +98,10 @@ def _check_lines(name: str, lines: Sequence[str]) -> list[str]:
 def _check_extra(name: str, lines: Sequence[str], n: int) -> list[str]:
     lines = _check_lines(name, lines)
     if len(lines) != n:
-        raise WordorderError(f"{name} has {len(lines)} lines but the test set has {n}",
-                             hint="every reference of a test set must have one line per source line, in order")
+        raise WordorderError(
+            f"{name} has {len(lines)} lines but the test set has {n}",
+            hint="every reference of a test set must have one line per source line, in order",
+        )
     return lines
 
 
@@ -190,8 +192,10 @@ def score_translations(
             )
         if len(extra_refs_tok) != len(extra_refs):
             raise WordorderError(f"{len(extra_refs)} extra references but {len(extra_refs_tok)} tokenized ones")
-        all_tok = [refs_tok, *(_check_extra(f"tokenized reference {i + 2}", r, len(hyps))
-                               for i, r in enumerate(extra_refs_tok))]
+        all_tok = [
+            refs_tok,
+            *(_check_extra(f"tokenized reference {i + 2}", r, len(hyps)) for i, r in enumerate(extra_refs_tok)),
+        ]
         tok_metric = BLEU(tokenize="none", smooth_method="none", lowercase=lowercase_tok or lowercase, force=True)
         tok = tok_metric.corpus_score(hyps_tok, all_tok)
         result["bleu_tok"] = _finite(tok.score)

@@ -34,7 +34,7 @@ def sign_test_p(n_plus: int, n_minus: int) -> float:
 
 
 def marker(p: float | None, delta: float = 1.0) -> str:
-    """"++" / "+" for a system better than the baseline (``delta`` > 0) at p < 0.01 / 0.05,
+    """ "++" / "+" for a system better than the baseline (``delta`` > 0) at p < 0.01 / 0.05,
     "−−" / "−" for a worse one, "" otherwise (or without a test)."""
     if p is None or delta == 0:
         return ""
@@ -44,8 +44,10 @@ def marker(p: float | None, delta: float = 1.0) -> str:
 
 def _check(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str]) -> None:
     if not len(system) == len(baseline) == len(refs):
-        raise WordorderError(f"system ({len(system)}), baseline ({len(baseline)}) and reference "
-                             f"({len(refs)}) line counts differ", hint="compare outputs of the same test set")
+        raise WordorderError(
+            f"system ({len(system)}), baseline ({len(baseline)}) and reference ({len(refs)}) line counts differ",
+            hint="compare outputs of the same test set",
+        )
     if not refs:
         raise WordorderError("nothing to compare: the test set is empty")
 
@@ -53,14 +55,21 @@ def _check(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str]) 
 def _all_refs(refs: Sequence[str], extra_refs: Sequence[Sequence[str]]) -> list[list[str]]:
     out = [list(refs), *(list(r) for r in extra_refs)]
     if any(len(r) != len(refs) for r in out):
-        raise WordorderError(f"references of different lengths: {[len(r) for r in out]}",
-                             hint="every reference of a test set needs one line per source line")
+        raise WordorderError(
+            f"references of different lengths: {[len(r) for r in out]}",
+            hint="every reference of a test set needs one line per source line",
+        )
     return out
 
 
-def bleu_sign_test(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str],
-                   tokenize: str = "13a", extra_refs: Sequence[Sequence[str]] = (),
-                   lowercase: bool = False) -> dict:
+def bleu_sign_test(
+    system: Sequence[str],
+    baseline: Sequence[str],
+    refs: Sequence[str],
+    tokenize: str = "13a",
+    extra_refs: Sequence[Sequence[str]] = (),
+    lowercase: bool = False,
+) -> dict:
     """Collins et al.'s sign test on corpus BLEU. Returns ``{"n_plus", "n_minus", "ties", "p"}``.
     ``extra_refs``: further references (BLEU over all); ``lowercase``: case-insensitive BLEU."""
     from sacrebleu.metrics import BLEU
@@ -77,13 +86,24 @@ def bleu_sign_test(system: Sequence[str], baseline: Sequence[str], refs: Sequenc
     scores = np.array([metric._compute_score_from_stats(row.tolist()).score for row in swapped])
     n_plus, n_minus = int((scores > b0).sum()), int((scores < b0).sum())
     system_bleu = metric._compute_score_from_stats(sys_stats.sum(0).tolist()).score
-    return {"n_plus": n_plus, "n_minus": n_minus, "ties": len(refs) - n_plus - n_minus,
-            "p": sign_test_p(n_plus, n_minus), "delta": system_bleu - b0}
+    return {
+        "n_plus": n_plus,
+        "n_minus": n_minus,
+        "ties": len(refs) - n_plus - n_minus,
+        "p": sign_test_p(n_plus, n_minus),
+        "delta": system_bleu - b0,
+    }
 
 
-def bleu_paired_bootstrap(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str],
-                          tokenize: str = "13a", samples: int = 1000, extra_refs: Sequence[Sequence[str]] = (),
-                          lowercase: bool = False) -> dict:
+def bleu_paired_bootstrap(
+    system: Sequence[str],
+    baseline: Sequence[str],
+    refs: Sequence[str],
+    tokenize: str = "13a",
+    samples: int = 1000,
+    extra_refs: Sequence[Sequence[str]] = (),
+    lowercase: bool = False,
+) -> dict:
     """sacreBLEU's paired bootstrap. Returns ``{"p", "mean", "ci", "samples", "seed"}``:
     the system's mean BLEU over the draws and the half-width of its 95 % interval."""
     import os
@@ -97,9 +117,19 @@ def bleu_paired_bootstrap(system: Sequence[str], baseline: Sequence[str], refs: 
         # sacreBLEU's count of d_b − mean(d) > |Δ| is 0 when every d_b is 0, which would give
         # identical outputs p = 1/(B + 1); no test can tell a system from itself: p = 1.
         return {"p": 1.0, "mean": None, "ci": None, "samples": samples, "seed": None}
-    test = PairedTest([("baseline", list(baseline)), ("system", list(system))],
-                      {"BLEU": BLEU(tokenize=tokenize, lowercase=lowercase)}, all_refs, test_type="bs", n_samples=samples)
+    test = PairedTest(
+        [("baseline", list(baseline)), ("system", list(system))],
+        {"BLEU": BLEU(tokenize=tokenize, lowercase=lowercase)},
+        all_refs,
+        test_type="bs",
+        n_samples=samples,
+    )
     _, results = test()
     result = results["BLEU"][1]
-    return {"p": float(result.p_value), "mean": float(result.mean), "ci": float(result.ci),
-            "samples": samples, "seed": os.environ.get("SACREBLEU_SEED", "12345")}
+    return {
+        "p": float(result.p_value),
+        "mean": float(result.mean),
+        "ci": float(result.ci),
+        "samples": samples,
+        "seed": os.environ.get("SACREBLEU_SEED", "12345"),
+    }

@@ -51,21 +51,34 @@ def swap_noise_table(bleu: Mapping[tuple[str, int], float]) -> pd.DataFrame:
     """``{(variant, percent): BLEU}`` → rows = percent, columns = variants (in first-seen order)."""
     variants = list(dict.fromkeys(v for v, _ in bleu))
     rates = sorted({r for _, r in bleu})
-    return pd.DataFrame({v: [bleu.get((v, r), float("nan")) for r in rates] for v in variants},
-                        index=pd.Index(rates, name="swapped %"))
+    return pd.DataFrame(
+        {v: [bleu.get((v, r), float("nan")) for r in rates] for v in variants}, index=pd.Index(rates, name="swapped %")
+    )
 
 
 def write_swap_noise(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
     """The table as CSV and Markdown and a line plot of BLEU against the swapped share (atomic)."""
     with atomic_open(csv_path) as f:
         table.to_csv(f, lineterminator="\n")
-    lines = [f"# {title}", "", "| swapped % | " + " | ".join(table.columns) + " |",
-             "|---:|" + "---:|" * len(table.columns)]
+    lines = [
+        f"# {title}",
+        "",
+        "| swapped % | " + " | ".join(table.columns) + " |",
+        "|---:|" + "---:|" * len(table.columns),
+    ]
     for rate, row in table.iterrows():
         lines.append(f"| {rate} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
-    lines += ["", "sacreBLEU BLEU on the test set whose source sentences have that share of their words "
-              "moved (a random cycle over the drawn positions; the same draw for every system)."]
+    lines += [
+        "",
+        "sacreBLEU BLEU on the test set whose source sentences have that share of their words "
+        "moved (a random cycle over the drawn positions; the same draw for every system).",
+    ]
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")
-    plot_bleu_lines(list(table.index), {name: table[name] for name in table.columns}, png_path, title=title,
-                    xlabel="swapped source words (%)")
+    plot_bleu_lines(
+        list(table.index),
+        {name: table[name] for name in table.columns},
+        png_path,
+        title=title,
+        xlabel="swapped source words (%)",
+    )

@@ -57,24 +57,39 @@ def systems_table(runs: Sequence[dict]) -> pd.DataFrame:
     for r in runs:
         sentences = sum(len(read_lines(src)) for src, _ in r["decodes"])
         seconds = sum(benchmark_seconds(Path(t)) for _, t in r["decodes"])
-        rows.append({"pair": r["pair"], "variant": r["variant"], "seed": r["seed"],
-                     "params": count_parameters(Path(r["model"])),
-                     "train_tok_s": training_speed(Path(r["metrics"])),
-                     "decode_sent_s": sentences / seconds if seconds > 0 else float("nan")})
+        rows.append(
+            {
+                "pair": r["pair"],
+                "variant": r["variant"],
+                "seed": r["seed"],
+                "params": count_parameters(Path(r["model"])),
+                "train_tok_s": training_speed(Path(r["metrics"])),
+                "decode_sent_s": sentences / seconds if seconds > 0 else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def systems_markdown(table: pd.DataFrame, baseline: str, title: str) -> str:
     """Mean over seeds per (pair, variant), with the parameter change against ``baseline``."""
-    lines = [f"# {title}", "", "| pair | variant | #params | Δ vs baseline | train target tok/s | decode sent/s |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        f"# {title}",
+        "",
+        "| pair | variant | #params | Δ vs baseline | train target tok/s | decode sent/s |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     means = table.groupby(["pair", "variant"], sort=False)[["params", "train_tok_s", "decode_sent_s"]].mean()
     for (pair, variant), row in means.iterrows():
         base = means.loc[(pair, baseline), "params"] if (pair, baseline) in means.index else float("nan")
         delta = f"{100 * (row['params'] / base - 1):+.2f} %" if base == base else "–"
-        lines.append(f"| {pair} | {variant} | {int(row['params']):,} | {delta} | {row['train_tok_s']:,.0f} | "
-                     f"{row['decode_sent_s']:.1f} |")
-    lines += ["", "Training speed: median logged target tokens/s; decoding: test sentences per second of "
-              "the translate jobs (beam as configured). Jobs that ran beside others are slower: compare speeds "
-              "with benchmarks/bench_variants.py."]
+        lines.append(
+            f"| {pair} | {variant} | {int(row['params']):,} | {delta} | {row['train_tok_s']:,.0f} | "
+            f"{row['decode_sent_s']:.1f} |"
+        )
+    lines += [
+        "",
+        "Training speed: median logged target tokens/s; decoding: test sentences per second of "
+        "the translate jobs (beam as configured). Jobs that ran beside others are slower: compare speeds "
+        "with benchmarks/bench_variants.py.",
+    ]
     return "\n".join(lines) + "\n"

@@ -21,16 +21,34 @@ from wordorder.errors import WordorderError
 from wordorder.evaluate.scores import read_scores
 from wordorder.io import atomic_open
 
-__all__ = ["collect_scores", "collect_significance", "significance_markers", "results_table", "write_table",
-           "KEY_COLUMNS", "METRIC_NAMES"]
+__all__ = [
+    "collect_scores",
+    "collect_significance",
+    "significance_markers",
+    "results_table",
+    "write_table",
+    "KEY_COLUMNS",
+    "METRIC_NAMES",
+]
 
 #: Meta fields that identify one result; (variant, pair, testset, seed) must be unique.
 KEY_COLUMNS = ("variant", "pair", "testset", "seed")
 
 #: Display names for metrics in Markdown tables.
-METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "bleu_tok": "BLEU (tok)", "ribes": "RIBES", "nkt": "NKT",
-                "under_generation": "under-gen./sent.", "over_generation": "over-gen./sent.", "ter_tok": "TER (tok)",
-                "p1": "1-gram prec.", "p2": "2-gram prec.", "p3": "3-gram prec.", "p4": "4-gram prec."}
+METRIC_NAMES = {
+    "bleu": "BLEU",
+    "chrf": "chrF",
+    "bleu_tok": "BLEU (tok)",
+    "ribes": "RIBES",
+    "nkt": "NKT",
+    "under_generation": "under-gen./sent.",
+    "over_generation": "over-gen./sent.",
+    "ter_tok": "TER (tok)",
+    "p1": "1-gram prec.",
+    "p2": "2-gram prec.",
+    "p3": "3-gram prec.",
+    "p4": "4-gram prec.",
+}
 
 
 def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
@@ -67,8 +85,16 @@ def collect_significance(paths: Sequence[Path]) -> pd.DataFrame:
     for p in paths:
         doc = read_scores(Path(p))
         meta = doc.get("meta", {})
-        rows.append({**meta, "p_bootstrap": doc["bootstrap"]["p"], "p_sign": doc["sign"]["p"],
-                     "delta": doc["sign"]["delta"], "n_plus": doc["sign"]["n_plus"], "n_minus": doc["sign"]["n_minus"]})
+        rows.append(
+            {
+                **meta,
+                "p_bootstrap": doc["bootstrap"]["p"],
+                "p_sign": doc["sign"]["p"],
+                "delta": doc["sign"]["delta"],
+                "n_plus": doc["sign"]["n_plus"],
+                "n_minus": doc["sign"]["n_minus"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -159,9 +185,7 @@ def results_table(
     pairs = _ordered_unique(list(df["pair"]))
     testsets = _ordered_unique(list(df["testset"]))
 
-    long = df.melt(
-        id_vars=list(KEY_COLUMNS), value_vars=metrics, var_name="metric", value_name="value"
-    )
+    long = df.melt(id_vars=list(KEY_COLUMNS), value_vars=metrics, var_name="metric", value_name="value")
     long["value"] = pd.to_numeric(long["value"], errors="coerce")
     grouped = long.groupby(["variant", "pair", "testset", "metric"], sort=False)["value"]
     stats = grouped.agg(mean="mean", sd=lambda s: s.std(ddof=1), n="count")
@@ -205,8 +229,9 @@ def _fmt(value: float, digits: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def _display(table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str] | None = None
-             ) -> tuple[list[str], list[list[str]], str]:
+def _display(
+    table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str] | None = None
+) -> tuple[list[str], list[list[str]], str]:
     """(header, rows of cell texts, the note on seeds) shared by the Markdown and LaTeX forms."""
     stats = set(table.columns.get_level_values("stat"))
     multi_seed = "sd" in stats
@@ -241,8 +266,9 @@ def _display(table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str] | 
     return header, rows, note
 
 
-def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
-              marker_note: str = "") -> str:
+def _markdown(
+    table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = ""
+) -> str:
     header, rows, note = _display(table, markers)
     lines = [f"# {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -261,16 +287,23 @@ def _markdown(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, 
 _LATEX_ESCAPES = str.maketrans({"_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "±": r"$\pm$", "–": "--"})
 
 
-def _latex(table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None,
-           marker_note: str = "") -> str:
+def _latex(
+    table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = ""
+) -> str:
     """A booktabs ``table`` environment with the same cells as the Markdown (markers as superscripts)."""
     header, rows, note = _display(table, markers)
 
     def cell(text: str) -> str:  # "+" and "−" only ever appear as significance markers
         return re.sub(r"(\+{1,2}|−{1,2})", r"$^{\1}$", text.translate(_LATEX_ESCAPES)).replace("−", "-")
 
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
-             r"\toprule", " & ".join(h.translate(_LATEX_ESCAPES) for h in header) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
+        r"\toprule",
+        " & ".join(h.translate(_LATEX_ESCAPES) for h in header) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(cell(c) for c in row) + r" \\" for row in rows]
     caption = " ".join(x for x in (title, note, marker_note if markers else "") if x)
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.translate(_LATEX_ESCAPES)}}}", r"\end{table}"]
@@ -282,18 +315,22 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
     stacked = table.stack(level=["pair", "testset", "metric"], future_stack=True)
     stacked = stacked[stacked["mean"].notna()].reset_index()  # cells without results
     stacked.columns.name = None
-    cols = ["variant", "pair", "testset", "metric"] + [
-        s for s in ("mean", "sd", "n") if s in stacked.columns
-    ]
+    cols = ["variant", "pair", "testset", "metric"] + [s for s in ("mean", "sd", "n") if s in stacked.columns]
     out = stacked[cols]
     if "n" in out.columns:
         out = out.astype({"n": int})
     return out
 
 
-def write_table(df: pd.DataFrame, csv_path: Path, md_path: Path, title: str,
-                markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = "",
-                tex_path: Path | None = None) -> None:
+def write_table(
+    df: pd.DataFrame,
+    csv_path: Path,
+    md_path: Path,
+    title: str,
+    markers: Mapping[tuple[str, str, str], str] | None = None,
+    marker_note: str = "",
+    tex_path: Path | None = None,
+) -> None:
     """Write a :func:`results_table` as CSV and Markdown (both atomic).
 
     The CSV is tidy and numeric: columns ``variant, pair, testset, metric, mean`` (+ ``sd``,

@@ -124,8 +124,11 @@ def _eos_value(name: str, seq: Sequence[int]) -> int:
     return FEATURE_EOS
 
 
-def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None,
-            feats: Mapping[str, Sequence[Sequence[int]]] | None = None) -> Batch:
+def collate(
+    pairs: Sequence[Pair],
+    indices: Sequence[int] | None = None,
+    feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
+) -> Batch:
     """Pad the examples ``pairs[i] for i in indices`` (all of them by default) into a Batch.
 
     ``feats``: per-feature id lists aligned with ``pairs`` (one item per source subword).
@@ -133,8 +136,11 @@ def collate(pairs: Sequence[Pair], indices: Sequence[int] | None = None,
     idx = range(len(pairs)) if indices is None else indices
     chosen = [pairs[i] for i in idx]
     src = pad([list(s) + [EOS_ID] for s, _ in chosen])
-    batch_feats = ({name: pad_feature(name, [values[i] for i in idx], src.size(1)) for name, values in feats.items()}
-                   if feats else None)
+    batch_feats = (
+        {name: pad_feature(name, [values[i] for i in idx], src.size(1)) for name, values in feats.items()}
+        if feats
+        else None
+    )
     return Batch(
         src=src,
         tgt_in=pad([[BOS_ID] + list(t) for _, t in chosen]),

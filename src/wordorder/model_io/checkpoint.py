@@ -79,8 +79,11 @@ def _read(path: Path, device: torch.device | str = "cpu") -> dict:
     try:
         obj = torch.load(path, map_location=device, weights_only=True)
     except Exception as e:  # corrupt file, not a torch file, or unsafe pickle content
-        raise WordorderError(f"cannot read the checkpoint: {e}", path=path,
-                             hint="the file is damaged or not a wordorder checkpoint: retrain") from None
+        raise WordorderError(
+            f"cannot read the checkpoint: {e}",
+            path=path,
+            hint="the file is damaged or not a wordorder checkpoint: retrain",
+        ) from None
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise WordorderError("not a wordorder checkpoint", path=path)
     return obj
@@ -99,8 +102,11 @@ def average_checkpoints(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
     first = objs[0]
     for p, obj in zip(paths, objs):
         if obj["options"] != first["options"] or obj["state_dict"].keys() != first["state_dict"].keys():
-            raise WordorderError("checkpoints of different models cannot be averaged", path=p,
-                                 hint=f"its options differ from those of {paths[0]}")
+            raise WordorderError(
+                "checkpoints of different models cannot be averaged",
+                path=p,
+                hint=f"its options differ from those of {paths[0]}",
+            )
     out = {}
     for name, last in objs[-1]["state_dict"].items():
         if last.is_floating_point():
@@ -129,11 +135,12 @@ def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Se
 
 
 def step_of(path: Path) -> int:
-    return int(path.stem[len("step"):])
+    return int(path.stem[len("step") :])
 
 
-def keep_recent(folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any],
-                n: int) -> None:
+def keep_recent(
+    folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any], n: int
+) -> None:
     """Save this evaluation's weights as ``folder/step<N>.pt`` and delete all but the last ``n``."""
     folder.mkdir(parents=True, exist_ok=True)
     save_checkpoint(folder / f"step{step}.pt", model, options, meta)

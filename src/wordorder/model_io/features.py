@@ -42,7 +42,7 @@ class FeatureVocab:
     @classmethod
     def from_itos(cls, itos: Sequence[str]) -> FeatureVocab:
         """The vocabulary stored in a checkpoint (``itos`` includes the specials)."""
-        return cls(list(itos)[len(SPECIALS):])
+        return cls(list(itos)[len(SPECIALS) :])
 
     @classmethod
     def build(cls, lines: Sequence[Sequence[str]]) -> FeatureVocab:
@@ -59,9 +59,12 @@ class FeatureVocab:
 def check_feature_files(needed: set[str], given: Mapping[str, object], path: str | Path | None = None) -> None:
     """The feature files a step got must be exactly those its model needs."""
     if set(given) != needed:
-        raise WordorderError(f"the model needs the source features {sorted(needed) or 'none'} but got "
-                             f"{sorted(given) or 'none'}", path=path, hint="the variant's model options and its "
-                             "data inputs disagree: check configs/variants.yaml and the checkpoint used")
+        raise WordorderError(
+            f"the model needs the source features {sorted(needed) or 'none'} but got {sorted(given) or 'none'}",
+            path=path,
+            hint="the variant's model options and its "
+            "data inputs disagree: check configs/variants.yaml and the checkpoint used",
+        )
 
 
 def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[list[str]] | list[list[int]]:
@@ -73,14 +76,21 @@ def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[li
         raise WordorderError(f"unknown source feature '{name}'", hint=f"known features: {', '.join(KNOWN)}")
     lines = read_lines(path)
     if len(lines) != len(lengths):
-        raise WordorderError(f"{len(lines)} lines of '{name}' but {len(lengths)} source sentences", path=path,
-                             hint="the feature file and the subword file come from different runs: rerun the step")
+        raise WordorderError(
+            f"{len(lines)} lines of '{name}' but {len(lengths)} source sentences",
+            path=path,
+            hint="the feature file and the subword file come from different runs: rerun the step",
+        )
     out: list = []
     for number, (line, n) in enumerate(zip(lines, lengths), start=1):
         items = line.split()
         if len(items) != n:
-            raise WordorderError(f"{len(items)} '{name}' items for {n} source subwords", path=path, line=number,
-                                 hint="the feature file and the subword file come from different runs")
+            raise WordorderError(
+                f"{len(items)} '{name}' items for {n} source subwords",
+                path=path,
+                line=number,
+                hint="the feature file and the subword file come from different runs",
+            )
         if name in INTEGER_FEATURES:
             try:
                 values = [int(x) for x in items]
@@ -88,8 +98,12 @@ def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[li
                 raise WordorderError(f"'{name}' items must be integers", path=path, line=number) from None
             problem = _integer_problem(name, values)
             if problem:
-                raise WordorderError(problem, path=path, line=number,
-                                     hint="the file is corrupt or from another run: rerun the step that wrote it")
+                raise WordorderError(
+                    problem,
+                    path=path,
+                    line=number,
+                    hint="the file is corrupt or from another run: rerun the step that wrote it",
+                )
             out.append(values)
         else:
             out.append(items)
@@ -105,8 +119,10 @@ def _integer_problem(name: str, values: list[int]) -> str | None:
         # they are 0..m−1.
         runs = [v for k, v in enumerate(values) if k == 0 or values[k - 1] != v]
         if sorted(runs) != list(range(len(runs))):
-            return (f"positions are neither a permutation of 0..{n - 1} nor word positions (0..m−1 for the "
-                    "m words, equal on adjacent pieces)")
+            return (
+                f"positions are neither a permutation of 0..{n - 1} nor word positions (0..m−1 for the "
+                "m words, equal on adjacent pieces)"
+            )
     if name == "word" and any(b - a not in (0, 1) for a, b in zip([-1, *values], values)):
         return "word indices must start at 0 and grow by 0 or 1 from one subword to the next"
     if name == "head" and any(h < 0 for h in values):
@@ -114,8 +130,9 @@ def _integer_problem(name: str, values: list[int]) -> str | None:
     return None
 
 
-def load_features(files: Mapping[str, str | Path], sources: Sequence[Sequence[int]],
-                  vocabs: dict[str, FeatureVocab] | None = None) -> tuple[dict[str, list[list[int]]], dict[str, FeatureVocab]]:
+def load_features(
+    files: Mapping[str, str | Path], sources: Sequence[Sequence[int]], vocabs: dict[str, FeatureVocab] | None = None
+) -> tuple[dict[str, list[list[int]]], dict[str, FeatureVocab]]:
     """Read every feature of ``files`` (name → path) for the id lists ``sources``.
 
     ``vocabs``: the vocabularies of the checkpoint (decoding, dev data); None builds them

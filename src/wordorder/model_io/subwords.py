@@ -18,8 +18,12 @@ def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]
         ids = [spm.piece_to_id(p) for p in pieces]
         if unk in ids and "<unk>" not in pieces:
             bad = pieces[ids.index(unk)]
-            raise WordorderError(f"subword '{bad}' is not in the vocabulary {spm.path}", path=path,
-                                 line=number, hint="the file was encoded with another subword model: rerun its encode step")
+            raise WordorderError(
+                f"subword '{bad}' is not in the vocabulary {spm.path}",
+                path=path,
+                line=number,
+                hint="the file was encoded with another subword model: rerun its encode step",
+            )
         out.append(ids)
     return out
 

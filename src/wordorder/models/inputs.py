@@ -126,8 +126,14 @@ class GroupedInput(nn.Module):
     bias-free d_model × d_model linear map.
     """
 
-    def __init__(self, d_model: int, groups: Sequence[tuple[str, int]], pos_vocab: int = 0,
-                 rec_cell: str = "gru", loc_kernel: int = 5) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        groups: Sequence[tuple[str, int]],
+        pos_vocab: int = 0,
+        rec_cell: str = "gru",
+        loc_kernel: int = 5,
+    ) -> None:
         super().__init__()
         groups = [(str(f), int(n)) for f, n in groups]
         if not groups:
@@ -136,8 +142,10 @@ class GroupedInput(nn.Module):
             if feature not in GROUP_FEATURES:
                 raise ValueError(f"unknown input group feature {feature!r}; expected one of {GROUP_FEATURES}")
             if size < 2 or size % 2:
-                raise ValueError(f"input group {feature!r} has size {size}; sizes must be even and positive "
-                                 "(sinusoidal encodings pair sines with cosines)")
+                raise ValueError(
+                    f"input group {feature!r} has size {size}; sizes must be even and positive "
+                    "(sinusoidal encodings pair sines with cosines)"
+                )
         total = sum(size for _, size in groups)
         if total != d_model:
             raise ValueError(f"input group sizes sum to {total}, not d_model={d_model}")
@@ -198,8 +206,10 @@ class FactoredInput(nn.Module):
         if any(dim < 1 for dim in factors.values()):
             raise ValueError(f"factor dimensions must be positive, got {factors}")
         if sum(factors.values()) >= d_model:
-            raise ValueError(f"the factor dimensions sum to {sum(factors.values())}, leaving no room for the "
-                             f"word embedding in d_model={d_model}")
+            raise ValueError(
+                f"the factor dimensions sum to {sum(factors.values())}, leaving no room for the "
+                f"word embedding in d_model={d_model}"
+            )
         for name in factors:
             if int(factor_vocab.get(name, 0)) < 1:
                 raise ValueError(f"factor {name!r} needs a vocabulary size > 0 in factor_vocab")

@@ -18,8 +18,17 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.models.options_base import FAMILY_OPTIONS, SIDES, ModelOptions, family_of, option_defaults
 
-__all__ = ["CATEGORICAL_FEATURES", "FAMILY_OPTIONS", "INTEGER_FEATURES", "ModelOptions", "RNNOptions", "SIDES",
-           "TransformerOptions", "family_of", "option_defaults"]
+__all__ = [
+    "CATEGORICAL_FEATURES",
+    "FAMILY_OPTIONS",
+    "INTEGER_FEATURES",
+    "ModelOptions",
+    "RNNOptions",
+    "SIDES",
+    "TransformerOptions",
+    "family_of",
+    "option_defaults",
+]
 
 GROUP_FEATURES = ("global", "rec", "loc", "syn")
 FACTORS = ("bieo", "pos", "dep")
@@ -136,46 +145,74 @@ class TransformerOptions(ModelOptions):
     def _validate_groups(self) -> None:
         if self.input_groups is not None:
             if not isinstance(self.input_groups, (list, tuple)) or not self.input_groups:
-                raise WordorderError(f"model option input_groups must be a non-empty list of [feature, share], "
-                                     f"got {self.input_groups!r}")
+                raise WordorderError(
+                    f"model option input_groups must be a non-empty list of [feature, share], got {self.input_groups!r}"
+                )
             for group in self.input_groups:
-                if (not isinstance(group, (list, tuple)) or len(group) != 2 or group[0] not in GROUP_FEATURES
-                        or not isinstance(group[1], int) or isinstance(group[1], bool) or group[1] < 1):
-                    raise WordorderError(f"model option input_groups: {group!r} is not [feature, share] with feature "
-                                         f"in {', '.join(GROUP_FEATURES)} and a whole share ≥ 1")
+                if (
+                    not isinstance(group, (list, tuple))
+                    or len(group) != 2
+                    or group[0] not in GROUP_FEATURES
+                    or not isinstance(group[1], int)
+                    or isinstance(group[1], bool)
+                    or group[1] < 1
+                ):
+                    raise WordorderError(
+                        f"model option input_groups: {group!r} is not [feature, share] with feature "
+                        f"in {', '.join(GROUP_FEATURES)} and a whole share ≥ 1"
+                    )
             empty = [feature for feature, n in self.group_heads() if n == 0]
             if empty:
-                raise WordorderError(f"model option input_groups: {self.input_groups} leaves the group(s) "
-                                     f"{', '.join(empty)} without a head of the model's {self.heads}",
-                                     hint="each group needs at least one whole head (Chen et al. 2020, Table I): "
-                                     "raise its share or use a model with more heads")
+                raise WordorderError(
+                    f"model option input_groups: {self.input_groups} leaves the group(s) "
+                    f"{', '.join(empty)} without a head of the model's {self.heads}",
+                    hint="each group needs at least one whole head (Chen et al. 2020, Table I): "
+                    "raise its share or use a model with more heads",
+                )
         if self.factors is not None:
-            if not isinstance(self.factors, Mapping) or not self.factors or any(
-                    f not in FACTORS or not isinstance(n, int) or n < 1 for f, n in self.factors.items()):
-                raise WordorderError(f"model option factors must map some of {', '.join(FACTORS)} to positive "
-                                     f"dimensions, got {self.factors!r}")
+            if (
+                not isinstance(self.factors, Mapping)
+                or not self.factors
+                or any(f not in FACTORS or not isinstance(n, int) or n < 1 for f, n in self.factors.items())
+            ):
+                raise WordorderError(
+                    f"model option factors must map some of {', '.join(FACTORS)} to positive "
+                    f"dimensions, got {self.factors!r}"
+                )
             if sum(self.factors.values()) >= self.d_model:
-                raise WordorderError(f"model option factors: the factor dimensions ({sum(self.factors.values())}) "
-                                     f"leave nothing of d_model={self.d_model} for the word")
+                raise WordorderError(
+                    f"model option factors: the factor dimensions ({sum(self.factors.values())}) "
+                    f"leave nothing of d_model={self.d_model} for the word"
+                )
 
     def _validate_conflicts(self) -> None:
         """Combinations that are not defined by the papers."""
         if self.input_groups and self.factors:
-            raise WordorderError("model options input_groups and factors conflict: both replace the source input "
-                                 "representation", hint="choose one of them")
+            raise WordorderError(
+                "model options input_groups and factors conflict: both replace the source input representation",
+                hint="choose one of them",
+            )
         if "none" not in (self.reordering_embeddings, self.additional_pe):
-            raise WordorderError("reordering_embeddings and additional_pe both fill the same slot of a layer",
-                                 hint="additional_pe is the control experiment of reordering embeddings: pick one")
+            raise WordorderError(
+                "reordering_embeddings and additional_pe both fill the same slot of a layer",
+                hint="additional_pe is the control experiment of reordering embeddings: pick one",
+            )
         if (self.reordering_embeddings, self.additional_pe) != ("none", "none") and self.norm != "post":
-            raise WordorderError("reordering embeddings are defined for post-norm layers (Chen et al. 2019, Eq. 9)",
-                                 hint="set norm: post")
+            raise WordorderError(
+                "reordering embeddings are defined for post-norm layers (Chen et al. 2019, Eq. 9)",
+                hint="set norm: post",
+            )
         if self.positions == "none" and (self.reordering_embeddings, self.additional_pe) != ("none", "none"):
-            raise WordorderError("additional PEs and reordering embeddings re-use the absolute position encodings",
-                                 hint="set positions: absolute")
+            raise WordorderError(
+                "additional PEs and reordering embeddings re-use the absolute position encodings",
+                hint="set positions: absolute",
+            )
         if self.input_groups and (self.positions == "none" or self.preorder_encoding == "absolute"):
-            raise WordorderError("input_groups add the absolute encodings inside their groups (Chen et al. 2020, "
-                                 "Eq. 1-3, 12); they cannot be combined with positions: none or an absolute "
-                                 "preordering encoding")
+            raise WordorderError(
+                "input_groups add the absolute encodings inside their groups (Chen et al. 2020, "
+                "Eq. 1-3, 12); they cannot be combined with positions: none or an absolute "
+                "preordering encoding"
+            )
 
 
 @dataclass
@@ -242,40 +279,59 @@ class RNNOptions(ModelOptions):
 
     def syntax_tree(self) -> bool:
         """Whether the model reads the source dependency tree (the ``word``/``head`` inputs)."""
-        return (self.attention == "syntax" or self.second_context in ("syntax", "sdr")
-                or bool(self.source_dependency))
+        return self.attention == "syntax" or self.second_context in ("syntax", "sdr") or bool(self.source_dependency)
 
     def validate(self) -> None:
         super().validate()
         self._integers(("relation_width",), ("embed_dim", "attention_dim"))
         if self.output_dropout is not None:
             self._fraction("output_dropout", self.output_dropout)
-        if not isinstance(self.init_uniform, (int, float)) or isinstance(self.init_uniform, bool) \
-                or self.init_uniform < 0:
+        if (
+            not isinstance(self.init_uniform, (int, float))
+            or isinstance(self.init_uniform, bool)
+            or self.init_uniform < 0
+        ):
             raise WordorderError(f"model option init_uniform must be a non-negative number, got {self.init_uniform!r}")
         self._validate_relation()
         self._choice("decoder", RNN_DECODERS)
         self._choice("attention", RNN_ATTENTIONS)
         self._choice("second_context", SECOND_CONTEXTS)
         if self.attention != "global" and self.second_context != "none":
-            raise WordorderError("a double-context model (second_context) keeps the global attention as its first "
-                                 "context (Chen et al. 2018, Eq. 14)", hint="set attention: global")
+            raise WordorderError(
+                "a double-context model (second_context) keeps the global attention as its first "
+                "context (Chen et al. 2018, Eq. 14)",
+                hint="set attention: global",
+            )
 
     def _validate_relation(self) -> None:
         convs = self.relation_convs
         if convs is None:
             if self.relation_width < 2:
-                raise WordorderError(f"model option relation_width must be at least 2 (the convolution of width 1 "
-                                     f"has relation_width/2 channels), got {self.relation_width}")
+                raise WordorderError(
+                    f"model option relation_width must be at least 2 (the convolution of width 1 "
+                    f"has relation_width/2 channels), got {self.relation_width}"
+                )
             return
-        if not isinstance(convs, (list, tuple)) or not convs or any(
-                not isinstance(c, (list, tuple)) or len(c) != 2
-                or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in c) for c in convs):
-            raise WordorderError(f"model option relation_convs must be a non-empty list of [kernel width, channels] "
-                                 f"with positive integers, got {convs!r}", hint="Zhang et al. 2018, En-De: [[3, 96]]")
+        if (
+            not isinstance(convs, (list, tuple))
+            or not convs
+            or any(
+                not isinstance(c, (list, tuple))
+                or len(c) != 2
+                or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in c)
+                for c in convs
+            )
+        ):
+            raise WordorderError(
+                f"model option relation_convs must be a non-empty list of [kernel width, channels] "
+                f"with positive integers, got {convs!r}",
+                hint="Zhang et al. 2018, En-De: [[3, 96]]",
+            )
         if any(k % 2 == 0 for k, _ in convs):
-            raise WordorderError(f"model option relation_convs: kernel widths must be odd (a window centred on "
-                                 f"the word, Zhang et al. 2018 Eq. 7), got {convs!r}")
+            raise WordorderError(
+                f"model option relation_convs: kernel widths must be odd (a window centred on "
+                f"the word, Zhang et al. 2018 Eq. 7), got {convs!r}"
+            )
 
 
 FAMILY_OPTIONS.update(transformer=TransformerOptions, rnn=RNNOptions)

@@ -80,17 +80,21 @@ class ModelOptions:
         defaults = option_defaults()
         for key in d:
             if key not in defaults:
-                raise WordorderError(f"unknown model option '{key}'",
-                                     hint=f"valid model options: preset, {', '.join(defaults)}")
+                raise WordorderError(
+                    f"unknown model option '{key}'", hint=f"valid model options: preset, {', '.join(defaults)}"
+                )
         family = d.get("family", "transformer")
         if not isinstance(family, str) or family not in FAMILY_OPTIONS:
-            raise WordorderError(f"unknown model family '{family}'",
-                                 hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}")
+            raise WordorderError(
+                f"unknown model family '{family}'", hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}"
+            )
         own = {f.name for f in dataclasses.fields(FAMILY_OPTIONS[family])}
         for key, value in d.items():
             if key not in own and value != defaults[key]:
-                raise WordorderError(f"model option {key} does not apply to the {family} family",
-                                     hint=f"remove it, or pick a family that has it (family: {family_of(key)})")
+                raise WordorderError(
+                    f"model option {key} does not apply to the {family} family",
+                    hint=f"remove it, or pick a family that has it (family: {family_of(key)})",
+                )
         opts = FAMILY_OPTIONS[family](**{k: v for k, v in d.items() if k in own})
         opts.validate()
         return opts
@@ -115,15 +119,19 @@ class ModelOptions:
 
     def _choice(self, name: str, allowed: tuple[str, ...]) -> None:
         if getattr(self, name) not in allowed:
-            raise WordorderError(f"model option {name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+            raise WordorderError(
+                f"model option {name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}"
+            )
 
     def _integers(self, positive: tuple[str, ...], non_negative: tuple[str, ...] = ()) -> None:
         for name in positive + non_negative:
             value = getattr(self, name)
             lowest = 0 if name in non_negative else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
-                raise WordorderError(f"model option {name} must be a {'non-negative' if lowest == 0 else 'positive'}"
-                                     f" integer, got {value!r}")
+                raise WordorderError(
+                    f"model option {name} must be a {'non-negative' if lowest == 0 else 'positive'}"
+                    f" integer, got {value!r}"
+                )
 
     @staticmethod
     def _fraction(name: str, value: Any) -> None:
@@ -134,13 +142,30 @@ class ModelOptions:
         """Check values and conflicts that would otherwise fail deep inside torch (the families'
         classes add theirs)."""
         if not isinstance(self.family, str) or self.family not in FAMILY_OPTIONS:
-            raise WordorderError(f"unknown model family '{self.family}'",
-                                 hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}")
+            raise WordorderError(
+                f"unknown model family '{self.family}'", hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}"
+            )
         if type(self) is not FAMILY_OPTIONS[self.family]:
-            raise WordorderError(f"the options of a {self.family} model are {FAMILY_OPTIONS[self.family].__name__}, "
-                                 f"not {type(self).__name__}", hint="build them with ModelOptions.from_dict")
-        self._integers(("d_model", "d_ff", "heads", "max_positions", "preorder_k", "loc_kernel", "local_window",
-                        "syntax_n", "unit_size", "relation_chunk"), ("encoder_layers", "decoder_layers"))
+            raise WordorderError(
+                f"the options of a {self.family} model are {FAMILY_OPTIONS[self.family].__name__}, "
+                f"not {type(self).__name__}",
+                hint="build them with ModelOptions.from_dict",
+            )
+        self._integers(
+            (
+                "d_model",
+                "d_ff",
+                "heads",
+                "max_positions",
+                "preorder_k",
+                "loc_kernel",
+                "local_window",
+                "syntax_n",
+                "unit_size",
+                "relation_chunk",
+            ),
+            ("encoder_layers", "decoder_layers"),
+        )
         if self.d_model % self.heads or self.d_model % 2:
             raise WordorderError(f"d_model={self.d_model} must be even and divisible by heads={self.heads}")
         for name in ("tie_embeddings", "tie_output"):

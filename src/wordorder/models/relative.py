@@ -34,8 +34,9 @@ def relative_buckets(q_pos: Tensor, k_pos: Tensor, k: int) -> Tensor:
     return (k_pos.unsqueeze(-2) - q_pos.unsqueeze(-1)).clamp(-k, k).long() + k
 
 
-def sequence_buckets(length: int, k: int, device: torch.device | None = None, offset: int = 0,
-                     queries: int | None = None) -> Tensor:
+def sequence_buckets(
+    length: int, k: int, device: torch.device | None = None, offset: int = 0, queries: int | None = None
+) -> Tensor:
     """Shaw's buckets for a sequence: queries ``offset .. offset+queries-1`` against keys
     ``0 .. length-1`` (``queries`` defaults to ``length``; incremental decoding uses one query
     at ``offset = t`` against keys 0..t). Returns (queries, length) LongTensor.
@@ -77,8 +78,15 @@ def _expand(buckets: Tensor, shape: torch.Size) -> Tensor:
     return buckets.expand(shape)
 
 
-def relative_attention(q: Tensor, k: Tensor, v: Tensor, terms: Sequence[RelativeTerm], mask: Tensor | None,
-                       causal: bool, dropout: float = 0.0) -> tuple[Tensor, Tensor]:
+def relative_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    terms: Sequence[RelativeTerm],
+    mask: Tensor | None,
+    causal: bool,
+    dropout: float = 0.0,
+) -> tuple[Tensor, Tensor]:
     """Scaled dot-product attention with relative key and value terms.
 
     Args:

@@ -44,8 +44,9 @@ class RNNModel(Seq2SeqModel):
         e, h = o.embed_dim or o.d_model, o.d_model
         self.src_embed = nn.Embedding(vocab_size, e, padding_idx=PAD_ID)
         nn.init.normal_(self.src_embed.weight, std=e**-0.5)
-        self.tgt_embed = (self.src_embed if o.tie_embeddings
-                          else nn.Embedding(self.tgt_vocab_size, e, padding_idx=PAD_ID))
+        self.tgt_embed = (
+            self.src_embed if o.tie_embeddings else nn.Embedding(self.tgt_vocab_size, e, padding_idx=PAD_ID)
+        )
         if not o.tie_embeddings:
             nn.init.normal_(self.tgt_embed.weight, std=e**-0.5)
         with torch.no_grad():
@@ -58,9 +59,14 @@ class RNNModel(Seq2SeqModel):
         if o.relation_layers:
             from wordorder.models.relation import RNMTEncoder
 
-            self.encoder: nn.Module = RNMTEncoder(d_in, 2 * h, channels=o.relation_channels(),
-                                                  gp_hidden=o.relation_width, chunk=o.relation_chunk,
-                                                  pad_quirk=o.relation_pad_quirk)
+            self.encoder: nn.Module = RNMTEncoder(
+                d_in,
+                2 * h,
+                channels=o.relation_channels(),
+                gp_hidden=o.relation_width,
+                chunk=o.relation_chunk,
+                pad_quirk=o.relation_pad_quirk,
+            )
         else:
             self.encoder = BiGRUEncoder(d_in, h)
         self.unit_encoder = BiGRUEncoder(unit_width, h) if o.second_context == "sdr" else None
@@ -111,8 +117,7 @@ class RNNModel(Seq2SeqModel):
         units_memory = None
         if self.unit_encoder is not None:
             units_memory = self.dropout(self.unit_encoder(self.dropout(unit_vectors), pad))
-        return RNNEncoderOut(memory=memory, src_pad=pad, length=valid.sum(dim=1), distance=distance,
-                             units=units_memory)
+        return RNNEncoderOut(memory=memory, src_pad=pad, length=valid.sum(dim=1), distance=distance, units=units_memory)
 
     def init_state(self, enc: RNNEncoderOut) -> RNNState:
         dec, valid = self.decoder, ~enc.src_pad
@@ -122,11 +127,16 @@ class RNNModel(Seq2SeqModel):
             # The first centre of a flexible context: the start of the sentence.
             start = F.one_hot(torch.zeros_like(enc.length), s).to(enc.memory.dtype)
         return RNNState(
-            s=dec.initial(enc.memory, valid), memory=enc.memory, keys=dec.scorer.keys(enc.memory), valid=valid,
-            length=enc.length, distance=enc.distance,
+            s=dec.initial(enc.memory, valid),
+            memory=enc.memory,
+            keys=dec.scorer.keys(enc.memory),
+            valid=valid,
+            length=enc.length,
+            distance=enc.distance,
             previous=start if dec.attention == "flexible" else None,
             previous2=start if dec.second_kind == "flexible" else None,
-            units=enc.units, unit_keys=dec.unit_scorer.keys(enc.units) if dec.unit_scorer is not None else None,
+            units=enc.units,
+            unit_keys=dec.unit_scorer.keys(enc.units) if dec.unit_scorer is not None else None,
         )
 
     def decode_hidden(self, enc: RNNEncoderOut, tgt_in: Tensor) -> Tensor:

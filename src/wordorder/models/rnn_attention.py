@@ -139,4 +139,3 @@ class SyntaxWeights(nn.Module):
 def context(weights: Tensor, memory: Tensor) -> Tensor:
     """(N, S) weights, (N, S, d) annotations → (N, d)."""
     return torch.bmm(weights[:, None, :].to(memory.dtype), memory).squeeze(1)
-

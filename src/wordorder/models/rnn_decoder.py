@@ -131,8 +131,9 @@ class RNNDecoder(nn.Module):
         mean = (memory * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
         return torch.tanh(self.init(mean))
 
-    def _weigh(self, module: nn.Module | None, kind: str, scores: Tensor, query: Tensor, st: RNNState,
-               previous: Tensor | None) -> Tensor:
+    def _weigh(
+        self, module: nn.Module | None, kind: str, scores: Tensor, query: Tensor, st: RNNState, previous: Tensor | None
+    ) -> Tensor:
         if kind == "global":
             return masked_softmax(scores, st.valid)
         if kind == "local":

@@ -80,8 +80,9 @@ class TransformerModel(Seq2SeqModel):
         # the word part (a tied one keeps d_model columns for the target side).
         src_width = o.d_model - sum(o.factors.values()) if o.factors and not o.tie_embeddings else o.d_model
         self.src_embed = self._embedding(vocab_size, src_width, o.d_model)
-        self.tgt_embed = (self.src_embed if o.tie_embeddings
-                          else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model))
+        self.tgt_embed = (
+            self.src_embed if o.tie_embeddings else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model)
+        )
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
         self.embed_dropout = Dropout(o.dropout)
         self.source_input = build_source_input(o)
@@ -200,13 +201,17 @@ class TransformerModel(Seq2SeqModel):
     def _cross_kv(self, memory: Tensor) -> list[KV]:
         return [layer.cross_attn.project_kv(memory) for layer in self.decoder]
 
-    def _decoder_extras(self, length: int, dtype: torch.dtype, device: torch.device, offset: int = 0
-                        ) -> tuple[Tensor | None, Tensor | None]:
+    def _decoder_extras(
+        self, length: int, dtype: torch.dtype, device: torch.device, offset: int = 0
+    ) -> tuple[Tensor | None, Tensor | None]:
         """Position-slot encodings (T, d) and Shaw buckets (T, offset+T) of new target positions."""
         o = self.options
         pe = self._pe(length, dtype, offset) if o.position_slot("decoder") != "none" else None
-        buckets = (sequence_buckets(offset + length, o.relative_k, device, offset=offset, queries=length)
-                   if o.relative_on("decoder") else None)
+        buckets = (
+            sequence_buckets(offset + length, o.relative_k, device, offset=offset, queries=length)
+            if o.relative_on("decoder")
+            else None
+        )
         return pe, buckets
 
     @property
@@ -258,6 +263,7 @@ class TransformerModel(Seq2SeqModel):
 
     def reorder_state(self, state: TransformerState, index: Tensor) -> TransformerState:
         """Select rows ``index`` ((N',) LongTensor) of every cached tensor."""
+
         def sel(kv: KV | None) -> KV | None:
             return None if kv is None else (kv[0].index_select(0, index), kv[1].index_select(0, index))
 
@@ -284,17 +290,22 @@ def build_source_input(o: TransformerOptions) -> nn.Module | None:
     sizes = o.feature_sizes
     for name in o.required_features() & set(CATEGORICAL_FEATURES):
         if int(sizes.get(name, 0)) < 4:
-            raise WordorderError(f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
-                                 hint="the trainer sets it from the data; set feature_sizes when building a model by hand")
+            raise WordorderError(
+                f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
+                hint="the trainer sets it from the data; set feature_sizes when building a model by hand",
+            )
     if o.input_groups:
         groups = [(name, heads * o.head_dim) for name, heads in o.group_heads()]
-        return GroupedInput(o.d_model, groups, pos_vocab=int(sizes.get("pos", 0)), rec_cell=o.rec_cell,
-                            loc_kernel=o.loc_kernel)
+        return GroupedInput(
+            o.d_model, groups, pos_vocab=int(sizes.get("pos", 0)), rec_cell=o.rec_cell, loc_kernel=o.loc_kernel
+        )
     if o.factors:
         return FactoredInput(o.d_model, dict(o.factors), {name: int(sizes.get(name, 0)) for name in o.factors})
     return None
 
 
-def build_transformer(options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> TransformerModel:
+def build_transformer(
+    options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None
+) -> TransformerModel:
     """Family constructor registered as ``transformer`` in :data:`registry.FAMILIES`."""
     return TransformerModel(options, vocab_size, tgt_vocab_size)

@@ -82,8 +82,9 @@ class BTGOptions:
         if not (isinstance(self.min_updates, int) and self.min_updates >= 0):
             problems.append(f"min_updates must be an integer >= 0, got {self.min_updates!r}")
         if problems:
-            raise WordorderError("invalid BTG options: " + "; ".join(problems),
-                                 hint="fix the preorder.btg block of the config")
+            raise WordorderError(
+                "invalid BTG options: " + "; ".join(problems), hint="fix the preorder.btg block of the config"
+            )
         return self
 
 
@@ -91,8 +92,11 @@ def _check_sentences(sentences: Sequence[Sentence]) -> None:
     for k, sent in enumerate(sentences):
         if len(sent) != 3 or not (len(sent[0]) == len(sent[1]) == len(sent[2])):
             lens = "/".join(str(len(x)) for x in sent)
-            raise WordorderError(f"sentence {k + 1}: words, POS tags and classes differ in length ({lens})",
-                                 line=k + 1, hint="the annotations must have one entry per token")
+            raise WordorderError(
+                f"sentence {k + 1}: words, POS tags and classes differ in length ({lens})",
+                line=k + 1,
+                hint="the annotations must have one entry per token",
+            )
 
 
 def _usable_cores() -> int:
@@ -111,8 +115,13 @@ class BTGPreorderer:
             raise ValueError(f"weights of shape {self.weights.shape} do not match hash_bits={options.hash_bits}")
 
     @classmethod
-    def train(cls, sentences: list[Sentence], links: list[np.ndarray], options: BTGOptions | None = None,
-              progress_bar: bool = True) -> tuple[BTGPreorderer, dict]:
+    def train(
+        cls,
+        sentences: list[Sentence],
+        links: list[np.ndarray],
+        options: BTGOptions | None = None,
+        progress_bar: bool = True,
+    ) -> tuple[BTGPreorderer, dict]:
         """Train on (words, POS, classes) sentences and their [L, 2] (source, target) links.
 
         Returns:
@@ -122,8 +131,10 @@ class BTGPreorderer:
         options = (options or BTGOptions()).check()
         start = time.perf_counter()
         if len(links) != len(sentences):
-            raise WordorderError(f"{len(links)} alignments for {len(sentences)} sentences",
-                                 hint="the alignment file must have one line per sentence")
+            raise WordorderError(
+                f"{len(links)} alignments for {len(sentences)} sentences",
+                hint="the alignment file must have one line per sentence",
+            )
         _check_sentences(sentences)
         skipped = dict.fromkeys(REASONS, 0)
         used, ranks = [], []
@@ -138,8 +149,10 @@ class BTGPreorderer:
                 used.append(k)
                 ranks.append(r)
         if not used:
-            raise WordorderError(f"none of the {len(sentences)} training sentences has a usable alignment constraint",
-                                 hint="check that the alignments belong to these sentences")
+            raise WordorderError(
+                f"none of the {len(sentences)} training sentences has a usable alignment constraint",
+                hint="check that the alignments belong to these sentences",
+            )
         hashes, offsets = hash_tokens([sentences[k] for k in used])
         flat_ranks = np.concatenate(ranks).astype(np.int64)
         size = 1 << options.hash_bits
@@ -152,31 +165,60 @@ class BTGPreorderer:
         history = []
         for it in range(options.iterations):
             t_it = time.perf_counter()
-            order = (rng.permutation(len(used)) if options.order == "shuffled" else np.arange(len(used))).astype(np.int64)
+            order = (rng.permutation(len(used)) if options.order == "shuffled" else np.arange(len(used))).astype(
+                np.int64
+            )
             stats = np.zeros(2, np.int64)
-            with progress(total=len(used), desc=f"btg iteration {it + 1}/{options.iterations}", unit=" sent",
-                          enabled=progress_bar) as bar:
+            with progress(
+                total=len(used), desc=f"btg iteration {it + 1}/{options.iterations}", unit=" sent", enabled=progress_bar
+            ) as bar:
                 for c in range(0, len(used), _CHUNK):
-                    ids = order[c:c + _CHUNK]
-                    train_chunk(ids, hashes, offsets, flat_ranks, W, avg, cnt, shift, options.beam, pa,
-                                it * len(used) + c, N, stats)
+                    ids = order[c : c + _CHUNK]
+                    train_chunk(
+                        ids,
+                        hashes,
+                        offsets,
+                        flat_ranks,
+                        W,
+                        avg,
+                        cnt,
+                        shift,
+                        options.beam,
+                        pa,
+                        it * len(used) + c,
+                        N,
+                        stats,
+                    )
                     bar.update(len(ids))
                     bar.set_postfix(errors=int(stats[0]), refresh=False)
-            history.append({"iteration": it + 1, "errors": int(stats[0]), "early_updates": int(stats[1]),
-                            "seconds": round(time.perf_counter() - t_it, 2)})
+            history.append(
+                {
+                    "iteration": it + 1,
+                    "errors": int(stats[0]),
+                    "early_updates": int(stats[1]),
+                    "seconds": round(time.perf_counter() - t_it, 2),
+                }
+            )
             if stats[0] == 0:
                 break
         final = avg.astype(np.float32)
         if options.min_updates > 0:
             final[cnt < options.min_updates] = 0.0
         model = cls(final, options)
-        info = {"sentences": len(sentences), "used": len(used), "skipped": skipped, "iterations": history,
-                "converged": history[-1]["errors"] == 0, "nonzero_weights": int(np.count_nonzero(final)),
-                "total_seconds": round(time.perf_counter() - start, 2)}
+        info = {
+            "sentences": len(sentences),
+            "used": len(used),
+            "skipped": skipped,
+            "iterations": history,
+            "converged": history[-1]["errors"] == 0,
+            "nonzero_weights": int(np.count_nonzero(final)),
+            "total_seconds": round(time.perf_counter() - start, 2),
+        }
         return model, info
 
-    def preorder(self, sentences: list[Sentence], progress_bar: bool = True,
-                 threads: int | None = None) -> list[np.ndarray]:
+    def preorder(
+        self, sentences: list[Sentence], progress_bar: bool = True, threads: int | None = None
+    ) -> list[np.ndarray]:
         """One int64 permutation per sentence: ``order[k]`` = source index at output position k.
 
         Chunks of sentences are decoded on ``threads`` threads (default: the usable cores); the
@@ -192,14 +234,16 @@ class BTGPreorderer:
 
         def run(c: int) -> int:
             a, b = int(offsets[c]), int(offsets[min(c + step, S)])
-            decode_all(hashes[a:b], offsets[c:c + step + 1] - a, self.weights, shift, self.options.beam, out[a:b])
+            decode_all(hashes[a:b], offsets[c : c + step + 1] - a, self.weights, shift, self.options.beam, out[a:b])
             return min(step, S - c)
 
-        with progress(total=S, desc="btg preorder", unit=" sent", enabled=progress_bar) as bar, \
-                ThreadPoolExecutor(max_workers=threads) as pool:
+        with (
+            progress(total=S, desc="btg preorder", unit=" sent", enabled=progress_bar) as bar,
+            ThreadPoolExecutor(max_workers=threads) as pool,
+        ):
             for done in pool.map(run, range(0, S, step)):
                 bar.update(done)
-        return [out[offsets[s]:offsets[s + 1]].copy() for s in range(S)]
+        return [out[offsets[s] : offsets[s + 1]].copy() for s in range(S)]
 
     def save(self, path: str | Path) -> None:
         """Write the nonzero weights and the options to ``path`` (compressed npz), atomically."""
@@ -207,8 +251,13 @@ class BTGPreorderer:
         index = np.flatnonzero(flat)
         gaps = np.diff(index, prepend=0).astype(np.uint32)  # sorted flat indices < 2**31: gaps compress well
         with atomic_open(path, "wb") as f:
-            np.savez_compressed(f, format=np.array(FORMAT), options=np.array(json.dumps(asdict(self.options))),
-                                index_gaps=gaps, values=flat[index])
+            np.savez_compressed(
+                f,
+                format=np.array(FORMAT),
+                options=np.array(json.dumps(asdict(self.options))),
+                index_gaps=gaps,
+                values=flat[index],
+            )
 
     @classmethod
     def load(cls, path: str | Path) -> BTGPreorderer:
@@ -231,12 +280,17 @@ class BTGPreorderer:
         except WordorderError:
             raise
         except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
-            raise WordorderError(f"not a readable BTG preorderer model ({type(err).__name__}: {err})",
-                                 path=path, hint=hint) from None
+            raise WordorderError(
+                f"not a readable BTG preorderer model ({type(err).__name__}: {err})", path=path, hint=hint
+            ) from None
         size = 2 << options.hash_bits
         index = np.cumsum(gaps, dtype=np.int64)
-        if (gaps.dtype != np.uint32 or index.ndim != 1 or index.shape != values.shape
-                or (len(index) and (index[-1] >= size or (gaps[1:] == 0).any()))):
+        if (
+            gaps.dtype != np.uint32
+            or index.ndim != 1
+            or index.shape != values.shape
+            or (len(index) and (index[-1] >= size or (gaps[1:] == 0).any()))
+        ):
             raise WordorderError("corrupt BTG model: weight indices out of range", path=path, hint=hint)
         flat = np.zeros(size, np.float32)
         flat[index] = values

@@ -34,13 +34,30 @@ EMPTY = 0x243F6A8885A308D3
 
 # Per-attribute templates as (name, positions); "NS" marks the NT&SIDE prefix.
 _ATTR_TEMPLATES = (
-    ("Ll-", ("Ll-",)), ("Ll", ("Ll",)), ("Lr", ("Lr",)), ("Rl", ("Rl",)), ("Rr", ("Rr",)), ("Rr+", ("Rr+",)),
-    ("Ll-&Ll", ("Ll-", "Ll")), ("Ll&Lr", ("Ll", "Lr")), ("Ll&Rl", ("Ll", "Rl")), ("Ll&Rr", ("Ll", "Rr")),
-    ("Lr&Rl", ("Lr", "Rl")), ("Lr&Rr", ("Lr", "Rr")), ("Rl&Rr", ("Rl", "Rr")), ("Rr&Rr+", ("Rr", "Rr+")),
-    ("Lr-&Lr&Rl", ("Lr-", "Lr", "Rl")), ("Ll&Lr&Rl", ("Ll", "Lr", "Rl")), ("Lr&Rl&Rr", ("Lr", "Rl", "Rr")),
-    ("Lr&Rl&Rl+", ("Lr", "Rl", "Rl+")), ("Ll&Lr&Rl&Rr", ("Ll", "Lr", "Rl", "Rr")),
-    ("NT&SIDE&Ll", ("NS", "Ll")), ("NT&SIDE&Lr", ("NS", "Lr")), ("NT&SIDE&Rl", ("NS", "Rl")),
-    ("NT&SIDE&Rr", ("NS", "Rr")), ("NT&SIDE&Ll&Rr", ("NS", "Ll", "Rr")),
+    ("Ll-", ("Ll-",)),
+    ("Ll", ("Ll",)),
+    ("Lr", ("Lr",)),
+    ("Rl", ("Rl",)),
+    ("Rr", ("Rr",)),
+    ("Rr+", ("Rr+",)),
+    ("Ll-&Ll", ("Ll-", "Ll")),
+    ("Ll&Lr", ("Ll", "Lr")),
+    ("Ll&Rl", ("Ll", "Rl")),
+    ("Ll&Rr", ("Ll", "Rr")),
+    ("Lr&Rl", ("Lr", "Rl")),
+    ("Lr&Rr", ("Lr", "Rr")),
+    ("Rl&Rr", ("Rl", "Rr")),
+    ("Rr&Rr+", ("Rr", "Rr+")),
+    ("Lr-&Lr&Rl", ("Lr-", "Lr", "Rl")),
+    ("Ll&Lr&Rl", ("Ll", "Lr", "Rl")),
+    ("Lr&Rl&Rr", ("Lr", "Rl", "Rr")),
+    ("Lr&Rl&Rl+", ("Lr", "Rl", "Rl+")),
+    ("Ll&Lr&Rl&Rr", ("Ll", "Lr", "Rl", "Rr")),
+    ("NT&SIDE&Ll", ("NS", "Ll")),
+    ("NT&SIDE&Lr", ("NS", "Lr")),
+    ("NT&SIDE&Rl", ("NS", "Rl")),
+    ("NT&SIDE&Rr", ("NS", "Rr")),
+    ("NT&SIDE&Ll&Rr", ("NS", "Ll", "Rr")),
 )
 _GLOBAL_NAMES = ("bias", "balance", "span_length", "child_sizes", "NT", "NT&SIDE")
 
@@ -68,8 +85,13 @@ def _seed(template: int) -> int:
 _SEEDS = np.array([_seed(t) for t in range(N_FEATURES)], dtype=np.uint64)
 # Key prefixes of the dependent templates for each ctx: mix(mix(seed, NT), SIDE) (NT alone for "NT").
 _CTX_NT = ((2, 2), (0, 0), (0, 1), (1, 0), (1, 1))
-_DEP_PREFIX = np.array([[_py_mix(_seed(t), nt) if t == 4 else _py_mix(_py_mix(_seed(t), nt), side)
-                         for nt, side in _CTX_NT] for t in DEPENDENT], dtype=np.uint64)
+_DEP_PREFIX = np.array(
+    [
+        [_py_mix(_seed(t), nt) if t == 4 else _py_mix(_py_mix(_seed(t), nt), side) for nt, side in _CTX_NT]
+        for t in DEPENDENT
+    ],
+    dtype=np.uint64,
+)
 
 
 def ctx_code(nt: int, side: int) -> int:
@@ -84,8 +106,9 @@ def token_hash(s: str) -> int:
     return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
 
 
-def hash_tokens(sentences: Sequence[tuple[Sequence[str], Sequence[str], Sequence[str]]],
-                ) -> tuple[np.ndarray, np.ndarray]:
+def hash_tokens(
+    sentences: Sequence[tuple[Sequence[str], Sequence[str], Sequence[str]]],
+) -> tuple[np.ndarray, np.ndarray]:
     """Attribute hashes of a corpus: ``(hashes [total_tokens, 3] uint64, offsets [S + 1] int64)``.
 
     Sentence s has tokens ``hashes[offsets[s]:offsets[s + 1]]``; columns are word, POS, class.
@@ -104,8 +127,9 @@ def hash_tokens(sentences: Sequence[tuple[Sequence[str], Sequence[str], Sequence
     return np.array(flat, dtype=np.uint64).reshape(-1, 3), offsets
 
 
-def feature_templates(sentence: tuple[Sequence[str], Sequence[str], Sequence[str]], b: int, e: int, p: int,
-                      nt: int, side: int) -> list[tuple]:
+def feature_templates(
+    sentence: tuple[Sequence[str], Sequence[str], Sequence[str]], b: int, e: int, p: int, nt: int, side: int
+) -> list[tuple]:
     """The 78 raw (unhashed) features of splitting ``[b, e)`` at ``p``, in template-id order.
 
     Each is ``(template id, values...)``: ints for sizes and labels, attribute strings for

@@ -229,8 +229,8 @@ def order_from_actions(n, acts):  # pragma: no cover - numba
         if acts[t, 1] == 1:
             b, e, p = spans[t, 0], spans[t, 1], acts[t, 0]
             tmp = order[b:e].copy()
-            order[b:b + e - p] = tmp[p - b:]
-            order[b + e - p:e] = tmp[:p - b]
+            order[b : b + e - p] = tmp[p - b :]
+            order[b + e - p : e] = tmp[: p - b]
     return order
 
 
@@ -252,12 +252,18 @@ def decode_all(hashes, offsets, W, shift, K, out):  # pragma: no cover - numba
             sys = np.empty((n - 1, 2), np.int64)
             ref = np.empty((1, 2), np.int64)
             # train = len(no_ranks) > 0 is False but not a literal: one compiled beam_search serves all callers
-            beam_search(hashes[a:a + n], n, no_ranks, len(no_ranks) > 0, W, shift, K, n <= MEMO_MAX_N, sys, ref)
-            out[a:a + n] = order_from_actions(n, sys)
+            beam_search(hashes[a : a + n], n, no_ranks, len(no_ranks) > 0, W, shift, K, n <= MEMO_MAX_N, sys, ref)
+            out[a : a + n] = order_from_actions(n, sys)
 
 
-def search(hashes: np.ndarray, weights: np.ndarray, hash_bits: int, beam: int, ranks: np.ndarray | None = None,
-           memo: bool = True) -> tuple[np.ndarray, np.ndarray | None, bool]:
+def search(
+    hashes: np.ndarray,
+    weights: np.ndarray,
+    hash_bits: int,
+    beam: int,
+    ranks: np.ndarray | None = None,
+    memo: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None, bool]:
     """Beam search on one sentence from Python (tests, inspection).
 
     Args:
@@ -275,6 +281,7 @@ def search(hashes: np.ndarray, weights: np.ndarray, hash_bits: int, beam: int, r
     ref = np.zeros((n - 1, 2), np.int64)
     train = ranks is not None
     r = np.asarray(ranks if train else np.zeros(n), dtype=np.int64)
-    T, early = beam_search(hs, n, r, train, np.ascontiguousarray(weights, np.float32), 64 - hash_bits, beam,
-                           memo, sys, ref)
+    T, early = beam_search(
+        hs, n, r, train, np.ascontiguousarray(weights, np.float32), 64 - hash_bits, beam, memo, sys, ref
+    )
     return sys[:T], (ref[:T] if train else None), bool(early)

@@ -95,11 +95,11 @@ def train_chunk(ids, hashes, offsets, ranks, W, avg, cnt, shift, K, pa, u0, N, s
         s = ids[i]
         a = offsets[s]
         n = offsets[s + 1] - a
-        hs = hashes[a:a + n]
+        hs = hashes[a : a + n]
         sys = np.empty((n - 1, 2), np.int64)
         ref = np.empty((n - 1, 2), np.int64)
         # train = n > 1 is True but not a literal: one compiled beam_search serves all callers
-        T, early = beam_search(hs, n, ranks[a:a + n], n > 1, W, shift, K, n <= MEMO_MAX_N, sys, ref)
+        T, early = beam_search(hs, n, ranks[a : a + n], n > 1, W, shift, K, n <= MEMO_MAX_N, sys, ref)
         differ = False
         for t in range(T):
             if sys[t, 0] != ref[t, 0] or sys[t, 1] != ref[t, 1]:

@@ -28,16 +28,22 @@ def cmd_preorder_gold(a: argparse.Namespace) -> None:
 def cmd_btg_train(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import btg_train_step
 
-    info = btg_train_step(Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align), Path(a.model),
-                          Path(a.stats), a.options)
+    info = btg_train_step(
+        Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align), Path(a.model), Path(a.stats), a.options
+    )
     print(json.dumps(info))
 
 
 def cmd_btg_apply(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import btg_apply_step
 
-    print(json.dumps(btg_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes),
-                                    Path(a.output), a.pos, a.threads)))
+    print(
+        json.dumps(
+            btg_apply_step(
+                Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.output), a.pos, a.threads
+            )
+        )
+    )
 
 
 def cmd_rvnn_train(a: argparse.Namespace) -> None:
@@ -47,8 +53,9 @@ def cmd_rvnn_train(a: argparse.Namespace) -> None:
 
     if a.threads:
         torch.set_num_threads(a.threads)
-    info = rvnn_train_step(Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.align), Path(a.model),
-                           Path(a.stats), a.options)
+    info = rvnn_train_step(
+        Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.align), Path(a.model), Path(a.stats), a.options
+    )
     print(json.dumps(info))
 
 
@@ -78,11 +85,11 @@ def cmd_preorder_report(a: argparse.Namespace) -> None:
         raise WordorderError("--perms needs one file per (method, split), methods outer")
     perms = iter(a.perms)
     by_method = {m: {s: Path(next(perms)) for s in a.splits} for m in a.methods}
-    splits = {s: (Path(t), Path(al), {m: by_method[m][s] for m in a.methods})
-              for s, t, al in zip(a.splits, a.tok, a.align)}
+    splits = {
+        s: (Path(t), Path(al), {m: by_method[m][s] for m in a.methods}) for s, t, al in zip(a.splits, a.tok, a.align)
+    }
     table = preorder_report(a.pair, splits, Path(a.json), Path(a.csv), Path(a.md), Path(a.figure))
     print(table.round(3).to_string())
-
 
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
@@ -125,9 +132,13 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s = add("preorder-project", cmd_preorder_project, "preordered tokens, subwords and subword positions")
     for name in ("--perm", "--tok", "--bpe", "--out-tok", "--out-bpe", "--out-positions"):
         s.add_argument(name, required=True)
-    s.add_argument("--unit", choices=("subword", "word"), default="subword",
-                   help="positions of the pieces in the preordered subword sequence, or of their words "
-                        "(pieces of a word share it): the config's preorder.positions")
+    s.add_argument(
+        "--unit",
+        choices=("subword", "word"),
+        default="subword",
+        help="positions of the pieces in the preordered subword sequence, or of their words "
+        "(pieces of a word share it): the config's preorder.positions",
+    )
 
     s = add("preorder-report", cmd_preorder_report, "Kendall tau / FRS of every preorder: the preorder_quality table")
     for name in ("--pair", "--json", "--csv", "--md", "--figure"):

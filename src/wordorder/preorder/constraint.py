@@ -110,8 +110,10 @@ def _constraint(src: np.ndarray, tgt: np.ndarray, n: int) -> tuple:  # pragma: n
         a = aligned[x]
         for y in range(x + 1, m):
             c = aligned[y]
-            if not (_le(tgt, start[a], start[a + 1], start[c], start[c + 1])
-                    or _le(tgt, start[c], start[c + 1], start[a], start[a + 1])):
+            if not (
+                _le(tgt, start[a], start[a + 1], start[c], start[c + 1])
+                or _le(tgt, start[c], start[c + 1], start[a], start[a + 1])
+            ):
                 return ranks, 2
     lo = np.empty(m, np.int64)
     hi = np.empty(m, np.int64)
@@ -160,8 +162,10 @@ def btg_constraint(links: np.ndarray, n_src: int) -> tuple[np.ndarray | None, st
     links = np.asarray(links, dtype=np.int64).reshape(-1, 2)
     if len(links) and (links.min() < 0 or links[:, 0].max() >= n_src):
         bad = links[(links[:, 0] < 0) | (links[:, 1] < 0) | (links[:, 0] >= n_src)][0]
-        raise WordorderError(f"alignment link {bad[0]}-{bad[1]} is outside a sentence of {n_src} source words",
-                             hint="the alignment file must match the tokenized source line by line")
+        raise WordorderError(
+            f"alignment link {bad[0]}-{bad[1]} is outside a sentence of {n_src} source words",
+            hint="the alignment file must match the tokenized source line by line",
+        )
     key = np.unique(links[:, 0] * (int(links[:, 1].max(initial=0)) + 1) + links[:, 1])
     width = int(links[:, 1].max(initial=0)) + 1
     ranks, status = _constraint(key // width, key % width, int(n_src))

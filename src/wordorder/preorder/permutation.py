@@ -37,12 +37,16 @@ def parse_permutation(line: str, n: int, path: str | Path | None = None, line_no
     try:
         perm = np.array([int(x) for x in line.split()], dtype=np.int64)
     except ValueError:
-        raise WordorderError("a permutation line must hold integers separated by spaces",
-                             path=path, line=line_no) from None
+        raise WordorderError(
+            "a permutation line must hold integers separated by spaces", path=path, line=line_no
+        ) from None
     if len(perm) != n or (n and not np.array_equal(np.sort(perm), np.arange(n))):
-        raise WordorderError(f"not a permutation of the {n} words of the sentence: {line[:80]!r}",
-                             path=path, line=line_no,
-                             hint="the .perm file must be line-aligned with the tokenized source")
+        raise WordorderError(
+            f"not a permutation of the {n} words of the sentence: {line[:80]!r}",
+            path=path,
+            line=line_no,
+            hint="the .perm file must be line-aligned with the tokenized source",
+        )
     return perm
 
 
@@ -54,8 +58,11 @@ def read_permutations(path: str | Path, lengths: Sequence[int]) -> list[np.ndarr
             break
         perms.append(parse_permutation(line, lengths[k - 1], path, k))
     if len(perms) != len(lengths):
-        raise WordorderError(f"{len(perms)} permutations for {len(lengths)} sentences", path=path,
-                             hint="the .perm file must be line-aligned with the tokenized source")
+        raise WordorderError(
+            f"{len(perms)} permutations for {len(lengths)} sentences",
+            path=path,
+            hint="the .perm file must be line-aligned with the tokenized source",
+        )
     return perms
 
 
@@ -113,18 +120,23 @@ def write_preordered(
     toks = [line.split() for line in iter_lines(tok_path)]
     bpes = [line.split() for line in iter_lines(bpe_path)]
     if len(toks) != len(bpes):
-        raise WordorderError(f"{len(toks)} tokenized lines but {len(bpes)} subword lines in {bpe_path}",
-                             path=tok_path)
+        raise WordorderError(f"{len(toks)} tokenized lines but {len(bpes)} subword lines in {bpe_path}", path=tok_path)
     perms = read_permutations(perm_path, [len(t) for t in toks])
     moved = 0
     with atomic_paths(out_tok, out_bpe, out_positions) as (t_tok, t_bpe, t_pos):
-        with open(t_tok, "w", encoding="utf-8") as f_tok, open(t_bpe, "w", encoding="utf-8") as f_bpe, \
-                open(t_pos, "w", encoding="utf-8") as f_pos:
+        with (
+            open(t_tok, "w", encoding="utf-8") as f_tok,
+            open(t_bpe, "w", encoding="utf-8") as f_bpe,
+            open(t_pos, "w", encoding="utf-8") as f_pos,
+        ):
             for k, (tokens, pieces, perm) in enumerate(zip(toks, bpes, perms), start=1):
                 wi = word_index(pieces)
                 if (wi[-1] + 1 if wi else 0) != len(tokens):
-                    raise WordorderError(f"the subword line has {wi[-1] + 1 if wi else 0} words but the "
-                                         f"tokenized line {len(tokens)}", path=bpe_path, line=k)
+                    raise WordorderError(
+                        f"the subword line has {wi[-1] + 1 if wi else 0} words but the tokenized line {len(tokens)}",
+                        path=bpe_path,
+                        line=k,
+                    )
                 pos = subword_positions(wi, perm)
                 moved += int(np.any(perm != np.arange(len(perm))))
                 f_tok.write(" ".join(tokens[i] for i in perm) + "\n")

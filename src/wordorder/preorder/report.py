@@ -58,14 +58,20 @@ def _markdown(table: pd.DataFrame, title: str, counts: Mapping[str, dict]) -> st
     lines = [f"# {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method, row in table.iterrows():
         lines.append("| " + " | ".join([method] + [f"{v:.3f}" for v in row.to_numpy()]) + " |")
-    lines += ["", "tau: normalised Kendall tau in [0, 1] (ties are not errors), tau_eq7: Kendall tau in [-1, 1] as "
-              "Kawara et al. 2021 Eq. 7 (ties count against; the scale of their Tables II-III), "
-              "FRS: fuzzy reordering score, "
-              "CM: share of sentences in exactly the alignment's order; all against the order induced by "
-              "the word alignment (min/max rank relation, unaligned words removed).", ""]
+    lines += [
+        "",
+        "tau: normalised Kendall tau in [0, 1] (ties are not errors), tau_eq7: Kendall tau in [-1, 1] as "
+        "Kawara et al. 2021 Eq. 7 (ties count against; the scale of their Tables II-III), "
+        "FRS: fuzzy reordering score, "
+        "CM: share of sentences in exactly the alignment's order; all against the order induced by "
+        "the word alignment (min/max rank relation, unaligned words removed).",
+        "",
+    ]
     for split, c in counts.items():
-        lines.append(f"- {split}: {c['scored']} of {c['sentences']} sentences scored "
-                     f"({c['skipped_incomparable']} skipped: incomparable alignment ranks)")
+        lines.append(
+            f"- {split}: {c['scored']} of {c['sentences']} sentences scored "
+            f"({c['skipped_incomparable']} skipped: incomparable alignment ranks)"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -93,8 +99,14 @@ def plot_quality(results: Mapping[str, Mapping[str, OrderScores]], title: str, o
     plt.close(fig)
 
 
-def preorder_report(pair: str, splits: Mapping[str, tuple[Path, Path, Mapping[str, Path]]],
-                    out_json: Path, out_csv: Path, out_md: Path, out_png: Path) -> pd.DataFrame:
+def preorder_report(
+    pair: str,
+    splits: Mapping[str, tuple[Path, Path, Mapping[str, Path]]],
+    out_json: Path,
+    out_csv: Path,
+    out_md: Path,
+    out_png: Path,
+) -> pd.DataFrame:
     """Evaluate every split (``{split: (tok, align, {method: perm})}``) and write the table, JSON and figure."""
     results = {split: evaluate_split(tok, align, perms) for split, (tok, align, perms) in splits.items()}
     table = quality_table(results)
@@ -104,7 +116,8 @@ def preorder_report(pair: str, splits: Mapping[str, tuple[Path, Path, Mapping[st
         table.to_csv(f, float_format="%.4f")
     with atomic_open(out_md) as f:
         f.write(_markdown(table, title, counts))
-    write_json(out_json, {"pair": pair, "splits": {s: {m: sc.summary() for m, sc in r.items()}
-                                                   for s, r in results.items()}})
+    write_json(
+        out_json, {"pair": pair, "splits": {s: {m: sc.summary() for m, sc in r.items()} for s, r in results.items()}}
+    )
     plot_quality(results, title, out_png)
     return table

@@ -36,8 +36,11 @@ def read_pos(conllu: str | Path, tokens: list[list[str]], tagset: str = "xpos") 
     out: list[list[str]] = []
     for k, sent in enumerate(read_conllu(conllu), start=1):
         if k > len(tokens) or sent.forms != tokens[k - 1]:
-            raise WordorderError(f"sentence {k} of the parse does not match line {k} of the tokenized source",
-                                 path=conllu, hint="rerun the parse step on the current tokenized file")
+            raise WordorderError(
+                f"sentence {k} of the parse does not match line {k} of the tokenized source",
+                path=conllu,
+                hint="rerun the parse step on the current tokenized file",
+            )
         if tagset == "upos":
             out.append(list(sent.upos))
         else:
@@ -64,8 +67,12 @@ def read_trees(path: str | Path, tokens: list[list[str]]) -> list:
         except ValueError as e:
             raise WordorderError(str(e), path=path, line=k) from None
         if leaves(tree) != list(range(n)):
-            raise WordorderError(f"the tree's leaves are not the {n} words of the sentence in order",
-                                 path=path, line=k, hint="rerun syntax_project on the current parse")
+            raise WordorderError(
+                f"the tree's leaves are not the {n} words of the sentence in order",
+                path=path,
+                line=k,
+                hint="rerun syntax_project on the current parse",
+            )
         trees.append(tree)
     if len(trees) != len(tokens):
         raise WordorderError(f"{len(trees)} trees for {len(tokens)} tokenized lines", path=path)
@@ -91,13 +98,17 @@ def sample_indices(n: int, max_sentences: int | None, seed: int) -> np.ndarray:
 def gold_step(align: Path, tok: Path, output: Path, key: str, attach: str) -> dict:
     tokens = read_tokens(tok)
     links = read_links(align, tokens)
-    perms = [gold_permutation(lk, len(t), key, attach)
-             for lk, t in zip(progress(links, desc="gold preorder", unit=" sent"), tokens)]
+    perms = [
+        gold_permutation(lk, len(t), key, attach)
+        for lk, t in zip(progress(links, desc="gold preorder", unit=" sent"), tokens)
+    ]
     write_permutations(output, perms)
     return {"sentences": len(perms), "reordered": sum(int(np.any(p != np.arange(len(p)))) for p in perms)}
 
 
-def _btg_inputs(tok: Path, conllu: Path, classes: Path, pos_tagset: str) -> list[tuple[list[str], list[str], list[str]]]:
+def _btg_inputs(
+    tok: Path, conllu: Path, classes: Path, pos_tagset: str
+) -> list[tuple[list[str], list[str], list[str]]]:
     from wordorder.preorder.wordclass import classes_of, read_word_classes
 
     tokens = read_tokens(tok)
@@ -106,8 +117,9 @@ def _btg_inputs(tok: Path, conllu: Path, classes: Path, pos_tagset: str) -> list
     return [(t, p, classes_of(t, cls)) for t, p in zip(tokens, pos)]
 
 
-def btg_train_step(tok: Path, conllu: Path, classes: Path, align: Path, model: Path, stats: Path,
-                   options: dict) -> dict:
+def btg_train_step(
+    tok: Path, conllu: Path, classes: Path, align: Path, model: Path, stats: Path, options: dict
+) -> dict:
     from wordorder.preorder.btg import BTGOptions, BTGPreorderer
 
     opts = dict(options)
@@ -117,15 +129,20 @@ def btg_train_step(tok: Path, conllu: Path, classes: Path, align: Path, model: P
     keep = sample_indices(len(sentences), max_sentences, opts.get("seed", 1))
     start = time.perf_counter()
     trained, info = BTGPreorderer.train([sentences[i] for i in keep], [links[i] for i in keep], BTGOptions(**opts))
-    info = {"corpus_sentences": len(sentences), "sampled": len(keep), **info,
-            "train_seconds": round(time.perf_counter() - start, 2)}
+    info = {
+        "corpus_sentences": len(sentences),
+        "sampled": len(keep),
+        **info,
+        "train_seconds": round(time.perf_counter() - start, 2),
+    }
     trained.save(model)
     write_json(stats, info)
     return info
 
 
-def btg_apply_step(model: Path, tok: Path, conllu: Path, classes: Path, output: Path, pos_tagset: str,
-                   threads: int | None = None) -> dict:
+def btg_apply_step(
+    model: Path, tok: Path, conllu: Path, classes: Path, output: Path, pos_tagset: str, threads: int | None = None
+) -> dict:
     from wordorder.preorder.btg import BTGPreorderer
 
     preorderer = BTGPreorderer.load(model)
@@ -134,8 +151,11 @@ def btg_apply_step(model: Path, tok: Path, conllu: Path, classes: Path, output: 
     perms = preorderer.preorder(sentences, threads=threads)
     seconds = time.perf_counter() - start
     write_permutations(output, perms)
-    return {"sentences": len(perms), "seconds": round(seconds, 2),
-            "sentences_per_second": round(len(perms) / max(seconds, 1e-9), 1)}
+    return {
+        "sentences": len(perms),
+        "seconds": round(seconds, 2),
+        "sentences_per_second": round(len(perms) / max(seconds, 1e-9), 1),
+    }
 
 
 def _rvnn_inputs(tok: Path, conllu: Path, trees: Path) -> tuple[list, list, list]:
@@ -143,8 +163,7 @@ def _rvnn_inputs(tok: Path, conllu: Path, trees: Path) -> tuple[list, list, list
     return tokens, read_pos(conllu, tokens, "upos"), read_trees(trees, tokens)
 
 
-def rvnn_train_step(tok: Path, conllu: Path, trees: Path, align: Path, model: Path, stats: Path,
-                    options: dict) -> dict:
+def rvnn_train_step(tok: Path, conllu: Path, trees: Path, align: Path, model: Path, stats: Path, options: dict) -> dict:
     from wordorder.preorder.rvnn import RvNNOptions, train_rvnn
 
     opts = dict(options)
@@ -153,10 +172,19 @@ def rvnn_train_step(tok: Path, conllu: Path, trees: Path, align: Path, model: Pa
     links = read_links(align, words)
     keep = [i for i in sample_indices(len(words), max_sentences, opts.get("seed", 1)) if tree_list[i] is not None]
     start = time.perf_counter()
-    trained, info = train_rvnn([words[i] for i in keep], [pos[i] for i in keep], [tree_list[i] for i in keep],
-                               [links[i] for i in keep], RvNNOptions(**opts))
-    info = {"corpus_sentences": len(words), "sampled": len(keep), **info,
-            "train_seconds": round(time.perf_counter() - start, 2)}
+    trained, info = train_rvnn(
+        [words[i] for i in keep],
+        [pos[i] for i in keep],
+        [tree_list[i] for i in keep],
+        [links[i] for i in keep],
+        RvNNOptions(**opts),
+    )
+    info = {
+        "corpus_sentences": len(words),
+        "sampled": len(keep),
+        **info,
+        "train_seconds": round(time.perf_counter() - start, 2),
+    }
     trained.save(model)
     write_json(stats, info)
     return info
@@ -175,5 +203,8 @@ def rvnn_apply_step(model: Path, tok: Path, conllu: Path, trees: Path, output: P
     for i, perm in zip(todo, found):
         perms[i] = perm
     write_permutations(output, perms)
-    return {"sentences": len(perms), "seconds": round(seconds, 2),
-            "sentences_per_second": round(len(todo) / max(seconds, 1e-9), 1)}
+    return {
+        "sentences": len(perms),
+        "seconds": round(seconds, 2),
+        "sentences_per_second": round(len(todo) / max(seconds, 1e-9), 1),
+    }

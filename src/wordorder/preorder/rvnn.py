@@ -73,41 +73,53 @@ def _encode(sentences: Sequence[Sequence[str]], index: dict[str, int], lower: bo
     return np.fromiter((get(w.lower() if lower else w, 0) for sent in sentences for w in sent), dtype=np.int64)
 
 
-def _check_lengths(words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence,
-                   tree_path: str | Path | None) -> list[int]:
+def _check_lengths(
+    words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence, tree_path: str | Path | None
+) -> list[int]:
     if len(pos) != len(words) or len(trees) != len(words):
-        raise WordorderError(f"{len(words)} sentences, {len(pos)} POS lines and {len(trees)} trees",
-                             hint="the tokens, parses and trees must be line-aligned")
+        raise WordorderError(
+            f"{len(words)} sentences, {len(pos)} POS lines and {len(trees)} trees",
+            hint="the tokens, parses and trees must be line-aligned",
+        )
     lengths = [len(w) for w in words]
     for t, (w, p) in enumerate(zip(words, pos)):
         if len(p) != len(w):
-            raise WordorderError(f"{len(p)} POS tags for {len(w)} words", line=t + 1,
-                                 hint="the parse must use the pipeline's own tokens")
+            raise WordorderError(
+                f"{len(p)} POS tags for {len(w)} words", line=t + 1, hint="the parse must use the pipeline's own tokens"
+            )
     return lengths
 
 
 class RvNNPreorderer:
     """A trained RvNN preorderer: the network, its vocabularies and the options it was trained with."""
 
-    def __init__(self, net: RvNNNet, words: list[str], pos: list[str], options: RvNNOptions,
-                 device: str | None = None) -> None:
+    def __init__(
+        self, net: RvNNNet, words: list[str], pos: list[str], options: RvNNOptions, device: str | None = None
+    ) -> None:
         self.device = resolve_device(device or options.device)
         self.net = net.to(self.device)
         self.words, self.pos, self.options = words, pos, options
         self._word_index = {w: i for i, w in enumerate(words)}
         self._pos_index = {p: i for i, p in enumerate(pos)}
 
-    def encode(self, words: Sequence[Sequence[str]],
-               pos: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode(
+        self, words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Flat word ids, POS ids and [T+1] token offsets of a corpus."""
         offsets = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum([len(w) for w in words], out=offsets[1:])
         return _encode(words, self._word_index, True), _encode(pos, self._pos_index, False), offsets
 
     @torch.inference_mode()
-    def predict_labels(self, words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]],
-                       trees: Sequence[Tree | None], batch_size: int = 500, progress_bar: bool = True,
-                       tree_path: str | Path | None = None) -> tuple[TreeArrays, np.ndarray]:
+    def predict_labels(
+        self,
+        words: Sequence[Sequence[str]],
+        pos: Sequence[Sequence[str]],
+        trees: Sequence[Tree | None],
+        batch_size: int = 500,
+        progress_bar: bool = True,
+        tree_path: str | Path | None = None,
+    ) -> tuple[TreeArrays, np.ndarray]:
         """The flat trees and the predicted label of every internal node ([N] int8, their rows)."""
         lengths = _check_lengths(words, pos, trees, tree_path)
         flat = flatten_trees(trees, lengths, tree_path)
@@ -120,16 +132,22 @@ class RvNNPreorderer:
         bar = progress(desc="rvnn preorder", unit=" sent", total=len(todo), enabled=progress_bar)
         bs = max(batch_size, 1)
         for start in range(0, len(todo), bs):
-            select = todo[start:start + bs]
+            select = todo[start : start + bs]
             batch = collate(flat, word_ids, pos_ids, offsets, select, self.device)
             labels[batch.rows] = self.net(batch).argmax(-1).to(torch.int8).cpu().numpy()
             bar.update(len(select))
         bar.close()
         return flat, labels
 
-    def preorder(self, words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence[Tree | None],
-                 batch_size: int = 500, progress_bar: bool = True,
-                 tree_path: str | Path | None = None) -> list[np.ndarray]:
+    def preorder(
+        self,
+        words: Sequence[Sequence[str]],
+        pos: Sequence[Sequence[str]],
+        trees: Sequence[Tree | None],
+        batch_size: int = 500,
+        progress_bar: bool = True,
+        tree_path: str | Path | None = None,
+    ) -> list[np.ndarray]:
         """One permutation per sentence (``None`` tree = empty sentence; a one-word one gives [0])."""
         flat, labels = self.predict_labels(words, pos, trees, batch_size, progress_bar, tree_path)
         return apply_labels_corpus(flat, labels)
@@ -137,8 +155,14 @@ class RvNNPreorderer:
     def save(self, path: str | Path) -> None:
         """Write the model atomically (a torch file readable with ``weights_only=True``)."""
         state = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
-        data = {"format": FORMAT, "version": 1, "options": asdict(self.options),
-                "words": list(self.words), "pos": list(self.pos), "state": state}
+        data = {
+            "format": FORMAT,
+            "version": 1,
+            "options": asdict(self.options),
+            "words": list(self.words),
+            "pos": list(self.pos),
+            "state": state,
+        }
         save_torch(data, path)
 
     @classmethod
@@ -154,11 +178,13 @@ class RvNNPreorderer:
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # torch raises many types for a corrupt or foreign file
-            raise WordorderError(f"cannot read the RvNN model ({type(e).__name__}: {e})".splitlines()[0],
-                                 path=path, hint=hint) from None
+            raise WordorderError(
+                f"cannot read the RvNN model ({type(e).__name__}: {e})".splitlines()[0], path=path, hint=hint
+            ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != 1:
-            raise WordorderError("not an RvNN preordering model (format wordorder-rvnn, version 1)",
-                                 path=path, hint=hint)
+            raise WordorderError(
+                "not an RvNN preordering model (format wordorder-rvnn, version 1)", path=path, hint=hint
+            )
         try:
             known = {f.name for f in fields(RvNNOptions)}
             options = RvNNOptions(**{k: v for k, v in data["options"].items() if k in known})
@@ -166,14 +192,23 @@ class RvNNPreorderer:
             net = RvNNNet(len(words), len(pos), options.embed, options.hidden)
             net.load_state_dict(state)
         except (KeyError, TypeError, RuntimeError, AttributeError) as e:
-            raise WordorderError(f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0],
-                                 path=path, hint=hint) from None
+            raise WordorderError(
+                f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0], path=path, hint=hint
+            ) from None
         return cls(net, words, pos, options, device)
 
 
-def train_rvnn(words: list[list[str]], pos: list[list[str]], trees: list[Tree | None], links: list[np.ndarray],
-               options: RvNNOptions, progress_bar: bool = True, *, tree_path: str | Path | None = None,
-               align_path: str | Path | None = None) -> tuple[RvNNPreorderer, dict]:
+def train_rvnn(
+    words: list[list[str]],
+    pos: list[list[str]],
+    trees: list[Tree | None],
+    links: list[np.ndarray],
+    options: RvNNOptions,
+    progress_bar: bool = True,
+    *,
+    tree_path: str | Path | None = None,
+    align_path: str | Path | None = None,
+) -> tuple[RvNNPreorderer, dict]:
     """Train an RvNN preorderer on oracle labels.
 
     Args:
@@ -195,19 +230,26 @@ def train_rvnn(words: list[list[str]], pos: list[list[str]], trees: list[Tree | 
     flat = flatten_trees(trees, lengths, tree_path)
     packed = pack_links(links, lengths, align_path)
     n, n_links = flat.n, packed.counts()
-    skipped = {"empty": int((n == 0).sum()), "one_word": int((n == 1).sum()),
-               "no_links": int(((n >= 2) & (n_links == 0)).sum())}
+    skipped = {
+        "empty": int((n == 0).sum()),
+        "one_word": int((n == 1).sum()),
+        "no_links": int(((n >= 2) & (n_links == 0)).sum()),
+    }
     used = np.flatnonzero((n >= 2) & (n_links > 0))
     if not len(used):
-        raise WordorderError(f"no sentence to train the RvNN preorderer on (skipped: {skipped})",
-                             path=align_path, hint="check the alignments and trees of the training corpus")
+        raise WordorderError(
+            f"no sentence to train the RvNN preorderer on (skipped: {skipped})",
+            path=align_path,
+            hint="check the alignments and trees of the training corpus",
+        )
     labels = oracle_labels_corpus(flat, packed)
     # Vocabularies from the sentences trained on only: other words would keep random embeddings.
     word_vocab = build_vocab([words[i] for i in used], options.vocab_size, lower=True)
     pos_vocab = build_vocab([pos[i] for i in used], 10**9, lower=False)
     torch.manual_seed(options.seed)
-    model = RvNNPreorderer(RvNNNet(len(word_vocab), len(pos_vocab), options.embed, options.hidden),
-                           word_vocab, pos_vocab, options)
+    model = RvNNPreorderer(
+        RvNNNet(len(word_vocab), len(pos_vocab), options.embed, options.hidden), word_vocab, pos_vocab, options
+    )
     net = model.net
     word_ids, pos_ids, offsets = model.encode(words, pos)
     params = list(net.parameters())
@@ -222,7 +264,7 @@ def train_rvnn(words: list[list[str]], pos: list[list[str]], trees: list[Tree | 
         net.train()
         order = rng.permutation(used)
         for k in range(steps):
-            batch = collate(flat, word_ids, pos_ids, offsets, order[k * bs:(k + 1) * bs], model.device)
+            batch = collate(flat, word_ids, pos_ids, offsets, order[k * bs : (k + 1) * bs], model.device)
             gold = torch.from_numpy(labels[batch.rows].astype(np.int64)).to(model.device)
             logits = net(batch)
             loss = F.cross_entropy(logits, gold, reduction="sum") / batch.n_trees
@@ -240,15 +282,27 @@ def train_rvnn(words: list[list[str]], pos: list[list[str]], trees: list[Tree | 
             nodes += len(gold)
             bar.update(1)
             bar.set_postfix(epoch=epoch, loss=f"{loss.item():.3f}", refresh=False)
-        epochs.append({"epoch": epoch, "loss": total_loss / len(used), "label_accuracy": correct / max(nodes, 1),
-                       "seconds": round(time.perf_counter() - start, 3)})
+        epochs.append(
+            {
+                "epoch": epoch,
+                "loss": total_loss / len(used),
+                "label_accuracy": correct / max(nodes, 1),
+                "seconds": round(time.perf_counter() - start, 3),
+            }
+        )
     bar.close()
     used_nodes = ranges(flat.node_offsets[used], n[used] - 1)
     unk = float(np.mean(word_ids[ranges(offsets[used], n[used])] == 0))
     stats = {
-        "sentences": len(words), "used": len(used), "skipped": skipped, "nodes": len(used_nodes),
+        "sentences": len(words),
+        "used": len(used),
+        "skipped": skipped,
+        "nodes": len(used_nodes),
         "label_share_inverted": float(labels[used_nodes].mean()),
-        "vocab_words": len(model.words), "vocab_pos": len(model.pos), "unk_token_share": unk,
-        "device": str(model.device), "epochs": epochs,
+        "vocab_words": len(model.words),
+        "vocab_pos": len(model.pos),
+        "unk_token_share": unk,
+        "device": str(model.device),
+        "epochs": epochs,
     }
     return model, stats

@@ -54,8 +54,14 @@ class TreeBatch:
     n_trees: int
 
 
-def collate(trees: TreeArrays, word_ids: np.ndarray, pos_ids: np.ndarray, word_offsets: np.ndarray,
-            select: np.ndarray, device: torch.device | str = "cpu") -> TreeBatch:
+def collate(
+    trees: TreeArrays,
+    word_ids: np.ndarray,
+    pos_ids: np.ndarray,
+    word_offsets: np.ndarray,
+    select: np.ndarray,
+    device: torch.device | str = "cpu",
+) -> TreeBatch:
     """Batch the sentences ``select`` (each with >= 1 word) of a corpus, vectorised.
 
     Args:
@@ -103,15 +109,16 @@ class _Levels(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, leaf: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, children: torch.Tensor,
-                bounds: list[int]) -> torch.Tensor:
+    def forward(
+        ctx, leaf: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, children: torch.Tensor, bounds: list[int]
+    ) -> torch.Tensor:
         """[N_leaf, H] leaves, W [H, 2H], b [H] -> [N_leaf + N_int, H] node states (leaves first)."""
         n_leaf, hidden = leaf.shape
         state = leaf.new_empty(n_leaf + children.shape[0], hidden)
         state[:n_leaf] = leaf
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             x = state[children[lo:hi]].reshape(hi - lo, 2 * hidden)  # [left; right] of each node
-            state[n_leaf + lo:n_leaf + hi] = torch.relu(torch.addmm(bias, x, weight.t()))
+            state[n_leaf + lo : n_leaf + hi] = torch.relu(torch.addmm(bias, x, weight.t()))
         ctx.save_for_backward(state, weight, children)
         ctx.bounds, ctx.n_leaf = bounds, n_leaf
         return state
@@ -158,4 +165,4 @@ class RvNNNet(nn.Module):
         """Logits [N_int, 2] of the batch's internal nodes, in level order (``batch.rows``)."""
         leaf = self.leaf_states(batch.words, batch.pos)
         state = _Levels.apply(leaf, self.compose.weight, self.compose.bias, batch.children, batch.bounds)
-        return self.score(state[leaf.shape[0]:])
+        return self.score(state[leaf.shape[0] :])

@@ -81,12 +81,17 @@ class TreeArrays:
 
 
 def _bad_tree(t: int, what: str, path: str | Path | None) -> WordorderError:
-    return WordorderError(f"bad binary tree: {what}", path=path, line=t + 1,
-                          hint="trees must be binary, with the words 0..n-1 as leaves from left to right")
+    return WordorderError(
+        f"bad binary tree: {what}",
+        path=path,
+        line=t + 1,
+        hint="trees must be binary, with the words 0..n-1 as leaves from left to right",
+    )
 
 
-def flatten_trees(trees: Sequence[Tree | None], lengths: Sequence[int] | None = None,
-                  path: str | Path | None = None) -> TreeArrays:
+def flatten_trees(
+    trees: Sequence[Tree | None], lengths: Sequence[int] | None = None, path: str | Path | None = None
+) -> TreeArrays:
     """Flatten trees; ``None`` is an empty sentence. ``lengths`` are checked when given.
 
     This is a Python walk over every node, run once per corpus to prepare the data. The hot
@@ -185,11 +190,16 @@ def pack_links(links: Sequence[np.ndarray], lengths: Sequence[int], path: str | 
         if a.size == 0:
             a = np.zeros((0, 2), dtype=np.int64)
         if a.ndim != 2 or a.shape[1] != 2 or a.dtype.kind not in "iu":
-            raise WordorderError(f"links must be an integer [L, 2] array, got shape {a.shape} {a.dtype}",
-                                 path=path, line=t + 1)
+            raise WordorderError(
+                f"links must be an integer [L, 2] array, got shape {a.shape} {a.dtype}", path=path, line=t + 1
+            )
         if len(a) and (a.min() < 0 or a[:, 0].max() >= lengths[t]):
-            raise WordorderError(f"a link points outside the {lengths[t]}-word source sentence",
-                                 path=path, line=t + 1, hint="are the alignments line-aligned with the source?")
+            raise WordorderError(
+                f"a link points outside the {lengths[t]}-word source sentence",
+                path=path,
+                line=t + 1,
+                hint="are the alignments line-aligned with the source?",
+            )
         arrays.append(a.astype(np.int64, copy=False))
     counts = np.array([len(a) for a in arrays], dtype=np.int64)
     offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
@@ -239,8 +249,8 @@ def _apply_kernel(n, node_offsets, spans, labels, perm_offsets, out):  # pragma:
             if labels[k] == 1:
                 s, m, e = base + spans[k, 0], base + spans[k, 1], base + spans[k, 2]
                 block = out[s:e].copy()
-                out[s:s + e - m] = block[m - s:]
-                out[s + e - m:e] = block[:m - s]
+                out[s : s + e - m] = block[m - s :]
+                out[s + e - m : e] = block[: m - s]
 
 
 def apply_labels_corpus(trees: TreeArrays, labels: np.ndarray) -> list[np.ndarray]:

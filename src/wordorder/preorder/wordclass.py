@@ -55,10 +55,21 @@ def _objective(pair: np.ndarray, count: np.ndarray, table: np.ndarray) -> float:
 
 
 @numba.njit(cache=True)
-def _exchange_pass(order: np.ndarray, cls: np.ndarray, freq: np.ndarray,
-                   r_ptr: np.ndarray, r_idx: np.ndarray, r_cnt: np.ndarray,
-                   l_ptr: np.ndarray, l_idx: np.ndarray, l_cnt: np.ndarray,
-                   pair: np.ndarray, count: np.ndarray, n_classes: int, table: np.ndarray) -> int:
+def _exchange_pass(
+    order: np.ndarray,
+    cls: np.ndarray,
+    freq: np.ndarray,
+    r_ptr: np.ndarray,
+    r_idx: np.ndarray,
+    r_cnt: np.ndarray,
+    l_ptr: np.ndarray,
+    l_idx: np.ndarray,
+    l_cnt: np.ndarray,
+    pair: np.ndarray,
+    count: np.ndarray,
+    n_classes: int,
+    table: np.ndarray,
+) -> int:
     """Visit every word in ``order`` once, moving it to its best class. Returns the number of moves.
 
     ``r_*``/``l_*``: CSR of right/left neighbour words and bigram counts per word [V+1].
@@ -203,11 +214,16 @@ def cluster_words(
     order = np.arange(n_words, dtype=np.int64)
     objective = [_objective(pair, count, table)]
     moves: list[int] = []
-    bar = progress(total=iterations, desc=f"word classes ({n_words} words, {n_classes} classes)",
-                   unit=" passes", enabled=progress_bar)
+    bar = progress(
+        total=iterations,
+        desc=f"word classes ({n_words} words, {n_classes} classes)",
+        unit=" passes",
+        enabled=progress_bar,
+    )
     for _ in range(iterations):
-        moved = _exchange_pass(order, cls, freq, r_ptr, r_idx, r_cnt, l_ptr, l_idx, l_cnt, pair, count,
-                               n_classes, table)
+        moved = _exchange_pass(
+            order, cls, freq, r_ptr, r_idx, r_cnt, l_ptr, l_idx, l_cnt, pair, count, n_classes, table
+        )
         objective.append(_objective(pair, count, table))
         moves.append(int(moved))
         bar.update(1)
@@ -234,8 +250,11 @@ def write_word_classes(path: str | Path, classes: dict[str, int]) -> None:
     with atomic_open(path) as f:
         for word, c in classes.items():
             if not word or any(ch in word for ch in "\t\n\r"):
-                raise WordorderError(f"cannot write the word {word!r}: empty or holding a tab or line break",
-                                     path=path, hint="word classes are for whitespace-tokenized text")
+                raise WordorderError(
+                    f"cannot write the word {word!r}: empty or holding a tab or line break",
+                    path=path,
+                    hint="word classes are for whitespace-tokenized text",
+                )
             f.write(f"{word}\t{c}\n")
 
 
@@ -250,8 +269,9 @@ def read_word_classes(path: str | Path) -> dict[str, int]:
     for k, line in enumerate(iter_lines(path), start=1):
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0] or not parts[1].isdigit():
-            raise WordorderError(f"expected 'word<TAB>class' with a class number: {line[:80]!r}",
-                                 path=path, line=k, hint=hint)
+            raise WordorderError(
+                f"expected 'word<TAB>class' with a class number: {line[:80]!r}", path=path, line=k, hint=hint
+            )
         if parts[0] in classes:
             raise WordorderError(f"word {parts[0]!r} is listed twice", path=path, line=k, hint=hint)
         classes[parts[0]] = int(parts[1])

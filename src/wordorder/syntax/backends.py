@@ -76,8 +76,9 @@ class SpacyBackend:
             )
         self.nlp = spacy.load(model, exclude=list(self._SKIP))
         if "parser" not in self.nlp.pipe_names:
-            raise WordorderError(f"the spaCy model {model!r} has no dependency parser",
-                                 hint="choose a model with a 'parser' component")
+            raise WordorderError(
+                f"the spaCy model {model!r} has no dependency parser", hint="choose a model with a 'parser' component"
+            )
 
     def _doc(self, tokens: Sequence[str]):
         from spacy.tokens import Doc
@@ -94,11 +95,17 @@ class SpacyBackend:
             heads = np.where(offsets == 0, 0, idx + offsets + 1)
             deprels = ["root" if t.dep_ == "ROOT" else t.dep_ for t in doc]
             heads, repaired = _single_root(heads, deprels)
-            out.append(Sentence(
-                forms=list(tokens), lemmas=[t.lemma_ for t in doc], upos=[t.pos_ for t in doc],
-                xpos=[t.tag_ for t in doc], heads=heads, deprels=deprels,
-                fallback="multiroot" if repaired else "",
-            ))
+            out.append(
+                Sentence(
+                    forms=list(tokens),
+                    lemmas=[t.lemma_ for t in doc],
+                    upos=[t.pos_ for t in doc],
+                    xpos=[t.tag_ for t in doc],
+                    heads=heads,
+                    deprels=deprels,
+                    fallback="multiroot" if repaired else "",
+                )
+            )
         return out
 
 
@@ -114,15 +121,20 @@ class StanzaBackend:
             raise WordorderError(
                 f"stanza models for {lang!r} not found"
                 + (f" in {where}" if where else " (syntax.parsers.<lang>.model_dir is not set)"),
-                hint=f"on a machine with internet run: python -c \"import stanza; "
+                hint=f'on a machine with internet run: python -c "import stanza; '
                 f"stanza.download('{lang}', model_dir='stanza_resources')\", copy the folder here and "
                 f"set syntax.parsers.{lang}.model_dir to it (this machine cannot reach stanza's server)",
             )
         import stanza
 
         self.nlp = stanza.Pipeline(
-            lang, dir=str(where), processors="tokenize,pos,lemma,depparse",
-            tokenize_pretokenized=True, download_method=None, use_gpu=use_gpu, logging_level="WARN",
+            lang,
+            dir=str(where),
+            processors="tokenize,pos,lemma,depparse",
+            tokenize_pretokenized=True,
+            download_method=None,
+            use_gpu=use_gpu,
+            logging_level="WARN",
         )
 
     def parse(self, batch: Sequence[Sequence[str]]) -> list[Sentence]:
@@ -135,9 +147,17 @@ class StanzaBackend:
             heads = np.array([w.head for w in words], dtype=np.int64)
             deprels = [w.deprel or "_" for w in words]
             heads, repaired = _single_root(heads, deprels)
-            out.append(Sentence(list(tokens), [w.lemma or "_" for w in words],
-                                [w.upos or "_" for w in words], [w.xpos or "_" for w in words],
-                                heads, deprels, "multiroot" if repaired else ""))
+            out.append(
+                Sentence(
+                    list(tokens),
+                    [w.lemma or "_" for w in words],
+                    [w.upos or "_" for w in words],
+                    [w.xpos or "_" for w in words],
+                    heads,
+                    deprels,
+                    "multiroot" if repaired else "",
+                )
+            )
         return out
 
 
@@ -237,8 +257,9 @@ def _load(lang: str, backend: str, model: str | None, model_dir: str | None, bat
         return HantaBackend()
     if backend == "jieba":
         return JiebaBackend()
-    raise WordorderError(f"syntax.parsers.{lang}: unknown backend {backend!r}",
-                         hint="use one of spacy, stanza, hanta, jieba")
+    raise WordorderError(
+        f"syntax.parsers.{lang}: unknown backend {backend!r}", hint="use one of spacy, stanza, hanta, jieba"
+    )
 
 
 def get_backend(lang: str, parsers: dict | None = None, batch_size: int = 256) -> Backend:

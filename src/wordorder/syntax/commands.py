@@ -27,8 +27,13 @@ def cmd_parse_gather(a: argparse.Namespace) -> None:
 def cmd_syntax_project(a: argparse.Namespace) -> None:
     from wordorder.syntax.project import project_file
 
-    print(json.dumps(project_file(a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep,
-                                  a.out_word, a.out_head)))
+    print(
+        json.dumps(
+            project_file(
+                a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep, a.out_word, a.out_head
+            )
+        )
+    )
 
 
 def cmd_syntax_report(a: argparse.Namespace) -> None:
@@ -36,10 +41,17 @@ def cmd_syntax_report(a: argparse.Namespace) -> None:
 
     if len(a.splits) != len(a.conllu) or len(a.splits) != len(a.summaries):
         raise WordorderError("--splits, --conllu and --summaries need one value per split each")
-    report = syntax_report(a.pair, a.lang, dict(zip(a.splits, a.conllu)), dict(zip(a.splits, a.summaries)),
-                           Path(a.json), Path(a.figure))
-    print(json.dumps({k: {x: v[x] for x in ("sentences", "fallback_share", "nonprojective_share")}
-                      for k, v in report["splits"].items()}))
+    report = syntax_report(
+        a.pair, a.lang, dict(zip(a.splits, a.conllu)), dict(zip(a.splits, a.summaries)), Path(a.json), Path(a.figure)
+    )
+    print(
+        json.dumps(
+            {
+                k: {x: v[x] for x in ("sentences", "fallback_share", "nonprojective_share")}
+                for k, v in report["splits"].items()
+            }
+        )
+    )
 
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:

@@ -58,8 +58,18 @@ def format_sentence(sent: Sentence, sent_id: int) -> str:
     heads = ["_"] * n if sent.heads is None else [str(int(h)) for h in sent.heads]
     deprels = sent.deprels if sent.heads is not None else ["_"] * n
     for i in range(n):
-        cols = (str(i + 1), sent.forms[i], _field(sent.lemmas[i]), _field(sent.upos[i]), _field(sent.xpos[i]), "_",
-                heads[i], _field(deprels[i]), "_", "_")
+        cols = (
+            str(i + 1),
+            sent.forms[i],
+            _field(sent.lemmas[i]),
+            _field(sent.upos[i]),
+            _field(sent.xpos[i]),
+            "_",
+            heads[i],
+            _field(deprels[i]),
+            "_",
+            "_",
+        )
         lines.append("\t".join(cols))
     return "\n".join(lines) + "\n\n"
 
@@ -73,8 +83,12 @@ def write_conllu(f, sentences: Iterable[Sentence], first_id: int = 1) -> int:
 
 
 def _bad(path: Path, line: int, what: str) -> WordorderError:
-    return WordorderError(f"malformed CoNLL-U: {what}", path=path, line=line,
-                          hint="CoNLL-U files are written by `wordorder parse`; rerun that step")
+    return WordorderError(
+        f"malformed CoNLL-U: {what}",
+        path=path,
+        line=line,
+        hint="CoNLL-U files are written by `wordorder parse`; rerun that step",
+    )
 
 
 def read_conllu(path: str | Path) -> Iterator[Sentence]:
@@ -96,7 +110,7 @@ def read_conllu(path: str | Path) -> Iterator[Sentence]:
             seen_block, start = True, number
         if line.startswith("#"):
             if line.startswith("# fallback = "):
-                fallback = line[len("# fallback = "):].strip()
+                fallback = line[len("# fallback = ") :].strip()
             continue
         cols = line.split("\t")
         if len(cols) != 10:

@@ -87,7 +87,9 @@ def _check_tokens(path: Path, number: int, tokens: Sequence[str]) -> None:
         if any(unicodedata.category(ch) == "Cc" for ch in tok):
             raise WordorderError(
                 f"the token {tok!r} contains a control character",
-                path=path, line=number, hint="clean the corpus (wordorder removes control characters "
+                path=path,
+                line=number,
+                hint="clean the corpus (wordorder removes control characters "
                 "when it tokenizes); parse only files the pipeline tokenized",
             )
 
@@ -134,8 +136,12 @@ def parse_file(
     fallbacks: Counter[str] = Counter()
     t0 = time.perf_counter()
     lines = ((n, line) for n, line in enumerate(islice(iter_lines(inp), start, end), start=start + 1))
-    bar = progress(desc=f"parse[{backend.name}] {inp.name} {shard[0]}-of-{shard[1]}",
-                   unit=" sent", total=end - start, enabled=progress_bar)
+    bar = progress(
+        desc=f"parse[{backend.name}] {inp.name} {shard[0]}-of-{shard[1]}",
+        unit=" sent",
+        total=end - start,
+        enabled=progress_bar,
+    )
     with bar, atomic_paths(out, Path(f"{out}.json")) as (tmp, tmp_json), open(tmp, "w", encoding="utf-8") as f:
         for batch in _batches(lines, batch_size):
             tokens = [line.split() for _, line in batch]
@@ -143,8 +149,9 @@ def parse_file(
                 _check_tokens(inp, number, toks)
             todo = [t for t in tokens if t]
             parsed = iter(_parse_batch(backend, todo)) if todo else iter(())
-            sents = [next(parsed) if t else Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty")
-                     for t in tokens]
+            sents = [
+                next(parsed) if t else Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty") for t in tokens
+            ]
             for (number, _), toks, sent in zip(batch, tokens, sents):
                 if sent.forms != toks:  # never a silent shift of indices
                     raise RuntimeError(f"{inp}:{number}: the parse does not have the tokens of the line")
@@ -183,7 +190,8 @@ def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path,
                 if line is None or line.split() != sent.forms:
                     raise WordorderError(
                         f"sentence {number} of the parse does not match line {number} of {tokenized}",
-                        path=shard, hint="the parse is stale or from another file: delete it and rerun",
+                        path=shard,
+                        hint="the parse is stale or from another file: delete it and rerun",
                     )
                 write_conllu(f, [sent], first_id=number)
             st = json.loads(Path(f"{shard}.json").read_text(encoding="utf-8"))
@@ -192,9 +200,18 @@ def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path,
                 total[key] += st[key]
             total["fallbacks"].update(st["fallbacks"])
         if next(lines, None) is not None:
-            raise WordorderError(f"the shards hold {number} sentences but {tokenized} has more lines",
-                                 path=tokenized, hint="rerun the parse of every shard")
-        result = ParseStats(backend, has_trees, total["sentences"], total["tokens"],
-                            dict(total["fallbacks"]), round(total["seconds"], 3)).to_json()
+            raise WordorderError(
+                f"the shards hold {number} sentences but {tokenized} has more lines",
+                path=tokenized,
+                hint="rerun the parse of every shard",
+            )
+        result = ParseStats(
+            backend,
+            has_trees,
+            total["sentences"],
+            total["tokens"],
+            dict(total["fallbacks"]),
+            round(total["seconds"], 3),
+        ).to_json()
         Path(tmp_summary).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

@@ -96,8 +96,10 @@ def project_file(
                     n_words = wi[-1] + 1 if wi else 0
                     if n_words != len(sent):
                         raise WordorderError(
-                            f"{n_words} words in the subword line but {len(sent)} in the parse", path=bpe,
-                            line=number, hint=f"{conllu} and {bpe} must come from the same tokenized file",
+                            f"{n_words} words in the subword line but {len(sent)} in the parse",
+                            path=bpe,
+                            line=number,
+                            hint=f"{conllu} and {bpe} must come from the same tokenized file",
                         )
                     f_pos.write(" ".join(project_tags(sent.upos, wi)) + "\n")
                     f_bieo.write(" ".join(bieo_tags(wi)) + "\n")
@@ -122,8 +124,11 @@ def project_file(
             except ValueError as e:
                 if "zip()" not in str(e):
                     raise
-                raise WordorderError(f"{conllu} and {bpe} have different numbers of sentences",
-                                     path=bpe, hint="rerun the parse and subword steps of this split") from None
+                raise WordorderError(
+                    f"{conllu} and {bpe} have different numbers of sentences",
+                    path=bpe,
+                    hint="rerun the parse and subword steps of this split",
+                ) from None
         finally:
             for f in files:
                 f.close()

@@ -29,7 +29,7 @@ def distance_histograms(sentences: list[Sentence], batch: int = 512) -> dict:
     lin = np.zeros(MAX_BIN + 1, dtype=np.int64)
     adjacent_total = adjacent_sum = 0
     for k in range(0, len(trees), batch):
-        chunk = trees[k:k + batch]
+        chunk = trees[k : k + batch]
         lengths = torch.tensor([len(h) for h in chunk])
         heads = torch.zeros(len(chunk), int(lengths.max()), dtype=torch.long)
         for b, h in enumerate(chunk):
@@ -53,10 +53,13 @@ def distance_histograms(sentences: list[Sentence], batch: int = 512) -> dict:
 def split_report(conllu: Path, summary: Mapping) -> tuple[dict, list[Sentence]]:
     sents = list(read_conllu(conllu))
     with_tree = [s for s in sents if s.heads is not None and len(s)]
-    report = {k: summary[k] for k in ("backend", "has_trees", "sentences", "tokens", "fallbacks",
-                                      "fallback_share", "sentences_per_second")}
+    report = {
+        k: summary[k]
+        for k in ("backend", "has_trees", "sentences", "tokens", "fallbacks", "fallback_share", "sentences_per_second")
+    }
     report["nonprojective_share"] = (
-        round(sum(bool(nonprojective_arcs(s.heads)) for s in with_tree) / len(with_tree), 4) if with_tree else None)
+        round(sum(bool(nonprojective_arcs(s.heads)) for s in with_tree) / len(with_tree), 4) if with_tree else None
+    )
     report["distances"] = distance_histograms(sents)
     return report, sents
 
@@ -94,8 +97,15 @@ def plot(report: Mapping, example: Sentence | None, title: str, out_png: Path) -
     for split, rep in report["splits"].items():
         hist = rep["distances"]
         if sum(hist["syntax"]):
-            ax_h.bar(x - 0.2, np.array(hist["syntax"]) / sum(hist["syntax"]), width=0.4, label=f"syntax distance ({split})")
-            ax_h.bar(x + 0.2, np.array(hist["linear"]) / sum(hist["linear"]), width=0.4, label=f"linear distance |i−j| ({split})")
+            ax_h.bar(
+                x - 0.2, np.array(hist["syntax"]) / sum(hist["syntax"]), width=0.4, label=f"syntax distance ({split})"
+            )
+            ax_h.bar(
+                x + 0.2,
+                np.array(hist["linear"]) / sum(hist["linear"]),
+                width=0.4,
+                label=f"linear distance |i−j| ({split})",
+            )
             break
     ax_h.set_xticks(x, [str(v) for v in x[:-1]] + [f"{MAX_BIN}+"])
     ax_h.set_xlabel("distance between two words")
@@ -112,8 +122,9 @@ def plot(report: Mapping, example: Sentence | None, title: str, out_png: Path) -
         plt.close(fig)
 
 
-def syntax_report(pair: str, lang: str, conllus: Mapping[str, Path], summaries: Mapping[str, Path],
-                  out_json: Path, out_png: Path) -> dict:
+def syntax_report(
+    pair: str, lang: str, conllus: Mapping[str, Path], summaries: Mapping[str, Path], out_json: Path, out_png: Path
+) -> dict:
     """Write the JSON report and the figure for the source side of ``pair``; return the report."""
     report: dict = {"pair": pair, "lang": lang, "splits": {}}
     example = None

@@ -205,7 +205,9 @@ def train_sentencepiece(
                 log.warning(
                     "vocab_size %d is below the minimum %d for this corpus with byte "
                     "fallback (4 specials + 256 bytes + characters): using %d",
-                    int(vocab_size), minimum, minimum,
+                    int(vocab_size),
+                    minimum,
+                    minimum,
                 )
                 options["vocab_size"] = minimum
                 spm.set_random_generator_seed(int(seed))
@@ -265,9 +267,7 @@ class SubwordModel:
 
         self.path = Path(path)
         if not self.path.is_file():
-            raise WordorderError(
-                "subword model not found", path=self.path, hint="train it first (train_sentencepiece)"
-            )
+            raise WordorderError("subword model not found", path=self.path, hint="train it first (train_sentencepiece)")
         self._sp = spm.SentencePieceProcessor()
         try:
             self._sp.Load(str(self.path))
@@ -276,8 +276,7 @@ class SubwordModel:
         specials = (self._sp.pad_id(), self._sp.unk_id(), self._sp.bos_id(), self._sp.eos_id())
         if specials != (PAD_ID, UNK_ID, BOS_ID, EOS_ID):
             raise WordorderError(
-                f"special ids (pad, unk, bos, eos) are {specials}, expected "
-                f"{(PAD_ID, UNK_ID, BOS_ID, EOS_ID)}",
+                f"special ids (pad, unk, bos, eos) are {specials}, expected {(PAD_ID, UNK_ID, BOS_ID, EOS_ID)}",
                 path=self.path,
                 hint="retrain the model with wordorder's train_sentencepiece",
             )

@@ -12,10 +12,18 @@ def cmd_train(a: argparse.Namespace) -> None:
     from wordorder.train.runner import run_training
 
     summary = run_training(
-        train_src=Path(a.train_src), train_tgt=Path(a.train_tgt), dev_src=Path(a.dev_src),
-        dev_ref=Path(a.dev_ref), spm=Path(a.spm), model_options=a.model_options,
-        train_options=a.train_options, seed=a.seed, threads=a.threads, output=Path(a.output),
-        features=a.features, state=Path(a.state) if a.state else None,
+        train_src=Path(a.train_src),
+        train_tgt=Path(a.train_tgt),
+        dev_src=Path(a.dev_src),
+        dev_ref=Path(a.dev_ref),
+        spm=Path(a.spm),
+        model_options=a.model_options,
+        train_options=a.train_options,
+        seed=a.seed,
+        threads=a.threads,
+        output=Path(a.output),
+        features=a.features,
+        state=Path(a.state) if a.state else None,
         spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
     print(json.dumps(summary, indent=1))
@@ -32,8 +40,10 @@ def cmd_average_checkpoints(a: argparse.Namespace) -> None:
     meta.pop("vocab_size")
     meta.pop("tgt_vocab_size")
     save_checkpoint(a.output, model, options, {**meta, "averaged": [str(p) for p in a.inputs]})
-    print(f"{a.output}: the mean of {len(a.inputs)} checkpoints ({sum(p.numel() for p in model.parameters()):,} "
-          f"parameters, torch {torch.__version__})")
+    print(
+        f"{a.output}: the mean of {len(a.inputs)} checkpoints ({sum(p.numel() for p in model.parameters()):,} "
+        f"parameters, torch {torch.__version__})"
+    )
 
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
@@ -45,12 +55,23 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--train-options", type=_json, default={})
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--threads", type=int, default=None)
-    s.add_argument("--features", type=_json, default={},
-                   help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}')
-    s.add_argument("--state", default=None, help="resumable training state (saved every train.checkpoint_every "
-                   "updates and on SIGTERM; a rerun continues from it)")
-    s.add_argument("--spm-tgt", default=None, help="the target side's subword model when each side has its own "
-                   "(--spm is then the source side's)")
+    s.add_argument(
+        "--features",
+        type=_json,
+        default={},
+        help='extra source inputs: {"pos": {"train": PATH, "dev": PATH}, "order": {...}}',
+    )
+    s.add_argument(
+        "--state",
+        default=None,
+        help="resumable training state (saved every train.checkpoint_every "
+        "updates and on SIGTERM; a rerun continues from it)",
+    )
+    s.add_argument(
+        "--spm-tgt",
+        default=None,
+        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+    )
 
     s = add("average-checkpoints", cmd_average_checkpoints, "average the weights of checkpoints of one model")
     s.add_argument("--inputs", nargs="+", required=True)

@@ -51,8 +51,10 @@ def init_from_env(device: torch.device) -> Dist:
     rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
     if device.type == "cuda":
         if torch.cuda.device_count() <= local:
-            raise WordorderError(f"process {rank} wants cuda:{local} but {torch.cuda.device_count()} GPUs are visible",
-                                 hint="start torchrun with --nproc_per_node at most the number of GPUs")
+            raise WordorderError(
+                f"process {rank} wants cuda:{local} but {torch.cuda.device_count()} GPUs are visible",
+                hint="start torchrun with --nproc_per_node at most the number of GPUs",
+            )
         device = torch.device("cuda", local)
         torch.cuda.set_device(device)
     if not dist.is_initialized():

@@ -76,8 +76,11 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
     the state was saved is removed: the resumed run replays those updates)."""
     folder = folder_of(state_path) / name
     if not folder.is_dir():
-        raise WordorderError(f"the checkpoints kept with the training state are missing ({folder})", path=state_path,
-                             hint="delete the state to start this training from scratch")
+        raise WordorderError(
+            f"the checkpoints kept with the training state are missing ({folder})",
+            path=state_path,
+            hint="delete the state to start this training from scratch",
+        )
     kept_best = folder / BEST
     if kept_best.is_file():
         _place(kept_best, out_dir / BEST)

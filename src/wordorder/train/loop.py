@@ -51,11 +51,20 @@ __all__ = ["TrainOptions", "batch_loss", "dev_loss", "make_optimizer", "train", 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
 
-def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[int]],
-          dev_score: Callable[[list[list[int]]], float], opts: TrainOptions, out_dir: Path,
-          extra_checkpoint_meta: Mapping[str, Any] | None = None, *,
-          dev_tgt: Sequence[list[int]] | None = None, train_feats: Feats | None = None,
-          dev_feats: Feats | None = None, state_path: Path | None = None) -> dict[str, Any]:
+def train(
+    model: Seq2SeqModel,
+    train_pairs: Sequence[Pair],
+    dev_src: list[list[int]],
+    dev_score: Callable[[list[list[int]]], float],
+    opts: TrainOptions,
+    out_dir: Path,
+    extra_checkpoint_meta: Mapping[str, Any] | None = None,
+    *,
+    dev_tgt: Sequence[list[int]] | None = None,
+    train_feats: Feats | None = None,
+    dev_feats: Feats | None = None,
+    state_path: Path | None = None,
+) -> dict[str, Any]:
     """Train ``model`` in place; returns a summary dict.
 
     Args:
@@ -85,17 +94,24 @@ def train(model: Seq2SeqModel, train_pairs: Sequence[Pair], dev_src: list[list[i
     if opts.best_by == "perplexity" and dev_tgt is None:
         raise WordorderError("train option best_by: perplexity needs the dev targets")
     dev = DevSet(dev_src, dev_score, dev_tgt, dev_feats)
-    return _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), extra_checkpoint_meta,
-                    state_path).run()
+    return _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), extra_checkpoint_meta, state_path).run()
 
 
 class _Trainer:
     """One run of :func:`train`: what stays fixed (model, optimiser, data, outputs) and its
     :class:`TrainingState`; the methods are the loop's steps."""
 
-    def __init__(self, model: Seq2SeqModel, train_pairs: Sequence[Pair], train_feats: Feats | None, dev: DevSet,
-                 opts: TrainOptions, out_dir: Path, extra_checkpoint_meta: Mapping[str, Any] | None,
-                 state_path: Path | None) -> None:
+    def __init__(
+        self,
+        model: Seq2SeqModel,
+        train_pairs: Sequence[Pair],
+        train_feats: Feats | None,
+        dev: DevSet,
+        opts: TrainOptions,
+        out_dir: Path,
+        extra_checkpoint_meta: Mapping[str, Any] | None,
+        state_path: Path | None,
+    ) -> None:
         self.model, self.pairs, self.feats, self.dev, self.opts = model, train_pairs, train_feats, dev, opts
         self.out_dir, self.state_path = out_dir, state_path
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,34 +124,44 @@ class _Trainer:
             keep_freed_cpu_memory()
         model.to(device).train()
         use_amp = opts.amp and device.type == "cuda"
-        self.amp_dtype = amp_dtype = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) \
-            if use_amp else None
+        self.amp_dtype = amp_dtype = (
+            (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if use_amp else None
+        )
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
         self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
-        self.options = model.options.to_dict() if hasattr(model.options, "to_dict") \
-            else dataclasses.asdict(model.options)
+        self.options = (
+            model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
+        )
         self.base_meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
-        self.key = fingerprint(opts.state_key(), self.options, data_fingerprint(train_pairs, train_feats),
-                               len(dev.src))
-        saved = load_state(state_path, model, self.optimizer, self.scheduler, self.scaler, self.key, d.rank) \
-            if state_path else None
+        self.key = fingerprint(opts.state_key(), self.options, data_fingerprint(train_pairs, train_feats), len(dev.src))
+        saved = (
+            load_state(state_path, model, self.optimizer, self.scheduler, self.scaler, self.key, d.rank)
+            if state_path
+            else None
+        )
         self.ddp = wrap(model, lambda m, b: batch_loss(m, b, opts.label_smoothing, amp_dtype), d)
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
         if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
-            print(f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})",
-                  flush=True)
+            print(f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})", flush=True)
 
     def run(self) -> dict[str, Any]:
         opts, d = self.opts, self.d
-        self.metrics = open_metrics(self.out_dir / "metrics.jsonl", self.state.log_lines) if d.main \
-            else open(os.devnull, "w")
+        self.metrics = (
+            open_metrics(self.out_dir / "metrics.jsonl", self.state.log_lines) if d.main else open(os.devnull, "w")
+        )
         self.stop_signal = StopSignal().install() if self.state_path else None
         # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
         budget = f" ({opts.max_minutes:g} min budget)" if opts.max_minutes else ""
-        self.bar = tqdm(total=None if opts.max_minutes else opts.max_steps, desc=f"train{budget}", unit="step",
-                        initial=self.state.step, dynamic_ncols=True, disable=not d.main)
+        self.bar = tqdm(
+            total=None if opts.max_minutes else opts.max_steps,
+            desc=f"train{budget}",
+            unit="step",
+            initial=self.state.step,
+            dynamic_ncols=True,
+            disable=not d.main,
+        )
         try:
             self.epochs()
             if self.state.last_eval != self.state.step:
@@ -172,7 +198,7 @@ class _Trainer:
                 first, s.resume_batch = s.resume_batch, None
             batches = make_batches(self.pairs, opts.batch_tokens, seed=opts.seed * 100_003 + s.epoch)
             for g in range(first, len(batches), opts.accum_steps):
-                share = batches[g: g + opts.accum_steps]
+                share = batches[g : g + opts.accum_steps]
                 s.next_batch = g + opts.accum_steps
                 if len(share) < self.d.world:
                     continue  # an epoch's last, short update cannot give every process a batch
@@ -187,9 +213,19 @@ class _Trainer:
         the learning rate it used."""
         d = self.d
         total = sum(len(self.pairs[i][1]) + 1 for idx in share for i in idx)  # + EOS each
-        group = [collate(self.pairs, idx, self.feats) for idx in share[d.rank::d.world]]
-        loss, nll, n_tokens = update(self.model, self.optimizer, self.scaler, group, self.opts, self.device,
-                                     self.amp_dtype, self.ddp, d.world, total)
+        group = [collate(self.pairs, idx, self.feats) for idx in share[d.rank :: d.world]]
+        loss, nll, n_tokens = update(
+            self.model,
+            self.optimizer,
+            self.scaler,
+            group,
+            self.opts,
+            self.device,
+            self.amp_dtype,
+            self.ddp,
+            d.world,
+            total,
+        )
         lr = self.optimizer.param_groups[0]["lr"]
         self.scheduler.step()
         self.state.record_update(loss, nll, n_tokens)
@@ -201,8 +237,12 @@ class _Trainer:
         s, opts = self.state, self.opts
         # Decided on rank 0's clock and signals and shared, so all processes stop together.
         out_of_time, signalled = flag_any(
-            [opts.max_minutes is not None and time.perf_counter() - s.start >= 60 * opts.max_minutes,
-             self.stop_signal is not None and self.stop_signal.received is not None], self.d)
+            [
+                opts.max_minutes is not None and time.perf_counter() - s.start >= 60 * opts.max_minutes,
+                self.stop_signal is not None and self.stop_signal.received is not None,
+            ],
+            self.d,
+        )
         stop = True
         if s.step % opts.eval_every == 0 and self.evaluate():
             s.stop_reason = "patience"
@@ -218,9 +258,10 @@ class _Trainer:
             if signalled:
                 number = self.stop_signal.received if self.stop_signal else None
                 raise TrainingInterrupted(
-                    f"stopped by signal {number or 15} after update {s.step}; the training "
-                    "state is saved", path=self.state_path, hint="run the same command (or Snakemake job) "
-                    "again to continue from it")
+                    f"stopped by signal {number or 15} after update {s.step}; the training state is saved",
+                    path=self.state_path,
+                    hint="run the same command (or Snakemake job) again to continue from it",
+                )
         return stop
 
     def log(self, record: dict[str, Any]) -> None:
@@ -235,11 +276,22 @@ class _Trainer:
         now = time.perf_counter()
         seconds = now - w.start - (s.eval_time - w.eval_time)
         tok_s = w.tokens / max(seconds, 1e-9)
-        self.log({"step": s.step, "epoch": s.epoch, "train_loss": round(loss_sum / w.tokens, 5),
-                  "train_nll": round(nll_sum / w.tokens, 5), "lr": lr, "tokens_per_s": round(tok_s, 1),
-                  "elapsed_s": round(now - s.start, 2)})
-        self.bar.set_postfix(loss=f"{loss_sum / w.tokens:.3f}", tok_s=f"{tok_s:.0f}",
-                             bleu="-" if s.last_bleu is None else f"{s.last_bleu:.2f}")
+        self.log(
+            {
+                "step": s.step,
+                "epoch": s.epoch,
+                "train_loss": round(loss_sum / w.tokens, 5),
+                "train_nll": round(nll_sum / w.tokens, 5),
+                "lr": lr,
+                "tokens_per_s": round(tok_s, 1),
+                "elapsed_s": round(now - s.start, 2),
+            }
+        )
+        self.bar.set_postfix(
+            loss=f"{loss_sum / w.tokens:.3f}",
+            tok_s=f"{tok_s:.0f}",
+            bleu="-" if s.last_bleu is None else f"{s.last_bleu:.2f}",
+        )
         s.window = Window.resumed(s.eval_time)
 
     def checkpoint(self) -> None:
@@ -249,8 +301,16 @@ class _Trainer:
         rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
         if d.main:
             folder = kept.snapshot(self.state_path, self.out_dir, s.step)  # complete before the state names it
-            save_state(self.state_path, self.model, self.optimizer, self.scheduler, self.scaler,
-                       s.progress(parts, folder), self.key, list(rngs))
+            save_state(
+                self.state_path,
+                self.model,
+                self.optimizer,
+                self.scheduler,
+                self.scaler,
+                s.progress(parts, folder),
+                self.key,
+                list(rngs),
+            )
             kept.prune(self.state_path, folder)
 
     def evaluate(self) -> bool:
@@ -268,8 +328,14 @@ class _Trainer:
         scores = score_dev(self.model, self.dev, opts, self.device, self.amp_dtype)
         improved = s.record_eval(scores.bleu if opts.best_by == "bleu" else -scores.nll, scores.bleu, opts.min_delta)
         self.log({"step": s.step, "epoch": s.epoch, **scores.fields(), "best": improved})
-        meta = {**self.base_meta, "step": s.step, "epoch": s.epoch, "dev_bleu": scores.bleu,
-                "dev_loss": scores.loss, "dev_ppl": scores.ppl}
+        meta = {
+            **self.base_meta,
+            "step": s.step,
+            "epoch": s.epoch,
+            "dev_bleu": scores.bleu,
+            "dev_loss": scores.loss,
+            "dev_ppl": scores.ppl,
+        }
         if improved:
             save_checkpoint(out / "best.pt", self.model, self.options, {**meta, "best": True})
         save_checkpoint(out / "last.pt", self.model, self.options, meta)
@@ -289,8 +355,12 @@ class _Trainer:
         scores = score_dev(self.model, self.dev, self.opts, self.device, self.amp_dtype)
         self.log({"step": s.step, "averaged_last": n, **scores.fields()})
         os.replace(out / "best.pt", out / "best_single.pt")
-        save_checkpoint(out / "best.pt", self.model, self.options,
-                        {**self.base_meta, "step": s.step, **scores.fields(exact=True), "averaged_last": n})
+        save_checkpoint(
+            out / "best.pt",
+            self.model,
+            self.options,
+            {**self.base_meta, "step": s.step, **scores.fields(exact=True), "averaged_last": n},
+        )
 
 
 def _sync(device: torch.device) -> None:

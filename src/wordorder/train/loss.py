@@ -103,8 +103,9 @@ class _LinearCrossEntropy(torch.autograd.Function):
         return grad_hidden, grad_weight, None, None
 
 
-def linear_cross_entropy(hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float = 0.0
-                         ) -> tuple[Tensor, Tensor]:
+def linear_cross_entropy(
+    hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float = 0.0
+) -> tuple[Tensor, Tensor]:
     """Summed label-smoothed loss and summed NLL (no gradient) over the non-PAD targets.
 
     Args:

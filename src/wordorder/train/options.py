@@ -62,8 +62,20 @@ class TrainOptions:
 
     # Options that only decide when to stop or how much to report: a saved state may be
     # resumed with other values (e.g. a longer max_minutes to continue a run).
-    NOT_IN_STATE = ("max_steps", "max_epochs", "max_minutes", "patience", "min_delta", "threads", "log_every",
-                    "checkpoint_every", "eval_every", "eval_sentences", "eval_beam", "device")
+    NOT_IN_STATE = (
+        "max_steps",
+        "max_epochs",
+        "max_minutes",
+        "patience",
+        "min_delta",
+        "threads",
+        "log_every",
+        "checkpoint_every",
+        "eval_every",
+        "eval_sentences",
+        "eval_beam",
+        "device",
+    )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TrainOptions:
@@ -90,8 +102,10 @@ class TrainOptions:
         if not isinstance(opts.average_last, int) or opts.average_last < 0:
             raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
-            raise WordorderError(f"train option checkpoint_every must be a non-negative integer (0 = only on "
-                                 f"SIGTERM), got {opts.checkpoint_every!r}")
+            raise WordorderError(
+                f"train option checkpoint_every must be a non-negative integer (0 = only on "
+                f"SIGTERM), got {opts.checkpoint_every!r}"
+            )
         return opts
 
     def state_key(self) -> dict[str, Any]:

@@ -78,9 +78,11 @@ def rng_state() -> dict[str, Any]:
 
 def _rng_state() -> dict[str, Any]:
     version, internal, gauss = random.getstate()
-    return {"torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "python": [version, list(internal), gauss]}
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "python": [version, list(internal), gauss],
+    }
 
 
 def _set_rng_state(state: Mapping[str, Any]) -> None:
@@ -91,21 +93,41 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
     random.setstate((version, tuple(internal), gauss))
 
 
-def save_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
-               scaler: torch.amp.GradScaler, progress: Progress, key: str,
-               rngs: list[dict[str, Any]] | None = None) -> None:
+def save_state(
+    path: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    scaler: torch.amp.GradScaler,
+    progress: Progress,
+    key: str,
+    rngs: list[dict[str, Any]] | None = None,
+) -> None:
     """Atomically write the training state (see the module docstring); ``rngs``: the random
     generators of every process of a data-parallel run, in rank order (default: this one's)."""
-    obj = {"format": STATE_FORMAT, "fingerprint": key, "progress": asdict(progress),
-           "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-           "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-           "scaler": scaler.state_dict(), "rng": rngs or [_rng_state()]}
+    obj = {
+        "format": STATE_FORMAT,
+        "fingerprint": key,
+        "progress": asdict(progress),
+        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "scaler": scaler.state_dict(),
+        "rng": rngs or [_rng_state()],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     save_torch(obj, path)
 
 
-def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
-               scaler: torch.amp.GradScaler, key: str, rank: int = 0) -> Progress | None:
+def load_state(
+    path: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    scaler: torch.amp.GradScaler,
+    key: str,
+    rank: int = 0,
+) -> Progress | None:
     """Restore a saved state into the given objects; None when there is none to resume (no
     file, or one written for other options or data). ``rank`` picks this process' generators
     (a process the state has none for starts from rank 0's, offset by its rank)."""
@@ -114,15 +136,20 @@ def load_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimi
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated by a full disk, not a torch file, unsafe content
-        raise WordorderError(f"cannot read the training state: {e}", path=path,
-                             hint="delete it to start this training from scratch") from None
+        raise WordorderError(
+            f"cannot read the training state: {e}", path=path, hint="delete it to start this training from scratch"
+        ) from None
     if isinstance(obj, dict) and obj.get("format") in OLD_FORMATS:
-        raise WordorderError(f"a training state of an older version ({obj['format']}), which did not keep the best "
-                             "checkpoint and the metrics log with it", path=path,
-                             hint="delete it to start this training from scratch (or finish it with that version)")
+        raise WordorderError(
+            f"a training state of an older version ({obj['format']}), which did not keep the best "
+            "checkpoint and the metrics log with it",
+            path=path,
+            hint="delete it to start this training from scratch (or finish it with that version)",
+        )
     if not isinstance(obj, dict) or obj.get("format") != STATE_FORMAT:
-        raise WordorderError("not a wordorder training state", path=path,
-                             hint="delete it to start this training from scratch")
+        raise WordorderError(
+            "not a wordorder training state", path=path, hint="delete it to start this training from scratch"
+        )
     if obj["fingerprint"] != key:
         return None
     model.load_state_dict(obj["model"])

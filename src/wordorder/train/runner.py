@@ -20,8 +20,9 @@ from wordorder.model_io.features import check_feature_files, load_features
 from wordorder.model_io.subwords import read_ids, subword_models
 
 
-def read_source_features(options: Any, files: Mapping[str, Mapping[str, str]], train_src: list[list[int]],
-                         dev_src: list[list[int]]) -> tuple[dict, dict, dict]:
+def read_source_features(
+    options: Any, files: Mapping[str, Mapping[str, str]], train_src: list[list[int]], dev_src: list[list[int]]
+) -> tuple[dict, dict, dict]:
     """Train and dev features of the model's ``required_features`` (a missing or an unneeded
     file is an error: the DAG and the variant disagree)."""
     check_feature_files(options.required_features(), files)
@@ -39,11 +40,21 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path, spm: Path,
-                 model_options: Mapping[str, Any], train_options: Mapping[str, Any], seed: int,
-                 threads: int | None, output: Path,
-                 features: Mapping[str, Mapping[str, str]] | None = None, state: Path | None = None,
-                 spm_tgt: Path | None = None) -> dict:
+def run_training(
+    train_src: Path,
+    train_tgt: Path,
+    dev_src: Path,
+    dev_ref: Path,
+    spm: Path,
+    model_options: Mapping[str, Any],
+    train_options: Mapping[str, Any],
+    seed: int,
+    threads: int | None,
+    output: Path,
+    features: Mapping[str, Mapping[str, str]] | None = None,
+    state: Path | None = None,
+    spm_tgt: Path | None = None,
+) -> dict:
     """Train one model; ``output`` is the best checkpoint (its folder receives the other files).
 
     ``spm`` is the joint subword model, or the source side's when ``spm_tgt`` gives the
@@ -60,8 +71,7 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
     from wordorder.models.registry import build_model, resolve_options
     from wordorder.train.loop import TrainOptions, train
 
-    opts = TrainOptions.from_dict({**train_options, "seed": seed,
-                                   **({"threads": threads} if threads else {})})
+    opts = TrainOptions.from_dict({**train_options, "seed": seed, **({"threads": threads} if threads else {})})
     if output.name != "best.pt":
         raise WordorderError("the training output must be named best.pt", path=output)
     if opts.threads:
@@ -89,17 +99,34 @@ def run_training(train_src: Path, train_tgt: Path, dev_src: Path, dev_ref: Path,
         dev_feats = {k: v[: opts.eval_sentences] for k, v in dev_feats.items()}
     options.feature_sizes = vocab_sizes(vocabs)
     if sp is not sp_src and options.tie_embeddings:
-        raise WordorderError("the model ties its source and target embeddings (tie_embeddings), but each side has "
-                             "a subword model of its own", path=spm_tgt,
-                             hint="set tie_embeddings: false for separate vocabularies, or subword.joint: true")
+        raise WordorderError(
+            "the model ties its source and target embeddings (tie_embeddings), but each side has "
+            "a subword model of its own",
+            path=spm_tgt,
+            hint="set tie_embeddings: false for separate vocabularies, or subword.joint: true",
+        )
     model = build_model(options, vocab_size=sp_src.vocab_size, tgt_vocab_size=sp.vocab_size)
-    meta = {"spm": str(spm), "model_options": dict(model_options), "seed": seed,
-            "feature_vocabs": {name: v.itos for name, v in vocabs.items()}}
+    meta = {
+        "spm": str(spm),
+        "model_options": dict(model_options),
+        "seed": seed,
+        "feature_vocabs": {name: v.itos for name, v in vocabs.items()},
+    }
     if sp is not sp_src:
         meta["spm_tgt"] = str(spm_tgt)
-    summary = train(model, pairs, dev_ids, dev_bleu, opts, output.parent, extra_checkpoint_meta=meta,
-                    dev_tgt=dev_tgt, train_feats=train_feats or None, dev_feats=dev_feats or None,
-                    state_path=state)
+    summary = train(
+        model,
+        pairs,
+        dev_ids,
+        dev_bleu,
+        opts,
+        output.parent,
+        extra_checkpoint_meta=meta,
+        dev_tgt=dev_tgt,
+        train_feats=train_feats or None,
+        dev_feats=dev_feats or None,
+        state_path=state,
+    )
     if not output.is_file():
         raise WordorderError("training ended without a best checkpoint", path=output)
     # Why and where training stopped, for the convergence table (a record of its own, so that

@@ -32,8 +32,9 @@ class Window:
     eval_time: float  # TrainingState.eval_time then: evaluations inside the window are not training
 
     @classmethod
-    def resumed(cls, eval_time: float, parts: Sequence[Sequence[float]] = (), tokens: int = 0, rank: int = 0,
-                world: int = 1) -> Window:
+    def resumed(
+        cls, eval_time: float, parts: Sequence[Sequence[float]] = (), tokens: int = 0, rank: int = 0, world: int = 1
+    ) -> Window:
         """A window from saved sums (none: a fresh one): this process' share of them (all if
         it runs alone), as float32 tensors, the type of the updates' losses, so that it adds
         up bitwise alike."""
@@ -68,21 +69,44 @@ class TrainingState:
     def begin(cls, saved: Progress | None, rank: int = 0, world: int = 1) -> TrainingState:
         """A new run's state, or a resumed one's from its saved progress."""
         p = saved or Progress()
-        return cls(start=time.perf_counter() - p.train_seconds,
-                   window=Window.resumed(0.0, p.window, p.window_tokens, rank, world),
-                   step=p.step, epoch=p.epoch, next_batch=p.next_batch,
-                   resume_batch=p.next_batch if saved else None, train_tokens=p.train_tokens,
-                   best_score=p.best_score, best_bleu=p.best_bleu, best_step=p.best_step,
-                   evals_since_best=p.evals_since_best, last_eval=p.last_eval, log_lines=list(p.metrics),
-                   # a state from before min_delta existed: patience counted from the best score
-                   patience_score=p.patience_score if p.patience_score > float("-inf") else p.best_score)
+        return cls(
+            start=time.perf_counter() - p.train_seconds,
+            window=Window.resumed(0.0, p.window, p.window_tokens, rank, world),
+            step=p.step,
+            epoch=p.epoch,
+            next_batch=p.next_batch,
+            resume_batch=p.next_batch if saved else None,
+            train_tokens=p.train_tokens,
+            best_score=p.best_score,
+            best_bleu=p.best_bleu,
+            best_step=p.best_step,
+            evals_since_best=p.evals_since_best,
+            last_eval=p.last_eval,
+            log_lines=list(p.metrics),
+            # a state from before min_delta existed: patience counted from the best score
+            patience_score=p.patience_score if p.patience_score > float("-inf") else p.best_score,
+        )
 
     def progress(self, window_parts: Sequence[Sequence[float]], kept: str) -> Progress:
         """What a resumed run needs: ``window_parts`` are every process' [loss, nll] window sums,
         ``kept`` the folder of kept checkpoints."""
-        return Progress(self.step, self.epoch, self.next_batch, self.train_tokens, self.best_score, self.best_bleu,
-                        self.best_step, self.evals_since_best, self.last_eval, time.perf_counter() - self.start,
-                        list(window_parts), self.window.tokens, kept, list(self.log_lines), self.patience_score)
+        return Progress(
+            self.step,
+            self.epoch,
+            self.next_batch,
+            self.train_tokens,
+            self.best_score,
+            self.best_bleu,
+            self.best_step,
+            self.evals_since_best,
+            self.last_eval,
+            time.perf_counter() - self.start,
+            list(window_parts),
+            self.window.tokens,
+            kept,
+            list(self.log_lines),
+            self.patience_score,
+        )
 
     def record_update(self, loss: torch.Tensor, nll: torch.Tensor, tokens: int) -> None:
         self.window.loss = self.window.loss + loss
@@ -110,10 +134,16 @@ class TrainingState:
     def summary(self) -> dict[str, Any]:
         wall = time.perf_counter() - self.start
         train_time = wall - self.eval_time
-        return {"best_step": self.best_step, "best_dev_bleu": self.best_bleu, "steps": self.step,
-                "epochs": self.epoch, "train_tokens": self.train_tokens, "wall_s": round(wall, 2),
-                "tokens_per_s": round(self.train_tokens / max(train_time, 1e-9), 1),
-                "stop_reason": self.stop_reason}
+        return {
+            "best_step": self.best_step,
+            "best_dev_bleu": self.best_bleu,
+            "steps": self.step,
+            "epochs": self.epoch,
+            "train_tokens": self.train_tokens,
+            "wall_s": round(wall, 2),
+            "tokens_per_s": round(self.train_tokens / max(train_time, 1e-9), 1),
+            "stop_reason": self.stop_reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -150,13 +180,22 @@ class DevSet:
     feats: Feats | None = None
 
 
-def score_dev(model: Seq2SeqModel, dev: DevSet, opts: TrainOptions, device: torch.device,
-              amp_dtype: torch.dtype | None) -> DevScores:
+def score_dev(
+    model: Seq2SeqModel, dev: DevSet, opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None
+) -> DevScores:
     """Translate dev (beam ``eval_beam``) and score it; with dev targets also the dev loss."""
-    hyps = translate_batches(model, dev.src, batch_tokens=opts.batch_tokens, beam_size=opts.eval_beam,
-                             device=device, progress=False, feats=dev.feats)
+    hyps = translate_batches(
+        model,
+        dev.src,
+        batch_tokens=opts.batch_tokens,
+        beam_size=opts.eval_beam,
+        device=device,
+        progress=False,
+        feats=dev.feats,
+    )
     bleu = float(dev.score(hyps))
     if dev.tgt is None:
         return DevScores(bleu)
-    return DevScores(bleu, dev_loss(model, list(zip(dev.src, dev.tgt)), opts.batch_tokens, device, amp_dtype,
-                                    dev.feats))
+    return DevScores(
+        bleu, dev_loss(model, list(zip(dev.src, dev.tgt)), opts.batch_tokens, device, amp_dtype, dev.feats)
+    )

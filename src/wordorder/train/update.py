@@ -18,7 +18,9 @@ from wordorder.train.options import TrainOptions
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
 
-def batch_loss(model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
+def batch_loss(
+    model: Seq2SeqModel, batch: Batch, smoothing: float, amp_dtype: torch.dtype | None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
 
     In float32 the output projection and the loss run fused (:mod:`wordorder.train.loss`);
@@ -50,14 +52,23 @@ def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optim
     from wordorder.train.schedule import peak_lr
 
     lr = peak_lr(opts.lr, opts.warmup, opts.schedule, int(model.options.d_model))
-    return torch.optim.Adam(model.parameters(), lr=lr, betas=opts.betas, eps=opts.eps,
-                            weight_decay=opts.weight_decay, fused=True)
+    return torch.optim.Adam(
+        model.parameters(), lr=lr, betas=opts.betas, eps=opts.eps, weight_decay=opts.weight_decay, fused=True
+    )
 
 
-def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-           group: Sequence[Batch], opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None,
-           ddp: torch.nn.parallel.DistributedDataParallel | None = None, world: int = 1, n_tokens: int | None = None,
-           ) -> tuple[torch.Tensor, torch.Tensor, int]:
+def update(
+    model: Seq2SeqModel,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    group: Sequence[Batch],
+    opts: TrainOptions,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
+    ddp: torch.nn.parallel.DistributedDataParallel | None = None,
+    world: int = 1,
+    n_tokens: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One optimizer update over the micro-batches ``group`` (gradient accumulation).
 
     With ``ddp`` (:mod:`wordorder.train.distributed`), ``group`` is this process' share of the
@@ -90,8 +101,14 @@ def update(model: Seq2SeqModel, optimizer: torch.optim.Optimizer, scaler: torch.
 
 
 @torch.inference_mode()
-def dev_loss(model: Seq2SeqModel, pairs: Sequence[Pair], batch_tokens: int, device: torch.device,
-             amp_dtype: torch.dtype | None, feats: Feats | None = None) -> float:
+def dev_loss(
+    model: Seq2SeqModel,
+    pairs: Sequence[Pair],
+    batch_tokens: int,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
+    feats: Feats | None = None,
+) -> float:
     """Mean NLL per target token of ``pairs`` (model left in the mode it was in)."""
     was_training = model.training
     model.eval()
