@@ -20,15 +20,22 @@ demo: install
 	@echo; cat results/demo/tables/bleu.md; echo; echo "BLEU table: results/demo/tables/bleu.md"
 
 # The conventions: ruff lint and format, snakefmt, mypy on the typed package, and snakemake's
-# own linter over the test config and the demo config. Not yet part of `make test`: the tree
-# still needs its one format pass and ~85 mypy fixes (issue 21, item 5).
+# own linter over the demo config (tests/e2e/test_lint.py lints the tiny config).
 lint: install
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/snakefmt --check workflow Snakefile
 	$(BIN)/mypy
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint --configfile tests/e2e/tiny.yaml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint --configfile configs/default.yaml
 
-test: install
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q --durations=30
+# The conventions first, then the tests. The SLURM test mostly waits on the scheduler, so it runs
+# in a second pytest process beside the others (its own temporary folder; its report follows).
+SLURM_TEST := tests/e2e/test_slurm.py
+test: lint
+	@mkdir -p logs
+	@PATH="$(abspath $(BIN)):$$PATH"; \
+	$(BIN)/pytest -q -p no:cacheprovider --basetemp=$(CURDIR)/.pytest-slurm $(SLURM_TEST) > logs/test_slurm.log 2>&1 & slurm=$$!; \
+	$(BIN)/pytest -q --durations=30 --ignore=$(SLURM_TEST); rest=$$?; \
+	wait $$slurm; slurm_rc=$$?; \
+	echo; echo "== $(SLURM_TEST) (run beside the others; logs/test_slurm.log)"; cat logs/test_slurm.log; \
+	exit $$(( rest != 0 ? rest : slurm_rc ))
