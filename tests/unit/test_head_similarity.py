@@ -69,3 +69,9 @@ def test_encoder_of_a_grouped_model():
 def test_rnn_models_are_refused():
     with pytest.raises(ValueError, match="Transformer"):
         encoder_head_similarity(build_model({"preset": "rnn_tiny"}, 30), [[5]], None)
+
+
+def test_no_sentences_is_a_clear_error():
+    # (was an AttributeError: the summed cosines stayed None)
+    with pytest.raises(ValueError, match="at least one source sentence"):
+        encoder_head_similarity(build_model({"preset": "tiny"}, 30), [], None)

@@ -207,3 +207,18 @@ def test_disagreement_adds_an_auxiliary_loss():
     assert aux is not None and 0.0 <= float(aux.detach()) <= 1.0  # λ·(−D), D in [−1, 0]
     aux.backward()
     assert model.encoder[0].self_attn.q_proj.weight.grad is not None
+
+
+def test_disagreement_without_encoder_layers_is_a_zero_tensor():
+    """No layer to disagree: D = 0, and a tensor, so that the training loss can add it (it was a
+    Python float, on which batch_loss failed with an AttributeError)."""
+    from wordorder.model_io.batching import Batch
+    from wordorder.train.update import batch_loss
+
+    model = make({"disagreement": "output", "encoder_layers": 0}).train()
+    src, tgt, _ = batch()
+    out = torch.cat([tgt[:, 1:], torch.full((3, 1), EOS_ID)], dim=1)
+    loss, _ = batch_loss(model, Batch(src, tgt, out), 0.1, None)
+    assert torch.isfinite(loss)
+    model(src, tgt)
+    assert isinstance(model.auxiliary_loss, torch.Tensor) and model.auxiliary_loss.item() == 0.0

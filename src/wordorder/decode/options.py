@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from wordorder.errors import WordorderError
 
@@ -36,6 +36,7 @@ class DecodeOptions:
             raise WordorderError(
                 f"unknown decode option(s): {', '.join(sorted(unknown))}", hint=f"valid: {', '.join(sorted(fields))}"
             )
-        # The types as declared: a JSON 5.0 beam is 5, a YAML 1 penalty is 1.0.
+        # The types as declared (strings, under postponed annotations): a JSON 5.0 beam is 5,
+        # a YAML 1 penalty is 1.0.
         kinds = {"int": int, "float": float, "str": str}
-        return cls(**{name: kinds[fields[name].type](value) for name, value in options.items()})
+        return cls(**{name: kinds[cast(str, fields[name].type)](value) for name, value in options.items()})

@@ -50,14 +50,14 @@ def word_links(weights: np.ndarray, src_word: Sequence[int], tgt_word: Sequence[
     """
     if weights.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
-    src_word, tgt_word = np.asarray(src_word), np.asarray(tgt_word)
-    n_src, n_tgt = src_word.max() + 1, tgt_word.max() + 1
+    src, tgt = np.asarray(src_word), np.asarray(tgt_word)
+    n_src, n_tgt = src.max() + 1, tgt.max() + 1
     rows = np.zeros((n_tgt, weights.shape[1]))
-    np.add.at(rows, tgt_word, weights)
-    counts = np.bincount(tgt_word, minlength=n_tgt)
+    np.add.at(rows, tgt, weights)
+    counts = np.bincount(tgt, minlength=n_tgt)
     rows /= np.maximum(counts, 1)[:, None]  # mean over a target word's subwords
     cols = np.zeros((n_tgt, n_src))
-    np.add.at(cols.T, src_word, rows.T)  # sum over a source word's subwords
+    np.add.at(cols.T, src, rows.T)  # sum over a source word's subwords
     has = counts > 0
     return np.stack([cols.argmax(axis=1)[has], np.arange(n_tgt)[has]], axis=1).astype(np.int64)
 

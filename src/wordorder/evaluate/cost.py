@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 FOOTER = re.compile(r"(\S+) finished in ([\d.]+) s; peak memory (\d+) MB; cpu ([\d.]+) s")
 
@@ -29,7 +31,7 @@ def cost_summary(logs: Path) -> dict:
     }
 
 
-def cost_markdown(cost: dict) -> str:
+def cost_markdown(cost: Mapping[str, Any]) -> str:
     top = ", ".join(f"{c} {h:.2f}" for c, h in list(cost["by_command"].items())[:4])
     return (
         f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} CPU-hours over "

@@ -83,6 +83,8 @@ def encoder_head_similarity(
     finally:
         attn.record = False
         attn.recorded.clear()
+    if total is None:  # no sentence: nothing to average (was an AttributeError on None)
+        raise ValueError("head similarity needs at least one source sentence")
     sim = group_similarity(total.cpu().numpy(), tokens, groups)
     return {
         "groups": [name for name, _ in groups],

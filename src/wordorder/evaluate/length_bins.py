@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.plots import plot_line_panels
 from wordorder.io import atomic_open
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_EDGES = (10, 20, 30, 40, 50)
 
@@ -85,7 +89,7 @@ TAU7 = "tau_eq7 "  # and of Kawara et al.'s Eq. 7 τ in [-1, 1]
 def add_tau_by_length(
     table: pd.DataFrame,
     sources: Sequence[str],
-    taus: Mapping[str, Sequence[float]],
+    taus: Mapping[str, Sequence[float] | np.ndarray],
     edges: Sequence[int] = DEFAULT_EDGES,
     prefix: str = TAU,
 ) -> pd.DataFrame:
@@ -95,8 +99,8 @@ def add_tau_by_length(
 
     bins = np.array([bin_index(len(line.split()), edges) for line in sources])
     out = table.copy()
-    for name, values in taus.items():
-        values = np.asarray(values, dtype=float)
+    for name, given in taus.items():
+        values = np.asarray(given, dtype=float)
         if len(values) != len(sources):
             raise WordorderError(f"order {name}: {len(values)} τ values for {len(sources)} source lines")
         means = []

@@ -109,7 +109,7 @@ def bleu_paired_bootstrap(
     import os
 
     from sacrebleu.metrics import BLEU
-    from sacrebleu.significance import PairedTest
+    from sacrebleu.significance import PairedTest, Result
 
     _check(system, baseline, refs)
     all_refs = _all_refs(refs, extra_refs)
@@ -125,7 +125,10 @@ def bleu_paired_bootstrap(
         n_samples=samples,
     )
     _, results = test()
-    result = results["BLEU"][1]
+    result = results["BLEU"][1]  # [baseline's Result, system's Result]
+    # the paired bootstrap fills p, mean and CI of every system it compares
+    assert isinstance(result, Result)
+    assert result.p_value is not None and result.mean is not None and result.ci is not None
     return {
         "p": float(result.p_value),
         "mean": float(result.mean),

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 from wordorder.errors import WordorderError
 from wordorder.io import save_torch
@@ -43,7 +42,7 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def save_checkpoint(path: str | Path, model: nn.Module, options: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+def save_checkpoint(path: str | Path, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
     """Atomically write ``model``'s weights with its options dict and ``meta``.
 
     Args:

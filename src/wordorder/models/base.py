@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +36,10 @@ class DecoderState:
     """Marker base class for a family's incremental decoder state (a dataclass)."""
 
 
+EncT = TypeVar("EncT", bound=EncoderOut)
+StateT = TypeVar("StateT", bound=DecoderState)
+
+
 def select_rows(obj: Any, index: Tensor) -> Any:
     """Re-index every tensor inside ``obj`` along dim 0 (recursing into dataclasses,
     lists, tuples and dicts); non-tensor leaves are kept as they are.
@@ -55,8 +59,9 @@ def select_rows(obj: Any, index: Tensor) -> Any:
     return obj
 
 
-class Seq2SeqModel(nn.Module):
-    """Base class of all model families.
+class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
+    """Base class of all model families, generic over the family's encoder output and decoder
+    state (e.g. ``Seq2SeqModel[RNNEncoderOut, RNNState]``).
 
     Subclasses set ``self.options`` (their options dataclass), ``self.vocab_size`` (the source
     or joint vocabulary) and ``self.tgt_vocab_size`` (the target's; the same when joint), and
@@ -83,7 +88,7 @@ class Seq2SeqModel(nn.Module):
         """
         return self.decode(self.encode(src, feats), tgt_in)
 
-    def encode(self, src: Tensor, feats: Mapping[str, Tensor] | None = None) -> EncoderOut:
+    def encode(self, src: Tensor, feats: Mapping[str, Tensor] | None = None) -> EncT:
         """Encode (B, S) source ids (and the model's source features, each (B, S))."""
         raise NotImplementedError
 
@@ -92,11 +97,11 @@ class Seq2SeqModel(nn.Module):
         :mod:`wordorder.train.loss` projects itself)."""
         return self.decode_hidden(self.encode(src, feats), tgt_in)
 
-    def decode(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
+    def decode(self, enc: EncT, tgt_in: Tensor) -> Tensor:
         """(B, T) decoder input ids → (B, T, V) logits, all positions at once."""
         return F.linear(self.decode_hidden(enc, tgt_in), self.output_weight)
 
-    def decode_hidden(self, enc: EncoderOut, tgt_in: Tensor) -> Tensor:
+    def decode_hidden(self, enc: EncT, tgt_in: Tensor) -> Tensor:
         """(B, T) decoder input ids → (B, T, d) states; logits = states · ``output_weight``ᵀ."""
         raise NotImplementedError
 
@@ -105,11 +110,11 @@ class Seq2SeqModel(nn.Module):
         """(V, d) output matrix (no bias)."""
         raise NotImplementedError
 
-    def init_state(self, enc: EncoderOut) -> DecoderState:
+    def init_state(self, enc: EncT) -> StateT:
         """Decoder state before the first step (one row per encoded sentence)."""
         raise NotImplementedError
 
-    def step(self, prev: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState]:
+    def step(self, prev: Tensor, state: StateT) -> tuple[Tensor, StateT]:
         """One incremental decoder step.
 
         Args:
@@ -127,7 +132,7 @@ class Seq2SeqModel(nn.Module):
         attention it returns."""
         raise NotImplementedError
 
-    def reorder_state(self, state: DecoderState, index: Tensor) -> DecoderState:
+    def reorder_state(self, state: StateT, index: Tensor) -> StateT:
         """Select rows of ``state``: ``index`` is an (N',) LongTensor of row numbers."""
         return select_rows(state, index)
 

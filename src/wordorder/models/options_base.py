@@ -198,7 +198,14 @@ def option_defaults() -> dict[str, Any]:
     """Every model option of every family with its default: the common ones first, then each
     family's in :data:`FAMILY_OPTIONS` order (the flat form of :meth:`ModelOptions.to_dict`)."""
     fields = dataclasses.fields(ModelOptions) + tuple(f for c in FAMILY_OPTIONS.values() for f in _own(c))
-    return {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory() for f in fields}
+    return {f.name: _default(f) for f in fields}
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    assert f.default_factory is not dataclasses.MISSING  # every option has a default
+    return f.default_factory()
 
 
 def family_of(name: str) -> str | None:

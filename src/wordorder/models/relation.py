@@ -13,7 +13,7 @@ batching code).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -69,7 +69,7 @@ def graph_propagation(
     n_c = c.size(-1)
     if pad_quirk:
         c = c * valid[..., None].to(c.dtype)  # ref code: padded c_j enter g as zeros
-    first = layers[0]
+    first = cast(nn.Linear, layers[0])
     # W [c_i; c_j] + b = (W1 c_i + b) + W2 c_j: two (B, L, h) projections replace L² inputs
     p = F.linear(c, first.weight[:, :n_c], first.bias)
     q = F.linear(c, first.weight[:, n_c:])

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 Feats = Mapping[str, Tensor]
 
 
-class RNNModel(Seq2SeqModel):
+class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
     def __init__(self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
@@ -112,6 +112,7 @@ class RNNModel(Seq2SeqModel):
                 units = dependency_units(subword_parents(word, head, valid), valid, o.unit_size)
                 unit_vectors = self.units(x, units)
         if o.source_dependency:
+            assert unit_vectors is not None  # source_dependency builds self.units and needs the tree
             x = torch.cat([x, unit_vectors], dim=-1)
         memory = self.dropout(self.encoder(self.dropout(x), pad))
         units_memory = None
@@ -126,6 +127,10 @@ class RNNModel(Seq2SeqModel):
         if "flexible" in (dec.attention, dec.second_kind):
             # The first centre of a flexible context: the start of the sentence.
             start = F.one_hot(torch.zeros_like(enc.length), s).to(enc.memory.dtype)
+        unit_keys = None
+        if dec.unit_scorer is not None:
+            assert enc.units is not None  # encode gives units exactly when there is a unit scorer (sdr)
+            unit_keys = dec.unit_scorer.keys(enc.units)
         return RNNState(
             s=dec.initial(enc.memory, valid),
             memory=enc.memory,
@@ -136,7 +141,7 @@ class RNNModel(Seq2SeqModel):
             previous=start if dec.attention == "flexible" else None,
             previous2=start if dec.second_kind == "flexible" else None,
             units=enc.units,
-            unit_keys=dec.unit_scorer.keys(enc.units) if dec.unit_scorer is not None else None,
+            unit_keys=unit_keys,
         )
 
     def decode_hidden(self, enc: RNNEncoderOut, tgt_in: Tensor) -> Tensor:
@@ -164,6 +169,7 @@ class RNNModel(Seq2SeqModel):
         self.record_attention = True
         try:
             self.decode_hidden(self.encode(src, feats), tgt_in)
+            assert self.attention is not None  # decode_hidden keeps it while record_attention is set
             return self.attention
         finally:
             self.record_attention = False

@@ -123,7 +123,8 @@ class RNNDecoder(nn.Module):
 
     def project_input(self, embedded: Tensor) -> Tensor:
         """(..., e) target embeddings → (..., 3h) input projection of the first GRU."""
-        return (self.gru1 if self.cgru else self.gru2).input(embedded)
+        # the cGRU reads y in GRU₁ (RNNsearch in its only GRU, gru2)
+        return (self.gru2 if self.gru1 is None else self.gru1).input(embedded)
 
     def initial(self, memory: Tensor, valid: Tensor) -> Tensor:
         """s₀ = tanh(W_init · mean of the real annotations + b): (N, h)."""
@@ -136,6 +137,7 @@ class RNNDecoder(nn.Module):
     ) -> Tensor:
         if kind == "global":
             return masked_softmax(scores, st.valid)
+        assert module is not None  # _weights_module builds one for every other kind
         if kind == "local":
             return module(scores, st.valid, query, st.length)
         if kind == "flexible":
@@ -150,14 +152,14 @@ class RNNDecoder(nn.Module):
         Returns:
             the readout t (N, e), the new state and the first context's weights (N, S).
         """
-        if self.cgru:
+        if self.gru1 is not None:  # cGRU
             query = self.gru1(y_gates, st.s)
         else:
             query = st.s
         scores = self.scorer(st.keys, query)
         weights = self._weigh(self.first, self.attention, scores, query, st, st.previous)
         c = context(weights, st.memory)
-        if self.cgru:
+        if self.context_in is None:  # cGRU
             s = self.gru2(self.gru2.input(c), query)
         else:
             s = self.gru2(y_gates + self.context_in(c), st.s)
@@ -166,9 +168,12 @@ class RNNDecoder(nn.Module):
         if self.attention == "flexible":
             changes["previous"] = weights
         if self.second_kind == "sdr":
+            # __init__ builds the unit scorer and read_c2 for it, and encode the units
+            assert self.unit_scorer is not None and self.read_c2 is not None and st.units is not None
             w2 = masked_softmax(self.unit_scorer(st.unit_keys, query), st.valid)
             readout = readout + self.read_c2(context(w2, st.units))
         elif self.second_kind != "none":
+            assert self.read_c2 is not None  # built for every second context
             w2 = self._weigh(self.second, self.second_kind, scores, query, st, st.previous2)
             readout = readout + self.read_c2(context(w2, st.memory))
             if self.second_kind == "flexible":

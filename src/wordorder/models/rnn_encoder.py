@@ -24,7 +24,7 @@ class RNNEncoderOut(EncoderOut):
         units: (B, S, d_model·2) annotations of the dependency-unit encoder (SDRNMT-2), or None.
     """
 
-    length: Tensor | None = None
+    length: Tensor
     distance: Tensor | None = None
     units: Tensor | None = None
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
@@ -67,7 +67,7 @@ class TransformerState(DecoderState):
     offset: int = 0
 
 
-class TransformerModel(Seq2SeqModel):
+class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
     """Encoder-decoder Transformer; see the module docstring for the conventions."""
 
     def __init__(self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
@@ -104,7 +104,7 @@ class TransformerModel(Seq2SeqModel):
             nn.init.normal_(self.output_proj.weight, mean=0.0, std=o.d_model**-0.5)  # as a tied matrix
         self.auxiliary_loss: Tensor | None = None  # λ·(−D) of the last training encode
         if o.disagreement != "none":
-            for layer in self.encoder:
+            for layer in self._encoder_layers():
                 layer.self_attn.record = True
                 layer.need_weights = o.disagreement == "position"
 
@@ -136,6 +136,7 @@ class TransformerModel(Seq2SeqModel):
         if missing:
             raise ValueError(f"this model needs the source features {sorted(missing)}")
         if o.factors:
+            assert self.source_input is not None  # the FactoredInput of build_source_input
             x = self.source_input(self.src_embed(src), feats)  # adds the PEs itself
         else:
             x = self.src_embed(src) * self.embed_scale
@@ -186,8 +187,8 @@ class TransformerModel(Seq2SeqModel):
         from wordorder.models.disagreement import output_disagreement, position_disagreement, subspace_disagreement
 
         kind = self.options.disagreement
-        total = 0.0
-        for layer in self.encoder:
+        total: Tensor | float = 0.0
+        for layer in self._encoder_layers():
             rec = layer.self_attn.recorded
             if kind == "output":
                 total = total + output_disagreement(rec["heads"], valid)
@@ -196,10 +197,19 @@ class TransformerModel(Seq2SeqModel):
             else:
                 total = total + position_disagreement(rec["weights"], valid)
             rec.clear()
-        return total / max(len(self.encoder), 1)
+        if isinstance(total, float):  # no encoder layer: D = 0, as a tensor (the trainer calls .float())
+            return valid.new_zeros((), dtype=torch.float32)
+        return total / len(self.encoder)
+
+    # nn.ModuleList types its items as plain Modules; these give the layers their own types.
+    def _encoder_layers(self) -> Sequence[EncoderLayer]:
+        return cast("Sequence[EncoderLayer]", self.encoder)
+
+    def _decoder_layers(self) -> Sequence[DecoderLayer]:
+        return cast("Sequence[DecoderLayer]", self.decoder)
 
     def _cross_kv(self, memory: Tensor) -> list[KV]:
-        return [layer.cross_attn.project_kv(memory) for layer in self.decoder]
+        return [layer.cross_attn.project_kv(memory) for layer in self._decoder_layers()]
 
     def _decoder_extras(
         self, length: int, dtype: torch.dtype, device: torch.device, offset: int = 0
@@ -233,7 +243,7 @@ class TransformerModel(Seq2SeqModel):
         its heads. The default is the penultimate layer, whose attention aligns best in
         Garg et al. (2019) and is fairseq's ``alignment_layer`` default (the last layer when
         there is only one)."""
-        attn = self.decoder[layer if len(self.decoder) > 1 else -1].cross_attn
+        attn = self._decoder_layers()[layer if len(self.decoder) > 1 else -1].cross_attn
         attn.record = True
         try:
             self.decode_hidden(self.encode(src, feats), tgt_in)
@@ -264,8 +274,8 @@ class TransformerModel(Seq2SeqModel):
     def reorder_state(self, state: TransformerState, index: Tensor) -> TransformerState:
         """Select rows ``index`` ((N',) LongTensor) of every cached tensor."""
 
-        def sel(kv: KV | None) -> KV | None:
-            return None if kv is None else (kv[0].index_select(0, index), kv[1].index_select(0, index))
+        def sel(kv: KV) -> KV:
+            return kv[0].index_select(0, index), kv[1].index_select(0, index)
 
         src_id = state.src_id.index_select(0, index)
         # Beam search reorders rows among the beams of each sentence at every step; the
@@ -275,7 +285,7 @@ class TransformerModel(Seq2SeqModel):
         return TransformerState(
             src_mask=state.src_mask if same_sources else state.src_mask.index_select(0, index),
             cross_kv=state.cross_kv if same_sources else [sel(kv) for kv in state.cross_kv],
-            self_kv=[sel(kv) for kv in state.self_kv],
+            self_kv=[None if kv is None else sel(kv) for kv in state.self_kv],
             src_id=src_id,
             offset=state.offset,
         )

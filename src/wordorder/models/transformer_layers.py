@@ -87,9 +87,12 @@ class EncoderLayer(nn.Module):
     def forward(self, x: Tensor, ctx: SourceContext) -> Tensor:
         """x: (B, S, d) → (B, S, d)."""
         terms: list[RelativeTerm] = []
+        # the model fills the buckets of every table its options create
         if self.relative is not None:
+            assert ctx.buckets is not None
             terms.append((ctx.buckets, self.relative))
         if self.preorder_relative is not None:
+            assert ctx.order_buckets is not None
             terms.append((ctx.order_buckets, self.preorder_relative))
         y, _ = self.self_attn(self.sub_attn.input(x), mask=ctx.mask, relative=terms, need_weights=self.need_weights)
         h_bar = self.sub_attn.output(x, y)

@@ -217,7 +217,7 @@ class BTGPreorderer:
         return model, info
 
     def preorder(
-        self, sentences: list[Sentence], progress_bar: bool = True, threads: int | None = None
+        self, sentences: Sequence[Sentence], progress_bar: bool = True, threads: int | None = None
     ) -> list[np.ndarray]:
         """One int64 permutation per sentence: ``order[k]`` = source index at output position k.
 

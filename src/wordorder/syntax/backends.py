@@ -83,7 +83,8 @@ class SpacyBackend:
     def _doc(self, tokens: Sequence[str]):
         from spacy.tokens import Doc
 
-        return Doc(self.nlp.vocab, words=list(tokens), sent_starts=[True] + [False] * (len(tokens) - 1))
+        starts: list[bool | int | None] = [True, *[False] * (len(tokens) - 1)]  # one sentence
+        return Doc(self.nlp.vocab, words=list(tokens), sent_starts=starts)
 
     def parse(self, batch: Sequence[Sequence[str]]) -> list[Sentence]:
         out = []

@@ -178,7 +178,9 @@ def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path,
     """
     tokenized, out = Path(tokenized), Path(out)
     lines = iter_lines(tokenized)
-    total = {"sentences": 0, "tokens": 0, "seconds": 0.0, "fallbacks": Counter()}
+    counts = {"sentences": 0, "tokens": 0}
+    seconds = 0.0
+    fallbacks: Counter[str] = Counter()
     backend, has_trees = "", True
     with atomic_paths(out, summary) as (tmp, tmp_summary), open(tmp, "w", encoding="utf-8") as f:
         number = 0
@@ -196,9 +198,10 @@ def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path,
                 write_conllu(f, [sent], first_id=number)
             st = json.loads(Path(f"{shard}.json").read_text(encoding="utf-8"))
             backend, has_trees = st["backend"], st["has_trees"]
-            for key in ("sentences", "tokens", "seconds"):
-                total[key] += st[key]
-            total["fallbacks"].update(st["fallbacks"])
+            for key in counts:
+                counts[key] += st[key]
+            seconds += st["seconds"]
+            fallbacks.update(st["fallbacks"])
         if next(lines, None) is not None:
             raise WordorderError(
                 f"the shards hold {number} sentences but {tokenized} has more lines",
@@ -208,10 +211,10 @@ def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path,
         result = ParseStats(
             backend,
             has_trees,
-            total["sentences"],
-            total["tokens"],
-            dict(total["fallbacks"]),
-            round(total["seconds"], 3),
+            counts["sentences"],
+            counts["tokens"],
+            dict(fallbacks),
+            round(seconds, 3),
         ).to_json()
         Path(tmp_summary).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

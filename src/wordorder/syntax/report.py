@@ -52,13 +52,13 @@ def distance_histograms(sentences: list[Sentence], batch: int = 512) -> dict:
 
 def split_report(conllu: Path, summary: Mapping) -> tuple[dict, list[Sentence]]:
     sents = list(read_conllu(conllu))
-    with_tree = [s for s in sents if s.heads is not None and len(s)]
+    trees = [s.heads for s in sents if s.heads is not None and len(s)]
     report = {
         k: summary[k]
         for k in ("backend", "has_trees", "sentences", "tokens", "fallbacks", "fallback_share", "sentences_per_second")
     }
     report["nonprojective_share"] = (
-        round(sum(bool(nonprojective_arcs(s.heads)) for s in with_tree) / len(with_tree), 4) if with_tree else None
+        round(sum(bool(nonprojective_arcs(h)) for h in trees) / len(trees), 4) if trees else None
     )
     report["distances"] = distance_histograms(sents)
     return report, sents
@@ -82,6 +82,7 @@ def plot(report: Mapping, example: Sentence | None, title: str, out_png: Path) -
 
     fig, (ax_m, ax_h) = plt.subplots(1, 2, figsize=(13, 5.2), constrained_layout=True)
     if example is not None:
+        assert example.heads is not None  # _example picks a parsed sentence
         m = tree_distances(example.heads)
         ax_m.imshow(m, cmap="viridis_r")
         for (i, j), v in np.ndenumerate(m):

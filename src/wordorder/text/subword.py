@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, iter_lines
@@ -167,7 +167,7 @@ def train_sentencepiece(
 
         tmp_prefix = tmpdir / model_prefix.name
         log_path = tmpdir / "train.log"
-        options = dict(
+        options: dict[str, Any] = dict(  # the trainer's keyword options, of mixed types
             input=str(corpus),
             model_prefix=str(tmp_prefix),
             vocab_size=int(vocab_size),

@@ -326,7 +326,12 @@ class _Trainer:
         _sync(self.device)
         t0 = time.perf_counter()
         scores = score_dev(self.model, self.dev, opts, self.device, self.amp_dtype)
-        improved = s.record_eval(scores.bleu if opts.best_by == "bleu" else -scores.nll, scores.bleu, opts.min_delta)
+        if opts.best_by == "bleu":
+            score = scores.bleu
+        else:
+            assert scores.nll is not None  # train() refuses best_by: perplexity without dev targets
+            score = -scores.nll
+        improved = s.record_eval(score, scores.bleu, opts.min_delta)
         self.log({"step": s.step, "epoch": s.epoch, **scores.fields(), "best": improved})
         meta = {
             **self.base_meta,
@@ -350,7 +355,8 @@ class _Trainer:
         (the single best is kept as best_single.pt)."""
         s, out, n = self.state, self.out_dir, self.opts.average_last
         _sync(self.device)
-        averaged = average_checkpoints(sorted((out / "history").glob("step*.pt"), key=step_of))
+        history: list[Path] = sorted((out / "history").glob("step*.pt"), key=step_of)
+        averaged = average_checkpoints(history)
         self.model.load_state_dict(averaged)
         scores = score_dev(self.model, self.dev, self.opts, self.device, self.amp_dtype)
         self.log({"step": s.step, "averaged_last": n, **scores.fields()})

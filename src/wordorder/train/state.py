@@ -87,7 +87,7 @@ class TrainingState:
             patience_score=p.patience_score if p.patience_score > float("-inf") else p.best_score,
         )
 
-    def progress(self, window_parts: Sequence[Sequence[float]], kept: str) -> Progress:
+    def progress(self, window_parts: Sequence[list[float]], kept: str) -> Progress:
         """What a resumed run needs: ``window_parts`` are every process' [loss, nll] window sums,
         ``kept`` the folder of kept checkpoints."""
         return Progress(
