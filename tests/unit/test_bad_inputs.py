@@ -920,3 +920,21 @@ def test_test_sentences_in_training(tmp_path, capsys):
     if rows:
         with open(rows, "a", encoding="utf-8") as f:
             f.write("| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n")
+
+
+def test_head_similarity_of_no_sentences(tmp_path, capsys):
+    """An empty test source for the head-similarity analysis: one error naming the file, no output."""
+    from wordorder.model_io.checkpoint import save_checkpoint
+    from wordorder.models import build_model
+    from wordorder.text.subword import train_sentencepiece
+
+    (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
+    spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
+    model = build_model({"preset": "tiny"}, 300)
+    save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
+    (tmp_path / "src.bpe").write_text("", encoding="utf-8")
+    argv = ["head-similarity", "--checkpoint", tmp_path / "best.pt", "--spm", spm, "--input", tmp_path / "src.bpe"]
+    argv += ["--output", tmp_path / "out" / "h.json", "--pair", "en-de", "--variant", "v", "--testset", "t"]
+    code, errors = run([*argv, "--seed", "1"], capsys)
+    check("no sentences", code, errors, "src.bpe", "no sentences to measure")
+    assert left_over(tmp_path / "out") == []

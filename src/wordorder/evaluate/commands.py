@@ -227,6 +227,12 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
             hint="give the source side's subword model the model was trained with",
         )
     sources = read_ids(read_lines(a.input), sp, Path(a.input))
+    if not sources:
+        raise WordorderError(
+            "no sentences to measure the encoder's heads on",
+            path=a.input,
+            hint="give the test set's subword-encoded source (one sentence per line)",
+        )
     feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
     result = encoder_head_similarity(model, sources, feats)
     write_scores(Path(a.output), result, {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset})
