@@ -101,8 +101,3 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
     for path in kept_history.values():
         place(path, history / path.name)
     prune(state_path, name)
-
-
-def clear(state_path: Path) -> None:
-    """Training finished: nothing to resume from."""
-    shutil.rmtree(folder_of(state_path), ignore_errors=True)
