@@ -40,6 +40,11 @@ class Dist:
         return self.world > 1
 
 
+def env_rank() -> int:
+    """This process' rank as torchrun gives it, before joining the process group (0 alone)."""
+    return int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
+
+
 def init_from_env(device: torch.device) -> Dist:
     """Join the process group torchrun describes (``WORLD_SIZE`` > 1), else a single process.
 

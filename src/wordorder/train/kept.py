@@ -31,15 +31,20 @@ def folder_of(state_path: Path) -> Path:
     return state_path.with_name(state_path.name + ".kept")
 
 
-def _place(src: Path, dst: Path) -> None:
-    """Make ``dst`` a hard link to (else a copy of) ``src``, atomically."""
+def place(src: Path, dst: Path, copy: bool = False) -> None:
+    """Make ``dst`` a hard link to (else, or with ``copy``, a copy of) ``src``, atomically."""
+    if not copy and dst.is_file() and os.path.samefile(src, dst):
+        return  # already that file (renaming a link onto it would do nothing, leaving the link)
     tmp = make_temp(dst.parent, dst.name)  # a name a later run can tell is stale
     tmp.unlink()
     try:
-        try:
-            os.link(src, tmp)
-        except OSError:  # another file system, or one without hard links
+        if copy:
             shutil.copyfile(src, tmp)
+        else:
+            try:
+                os.link(src, tmp)
+            except OSError:  # another file system, or one without hard links
+                shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -56,9 +61,9 @@ def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
         shutil.rmtree(stale, ignore_errors=True)
     (tmp / HISTORY).mkdir(parents=True)
     if (out_dir / BEST).is_file():
-        _place(out_dir / BEST, tmp / BEST)
+        place(out_dir / BEST, tmp / BEST)
     for path in sorted((out_dir / HISTORY).glob("step*.pt")):
-        _place(path, tmp / HISTORY / path.name)
+        place(path, tmp / HISTORY / path.name)
     os.replace(tmp, final)
     return name
 
@@ -83,7 +88,7 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
         )
     kept_best = folder / BEST
     if kept_best.is_file():
-        _place(kept_best, out_dir / BEST)
+        place(kept_best, out_dir / BEST)
     else:
         (out_dir / BEST).unlink(missing_ok=True)
     history = out_dir / HISTORY
@@ -94,10 +99,5 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
     if kept_history:
         history.mkdir(parents=True, exist_ok=True)
     for path in kept_history.values():
-        _place(path, history / path.name)
+        place(path, history / path.name)
     prune(state_path, name)
-
-
-def clear(state_path: Path) -> None:
-    """Training finished: nothing to resume from."""
-    shutil.rmtree(folder_of(state_path), ignore_errors=True)

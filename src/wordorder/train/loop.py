@@ -7,7 +7,9 @@ object per line: training lines every ``log_every`` updates, evaluation lines ev
 ``eval_every`` updates and at the end). With a ``state_path``, training is resumable
 (:mod:`wordorder.train.resume`): the full state is saved every ``checkpoint_every`` updates
 and on SIGTERM, and a rerun continues from it, with best.pt and metrics.jsonl as they were
-then (:mod:`wordorder.train.kept`), even if Snakemake deleted them.
+then (:mod:`wordorder.train.kept`), even if Snakemake deleted them. A finished run replaces the
+state by a record of its outputs, which a rerun of the same run restores instead of training
+(:mod:`wordorder.train.finished`).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from wordorder.errors import WordorderError
 from wordorder.model_io.batching import Pair, collate, make_batches
 from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
-from wordorder.train import kept
-from wordorder.train.distributed import barrier, flag_any, gather, init_from_env, shutdown, sum_all, wrap
+from wordorder.train import finished, kept
+from wordorder.train.distributed import barrier, env_rank, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
     StopSignal,
@@ -79,7 +81,8 @@ def train(
         train_feats, dev_feats: extra source inputs (name → id lists aligned with the
             sources, see :mod:`wordorder.model_io.features`) for models that need them.
         state_path: where the resumable state lives (see :mod:`wordorder.train.resume`);
-            None = not resumable. It is deleted when training ends normally.
+            None = not resumable. When training ends normally it is replaced by a record of the
+            finished run, and a rerun of the same run restores its outputs without training.
     Returns:
         best_step, best_dev_bleu (of that checkpoint), steps, epochs, train_tokens, wall_s,
         tokens_per_s (target tokens per second of training, evaluation time excluded),
@@ -94,7 +97,16 @@ def train(
     if opts.best_by == "perplexity" and dev_tgt is None:
         raise WordorderError("train option best_by: perplexity needs the dev targets")
     dev = DevSet(dev_src, dev_score, dev_tgt, dev_feats)
-    return _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), extra_checkpoint_meta, state_path).run()
+    options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
+    meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
+    key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
+    if state_path is not None and finished.marker_of(Path(state_path)).is_file():  # finished before?
+        done = finished.restore(
+            Path(state_path), Path(out_dir), finished.run_key(key, meta, train_pairs, train_feats, dev), env_rank() == 0
+        )
+        if done is not None:
+            return done
+    return _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), (options, meta, key), state_path).run()
 
 
 class _Trainer:
@@ -109,9 +121,10 @@ class _Trainer:
         dev: DevSet,
         opts: TrainOptions,
         out_dir: Path,
-        extra_checkpoint_meta: Mapping[str, Any] | None,
+        identity: tuple[dict[str, Any], dict[str, Any], str],
         state_path: Path | None,
     ) -> None:
+        """``identity``: the model's options, the checkpoints' metadata and the resume key."""
         self.model, self.pairs, self.feats, self.dev, self.opts = model, train_pairs, train_feats, dev, opts
         self.out_dir, self.state_path = out_dir, state_path
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -130,11 +143,7 @@ class _Trainer:
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
         self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
-        self.options = (
-            model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
-        )
-        self.base_meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
-        self.key = fingerprint(opts.state_key(), self.options, data_fingerprint(train_pairs, train_feats), len(dev.src))
+        self.options, self.base_meta, self.key = identity
         saved = (
             load_state(state_path, model, self.optimizer, self.scheduler, self.scaler, self.key, d.rank)
             if state_path
@@ -168,9 +177,10 @@ class _Trainer:
                 self.evaluate()  # always end with an evaluation, so best.pt exists even for short runs
             if opts.average_last and d.main:
                 self.average()
-            if self.state_path and d.main:
-                self.state_path.unlink(missing_ok=True)  # done: a forced rerun starts from scratch
-                kept.clear(self.state_path)
+            summary = self.state.summary()
+            if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
+                key = finished.run_key(self.key, self.base_meta, self.pairs, self.feats, self.dev)
+                finished.finish(self.state_path, self.out_dir, key, summary)
             barrier(d)
         finally:
             self.bar.close()
@@ -183,7 +193,7 @@ class _Trainer:
                 self.ddp = None
                 gc.collect()
             shutdown(d)
-        return self.state.summary()
+        return summary
 
     def epochs(self) -> None:
         """Update until a stop criterion holds."""

@@ -12,7 +12,8 @@ weights are bitwise those of an uninterrupted run. A state written for other dat
 The state lives outside the job's declared outputs (``results/<exp>/resume/...``), so Snakemake
 does not delete it when a job fails or hits its time limit. The outputs it does delete come
 back on resume: the metrics log so far is part of the state, and the best checkpoint (with the
-checkpoint-averaging history) is kept beside it (:mod:`wordorder.train.kept`).
+checkpoint-averaging history) is kept beside it (:mod:`wordorder.train.kept`). A training
+that finishes replaces its state by a record of its outputs (:mod:`wordorder.train.finished`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,227 @@
+"""A finished training keeps its outputs until the next run of the same job has them: killed
+after training but before Snakemake registered the outputs, the retry restores them instead of
+training again (wordorder.train.finished). A few updates of a tiny model on a toy task."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from wordorder.models import build_model
+from wordorder.train import finished
+from wordorder.train.loop import TrainOptions, train
+from wordorder.train.state import DevSet
+
+PAIRS = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
+DEV = [p[0] for p in PAIRS[:8]]
+OPTIONS = dict(
+    device="cpu",
+    batch_tokens=60,
+    warmup=2,
+    max_steps=8,
+    eval_every=3,
+    log_every=2,
+    checkpoint_every=3,
+    average_last=2,
+    threads=1,
+)
+
+
+def run(tmp_path: Path, scores: list | None = None, **changes) -> dict:
+    """One training job of the toy task (``scores``: collects the dev evaluations)."""
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny"}, 16)
+    calls = scores if scores is not None else []
+
+    def dev_score(hyps):  # a function of the hypotheses, so that a resumed run scores as the first
+        calls.append(len(hyps))
+        return float(sum(a == b for h, (_, t) in zip(hyps, PAIRS) for a, b in zip(h, t)))
+
+    opts = TrainOptions(**{**OPTIONS, **changes})
+    return train(model, PAIRS, DEV, dev_score, opts, tmp_path / "out", state_path=tmp_path / "resume" / "state.pt")
+
+
+def contents(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def delete_outputs(out: Path) -> None:
+    """What Snakemake does to the declared outputs of a job that did not complete."""
+    for name in ("best.pt", "metrics.jsonl"):
+        (out / name).unlink()
+
+
+def test_a_finished_run_is_restored_instead_of_trained_again(tmp_path, capsys):
+    first = run(tmp_path)
+    out, state = tmp_path / "out", tmp_path / "resume" / "state.pt"
+    kept = tmp_path / "resume" / "state.pt.kept"
+    assert first["steps"] == 8 and first["stop_reason"] == "max_steps"
+    # The optimizer state is gone; the record and one folder with the outputs remain.
+    assert not state.exists() and [p.name for p in kept.iterdir()] == ["final"]
+    record = json.loads((tmp_path / "resume" / "state.pt.done").read_text(encoding="utf-8"))
+    assert record["summary"] == first and record["code"] == finished.code_fingerprint()
+    assert set(record["files"]) == {
+        "best.pt",
+        "best_single.pt",
+        "last.pt",
+        "metrics.jsonl",
+        "history/step6.pt",
+        "history/step8.pt",
+    }
+    before = contents(out)
+    delete_outputs(out)
+
+    scores: list = []
+    capsys.readouterr()
+    again = run(tmp_path, scores)
+    assert again == first and scores == []  # no evaluation: nothing was trained
+    assert contents(out) == before  # byte-identical
+    assert os.stat(out / "best.pt").st_ino == os.stat(kept / "final" / "best.pt").st_ino  # the kept file itself
+    assert os.stat(out / "metrics.jsonl").st_ino != os.stat(kept / "final" / "metrics.jsonl").st_ino  # a copy
+    message = capsys.readouterr().out
+    assert "training had already finished at update 8 (stop: max_steps)" in message
+    assert f"delete {kept / 'final'} and {tmp_path / 'resume' / 'state.pt.done'} to train again" in message
+
+
+def test_other_options_train_anew(tmp_path, capsys):
+    run(tmp_path)
+    delete_outputs(tmp_path / "out")
+    capsys.readouterr()
+    scores: list = []
+    # max_steps is not in the resume key (a saved state may be continued with a larger one), but
+    # a finished run of 8 updates must not stand for one of 10.
+    summary = run(tmp_path, scores, max_steps=10)
+    assert scores and summary["steps"] == 10
+    message = capsys.readouterr().out
+    marker = tmp_path / "resume" / "state.pt.done"
+    assert f"training anew: {marker} does not stand for this run (it was trained with other options or data)" in message
+    assert json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary  # the record is replaced
+    assert (tmp_path / "out" / "best.pt").is_file() and (tmp_path / "out" / "metrics.jsonl").is_file()
+
+
+def test_other_code_trains_anew(tmp_path, monkeypatch, capsys):
+    run(tmp_path)
+    delete_outputs(tmp_path / "out")
+    capsys.readouterr()
+    monkeypatch.setattr(finished, "code_fingerprint", lambda: "0" * 64)  # as if a source file changed
+    scores: list = []
+    run(tmp_path, scores)
+    assert scores and "trained by other code" in capsys.readouterr().out
+    record = json.loads((tmp_path / "resume" / "state.pt.done").read_text(encoding="utf-8"))
+    assert record["code"] == "0" * 64
+
+
+def test_incomplete_kept_outputs_train_anew(tmp_path, capsys):
+    run(tmp_path)
+    delete_outputs(tmp_path / "out")
+    (tmp_path / "resume" / "state.pt.kept" / "final" / "last.pt").unlink()
+    capsys.readouterr()
+    scores: list = []
+    run(tmp_path, scores)
+    assert scores and "its kept outputs are incomplete" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        json.dumps({"format": finished.FORMAT, "key": "k", "folder": "../elsewhere", "files": {}, "summary": {}}),
+        json.dumps({"format": finished.FORMAT, "key": "k", "folder": "final", "files": {"../x": 1}, "summary": {}}),
+    ],
+)
+def test_a_record_that_is_not_ours_is_removed(tmp_path, capsys, text):
+    marker = tmp_path / "state.pt.done"
+    marker.write_text(text, encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    assert finished.restore(tmp_path / "state.pt", tmp_path / "out", "k", main=True) is None
+    assert "it is not a record of a finished training" in capsys.readouterr().out
+    assert not marker.exists() and (tmp_path / "elsewhere").is_dir() and not (tmp_path / "out").exists()
+
+
+def records(path: Path) -> list[dict]:
+    """The metrics log without its timings."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")} for line in lines]
+
+
+def test_a_kill_before_the_record_leaves_the_resumable_state(tmp_path, monkeypatch, capsys):
+    def killed(path, record):
+        raise KeyboardInterrupt  # the job stopped after the outputs were kept, before the record
+
+    with monkeypatch.context() as m:
+        m.setattr(finished, "_write_marker", killed)
+        with pytest.raises(KeyboardInterrupt):
+            run(tmp_path)
+    state, out = tmp_path / "resume" / "state.pt", tmp_path / "out"
+    assert state.is_file() and not (tmp_path / "resume" / "state.pt.done").exists()
+    assert torch.load(state, weights_only=True)["progress"]["step"] == 6  # the last saved update
+    before = contents(out)
+    delete_outputs(out)
+    capsys.readouterr()
+    summary = run(tmp_path)
+    assert f"resuming from {state} at update 6" in capsys.readouterr().out
+    assert summary["steps"] == 8 and not state.exists() and (tmp_path / "resume" / "state.pt.done").is_file()
+    # Nothing lost: on the CPU the resumed run ends with the same checkpoints, bit for bit.
+    after = contents(out)
+    for name in ("best.pt", "best_single.pt", "last.pt", "history/step6.pt", "history/step8.pt"):
+        assert after[name] == before[name], name
+    assert records(out / "metrics.jsonl") == [
+        {k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")}
+        for line in before["metrics.jsonl"].decode().splitlines()
+    ]
+
+
+def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_path, capsys):
+    """Through the runner, which appends the summary record after training: restored, the log is
+    the finished job's, byte for byte, with that record once."""
+    from wordorder.text.subword import train_sentencepiece
+    from wordorder.train.runner import run_training
+
+    words = "a b c d e f g h".split()
+    src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]
+    tgt = [" ".join(reversed(line.split())) for line in src]
+    files = {}
+    for name, lines in (("train.src", src), ("train.tgt", tgt), ("dev.src", src[:6]), ("dev.ref", tgt[:6])):
+        files[name] = tmp_path / name
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm = train_sentencepiece([files["train.src"], files["train.tgt"]], tmp_path / "spm", vocab_size=40)
+    output, state = tmp_path / "out" / "best.pt", tmp_path / "resume" / "state.pt"
+
+    def job() -> dict:
+        return run_training(
+            files["train.src"],
+            files["train.tgt"],
+            files["dev.src"],
+            files["dev.ref"],
+            spm,
+            {"preset": "tiny"},
+            {**OPTIONS, "average_last": 0, "max_steps": 4, "batch_tokens": 200},
+            seed=1,
+            threads=1,
+            output=output,
+            state=state,
+        )
+
+    summary = job()
+    log = (output.parent / "metrics.jsonl").read_bytes()
+    assert json.loads(log.splitlines()[-1]) == {"summary": summary}
+    delete_outputs(output.parent)
+    capsys.readouterr()
+    assert job() == summary
+    assert "training had already finished at update 4" in capsys.readouterr().out
+    assert (output.parent / "metrics.jsonl").read_bytes() == log  # the summary record once, not twice
+
+
+def test_the_run_key_covers_all_the_training_data():
+    """The resume key samples the data (its first and last 50 pairs, and sizes); a finished run
+    must have had all of it: one id in the middle changed, same lengths."""
+    pairs = [([4 + i % 7, 5], [6, 4 + i % 5]) for i in range(1000)]
+    changed = [*pairs[:500], ([4, 5], [7, 4]), *pairs[501:]]
+    key = finished.run_key("resume-key", {}, pairs, None, DevSet(DEV, len))
+    assert finished.run_key("resume-key", {}, list(pairs), None, DevSet(DEV, len)) == key
+    assert finished.run_key("resume-key", {}, changed, None, DevSet(DEV, len)) != key
+    assert finished.run_key("resume-key", {}, pairs, {"pos": [[1]] * 1000}, DevSet(DEV, len)) != key
