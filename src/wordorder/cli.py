@@ -24,6 +24,7 @@ from wordorder.decode.commands import register as register_decode
 from wordorder.errors import WordorderError
 from wordorder.evaluate.commands import register as register_evaluate
 from wordorder.preorder.commands import register as register_preorder
+from wordorder.resources import cpu_seconds, peak_memory_mb
 from wordorder.syntax.commands import register as register_syntax
 from wordorder.text.commands import register as register_text
 from wordorder.train.commands import register as register_train
@@ -76,26 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process or of the largest child it waited for (eflomal)."""
-    import resource
-
-    kib = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    )
-    return kib / 1024  # Linux reports KiB
-
-
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of the children it waited for."""
-    import resource
-
-    return sum(
-        u.ru_utime + u.ru_stime
-        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
@@ -104,13 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func(args)
         # Every job's log ends with its time and peak memory (what to ask a cluster for).
         # The CPU time (this process and the children it waited for: eflomal) sums to the CPU-hours
-        # of an experiment (wordorder.evaluate.cost).
+        # of an experiment (wordorder.evaluate.cost). A resumed training adds its earlier attempts'
+        # (their logs are overwritten by the retry's), which it sets as ``earlier_cpu_s``.
         logging.getLogger("wordorder").info(
             "%s finished in %.1f s; peak memory %.0f MB; cpu %.1f s",
             args.command,
             time.perf_counter() - start,
             peak_memory_mb(),
-            cpu_seconds(),
+            cpu_seconds() + getattr(args, "earlier_cpu_s", 0.0),
         )
     except WordorderError as e:
         print(f"error: {e}", file=sys.stderr)

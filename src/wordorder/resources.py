@@ -1,4 +1,5 @@
-"""What a job asks the cluster for: memory from the size of its input, GPUs from the device.
+"""What a job asks the cluster for (memory from the size of its input, GPUs from the device), and
+what it used (peak memory, CPU time: every ``wordorder`` command logs them last).
 
 Snakemake evaluates ``mem_mb`` when it schedules the job, with the job's real input files, so a
 4.5M-pair WMT corpus asks for what it needs and the demo asks little; each retry (the SLURM
@@ -11,6 +12,7 @@ rule's job = ``base`` + ``slope`` x input MB, fitted on two corpus sizes by
 from __future__ import annotations
 
 import math
+import resource
 from collections.abc import Callable
 from typing import Any
 
@@ -65,3 +67,19 @@ def gpus(device: Any, count: int = 1) -> int:
     ``auto`` asks for none: a cluster job only gets a GPU it asks for, so full-scale configs say
     ``cuda``."""
     return count if str(device).startswith("cuda") else 0
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process or of the largest child it waited for (eflomal)."""
+    kib = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    )
+    return kib / 1024  # Linux reports KiB
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of the children it waited for."""
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 
 def cmd_train(a: argparse.Namespace) -> None:
+    from wordorder.resources import cpu_seconds
     from wordorder.train.runner import run_training
 
     summary = run_training(
@@ -26,6 +27,9 @@ def cmd_train(a: argparse.Namespace) -> None:
         state=Path(a.state) if a.state else None,
         spm_tgt=Path(a.spm_tgt) if a.spm_tgt else None,
     )
+    # The job's CPU (its log's last line, summed by wordorder.evaluate.cost) includes the
+    # earlier attempts of a resumed or restored training, whose own logs the retry overwrote.
+    a.earlier_cpu_s = max(0.0, summary.get("cpu_s", 0.0) - cpu_seconds())
     print(json.dumps(summary, indent=1))
 
 

@@ -64,6 +64,9 @@ class Progress:
     # The best_by score patience counts from: the last one that beat its predecessor by min_delta
     # (equal to best_score when min_delta is 0; states written before it existed load as -inf).
     patience_score: float = float("-inf")
+    # CPU seconds of this training so far, earlier attempts included (the experiment's cost;
+    # states written before it existed load as 0)
+    cpu_seconds: float = 0.0
 
 
 def fingerprint(*parts: Any) -> str:

@@ -16,6 +16,7 @@ import torch
 
 from wordorder.decode.beam import translate_batches
 from wordorder.models.base import Seq2SeqModel
+from wordorder.resources import cpu_seconds
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import Feats, Progress
 from wordorder.train.update import dev_loss
@@ -64,6 +65,7 @@ class TrainingState:
     eval_time: float = 0.0  # seconds spent evaluating (excluded from tokens/s)
     stop_reason: str = "max_steps"
     log_lines: list[str] = field(default_factory=list)  # of metrics.jsonl so far
+    cpu_before: float = 0.0  # CPU seconds of the earlier attempts (to their last saved state)
 
     @classmethod
     def begin(cls, saved: Progress | None, rank: int = 0, world: int = 1) -> TrainingState:
@@ -85,6 +87,7 @@ class TrainingState:
             log_lines=list(p.metrics),
             # a state from before min_delta existed: patience counted from the best score
             patience_score=p.patience_score if p.patience_score > float("-inf") else p.best_score,
+            cpu_before=p.cpu_seconds,
         )
 
     def progress(self, window_parts: Sequence[list[float]], kept: str) -> Progress:
@@ -106,6 +109,7 @@ class TrainingState:
             kept,
             list(self.log_lines),
             self.patience_score,
+            self.cpu_before + cpu_seconds(),
         )
 
     def record_update(self, loss: torch.Tensor, nll: torch.Tensor, tokens: int) -> None:
@@ -143,6 +147,9 @@ class TrainingState:
             "wall_s": round(wall, 2),
             "tokens_per_s": round(self.train_tokens / max(train_time, 1e-9), 1),
             "stop_reason": self.stop_reason,
+            # this process' CPU (start-up included) and the earlier attempts' (what a killed
+            # attempt did after its last saved state is not counted)
+            "cpu_s": round(self.cpu_before + cpu_seconds(), 1),
         }
 
 
