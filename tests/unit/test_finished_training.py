@@ -225,3 +225,29 @@ def test_the_run_key_covers_all_the_training_data():
     assert finished.run_key("resume-key", {}, list(pairs), None, DevSet(DEV, len)) == key
     assert finished.run_key("resume-key", {}, changed, None, DevSet(DEV, len)) != key
     assert finished.run_key("resume-key", {}, pairs, {"pos": [[1]] * 1000}, DevSet(DEV, len)) != key
+
+
+def test_an_interrupted_training_leaves_no_declared_output(tmp_path):
+    """SIGTERM during an evaluation (as Ctrl-C reaches Snakemake's jobs): the evaluation ends and
+    writes best.pt, the state is saved, then best.pt and metrics.jsonl are withdrawn, so that no
+    unfinished model passes for the job's output; the rerun continues and finishes."""
+    import signal
+
+    from wordorder.train.resume import TrainingInterrupted
+
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny"}, 16)
+    calls = []
+
+    def dev_score(hyps):
+        calls.append(len(hyps))
+        if len(calls) == 2:  # inside the second evaluation (update 6), seen after the next update
+            os.kill(os.getpid(), signal.SIGTERM)
+        return float(len(calls))
+
+    out, state = tmp_path / "out", tmp_path / "resume" / "state.pt"
+    with pytest.raises(TrainingInterrupted, match="after update 7"):
+        train(model, PAIRS, DEV, dev_score, TrainOptions(**OPTIONS), out, state_path=state)
+    assert state.is_file() and (out / "last.pt").is_file()  # the evaluation did write its checkpoints
+    assert not (out / "best.pt").exists() and not (out / "metrics.jsonl").exists()
+    assert run(tmp_path)["steps"] == 8 and (out / "best.pt").is_file()

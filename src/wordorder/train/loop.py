@@ -266,6 +266,8 @@ class _Trainer:
         if self.state_path and ((opts.checkpoint_every and s.step % opts.checkpoint_every == 0) or signalled):
             self.checkpoint()
             if signalled:
+                if self.d.main:
+                    self.withdraw_outputs()
                 number = self.stop_signal.received if self.stop_signal else None
                 raise TrainingInterrupted(
                     f"stopped by signal {number or 15} after update {s.step}; the training state is saved",
@@ -273,6 +275,15 @@ class _Trainer:
                     hint="run the same command (or Snakemake job) again to continue from it",
                 )
         return stop
+
+    def withdraw_outputs(self) -> None:
+        """An interrupted training leaves no declared output (best.pt, metrics.jsonl): the state
+        just saved holds both (its kept checkpoints and log lines). Snakemake deletes them itself
+        when the job fails, but on Ctrl-C it may do so before this process, finishing the
+        evaluation it was in, writes best.pt; left behind, that unfinished model would count as
+        the job's output in the next run (which reruns a job only for a missing requested file)."""
+        for name in (kept.BEST, "metrics.jsonl"):
+            (self.out_dir / name).unlink(missing_ok=True)
 
     def log(self, record: dict[str, Any]) -> None:
         self.state.log_lines.append(json.dumps(record))
