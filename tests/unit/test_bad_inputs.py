@@ -389,17 +389,23 @@ def test_corrupt_checkpoint(tmp_path, capsys):
     assert left_over(tmp_path / "out") == []
 
 
-def test_subword_model_of_another_vocabulary(tmp_path, capsys):
-    """A checkpoint with a vocabulary per side, decoded with a subword model of another size
-    (e.g. the joint model, or the sides swapped): refused before decoding."""
+def _spm_and_checkpoint(tmp_path: Path, model_options: dict, *vocab: int) -> Path:
+    """A 300-piece subword model (returned) and ``best.pt`` of an untrained model with ``vocab``."""
     from wordorder.model_io.checkpoint import save_checkpoint
     from wordorder.models import build_model
     from wordorder.text.subword import train_sentencepiece
 
     (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
     spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
-    model = build_model({"preset": "tiny", "tie_embeddings": False}, 30, 50)
+    model = build_model(model_options, *vocab)
     save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
+    return spm
+
+
+def test_subword_model_of_another_vocabulary(tmp_path, capsys):
+    """A checkpoint with a vocabulary per side, decoded with a subword model of another size
+    (e.g. the joint model, or the sides swapped): refused before decoding."""
+    spm = _spm_and_checkpoint(tmp_path, {"preset": "tiny", "tie_embeddings": False}, 30, 50)
     (tmp_path / "src.bpe").write_text("\u2581a1\n", encoding="utf-8")
     code, errors = run(
         [
@@ -924,14 +930,7 @@ def test_test_sentences_in_training(tmp_path, capsys):
 
 def test_head_similarity_of_no_sentences(tmp_path, capsys):
     """An empty test source for the head-similarity analysis: one error naming the file, no output."""
-    from wordorder.model_io.checkpoint import save_checkpoint
-    from wordorder.models import build_model
-    from wordorder.text.subword import train_sentencepiece
-
-    (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
-    spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
-    model = build_model({"preset": "tiny"}, 300)
-    save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
+    spm = _spm_and_checkpoint(tmp_path, {"preset": "tiny"}, 300)
     (tmp_path / "src.bpe").write_text("", encoding="utf-8")
     argv = ["head-similarity", "--checkpoint", tmp_path / "best.pt", "--spm", spm, "--input", tmp_path / "src.bpe"]
     argv += ["--output", tmp_path / "out" / "h.json", "--pair", "en-de", "--variant", "v", "--testset", "t"]

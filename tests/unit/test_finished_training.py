@@ -175,11 +175,10 @@ def test_a_kill_before_the_record_leaves_the_resumable_state(tmp_path, monkeypat
     ]
 
 
-def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_path, capsys):
-    """Through the runner, which appends the summary record after training: restored, the log is
-    the finished job's, byte for byte, with that record once."""
+def toy_corpus(tmp_path: Path) -> tuple[dict[str, Path], Path]:
+    """Files of a toy reversal task (train.src/tgt, dev.src/ref) and a joint 40-piece subword
+    model, for tests of the training step itself."""
     from wordorder.text.subword import train_sentencepiece
-    from wordorder.train.runner import run_training
 
     words = "a b c d e f g h".split()
     src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]
@@ -188,7 +187,15 @@ def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_pat
     for name, lines in (("train.src", src), ("train.tgt", tgt), ("dev.src", src[:6]), ("dev.ref", tgt[:6])):
         files[name] = tmp_path / name
         files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
-    spm = train_sentencepiece([files["train.src"], files["train.tgt"]], tmp_path / "spm", vocab_size=40)
+    return files, train_sentencepiece([files["train.src"], files["train.tgt"]], tmp_path / "spm", vocab_size=40)
+
+
+def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_path, capsys):
+    """Through the runner, which appends the summary record after training: restored, the log is
+    the finished job's, byte for byte, with that record once."""
+    from wordorder.train.runner import run_training
+
+    files, spm = toy_corpus(tmp_path)
     output, state = tmp_path / "out" / "best.pt", tmp_path / "resume" / "state.pt"
 
     def job() -> dict:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_finished_training import toy_corpus
+
 from wordorder.evaluate.cost import FOOTER
 from wordorder.resources import cpu_seconds
 from wordorder.train.resume import Progress
@@ -33,17 +35,10 @@ REPO = Path(__file__).resolve().parents[2]
 def test_a_restored_training_job_reports_the_finished_trainings_cpu(tmp_path):
     """The second job finds the training finished and restores it in a moment, yet its log's
     cost line counts the CPU that training took (the first job's log is gone in real life)."""
-    from wordorder.text.subword import train_sentencepiece
-
-    words = "a b c d e f g h".split()
-    src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]
-    tgt = [" ".join(reversed(line.split())) for line in src]
-    for name, lines in (("train.src", src), ("train.tgt", tgt), ("dev.src", src[:6]), ("dev.ref", tgt[:6])):
-        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    spm = train_sentencepiece([tmp_path / "train.src", tmp_path / "train.tgt"], tmp_path / "spm", vocab_size=40)
+    files, spm = toy_corpus(tmp_path)
     train_options = {"device": "cpu", "batch_tokens": 200, "warmup": 2, "max_steps": 60, "eval_every": 20}
-    argv = ["train", "--train-src", str(tmp_path / "train.src"), "--train-tgt", str(tmp_path / "train.tgt")]
-    argv += ["--dev-src", str(tmp_path / "dev.src"), "--dev-ref", str(tmp_path / "dev.ref"), "--spm", str(spm)]
+    argv = ["train", "--train-src", str(files["train.src"]), "--train-tgt", str(files["train.tgt"])]
+    argv += ["--dev-src", str(files["dev.src"]), "--dev-ref", str(files["dev.ref"]), "--spm", str(spm)]
     argv += ["--model-options", json.dumps({"preset": "tiny"}), "--train-options", json.dumps(train_options)]
     argv += ["--seed", "1", "--threads", "1", "--state", str(tmp_path / "resume" / "state.pt")]
     argv += ["--output", str(tmp_path / "out" / "best.pt")]
