@@ -20,6 +20,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from wordorder.errors import WordorderError
 from wordorder.model_io.batching import Pair, collate, make_batches
 from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
-from wordorder.train import finished, kept
+from wordorder.train import exclusive, finished, kept
 from wordorder.train.distributed import barrier, env_rank, flag_any, gather, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
@@ -100,13 +101,19 @@ def train(
     options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
     meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
     key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
-    if state_path is not None and finished.marker_of(Path(state_path)).is_file():  # finished before?
-        done = finished.restore(
-            Path(state_path), Path(out_dir), finished.run_key(key, meta, train_pairs, train_feats, dev), env_rank() == 0
-        )
-        if done is not None:
-            return done
-    return _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), (options, meta, key), state_path).run()
+    # Rank 0 holds the state for the whole run; the other ranks wait for it when they join.
+    with exclusive.hold(Path(state_path)) if state_path is not None and env_rank() == 0 else nullcontext():
+        if state_path is not None and finished.marker_of(Path(state_path)).is_file():  # finished before?
+            done = finished.restore(
+                Path(state_path),
+                Path(out_dir),
+                finished.run_key(key, meta, train_pairs, train_feats, dev),
+                env_rank() == 0,
+            )
+            if done is not None:
+                return done
+        trainer = _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), (options, meta, key), state_path)
+        return trainer.run()
 
 
 class _Trainer:
