@@ -163,6 +163,21 @@ def test_min_delta_stops_a_creeping_curve(tmp_path, min_delta, steps):
     assert summary["best_step"] == (4 if min_delta else 5)
 
 
+@pytest.mark.parametrize(
+    "target, steps, reason", [(1.7, 4, "target_bleu"), (1.6, 3, "target_bleu"), (9.0, 6, "max_steps")]
+)
+def test_target_bleu_stops_at_the_first_evaluation_that_reaches_it(tmp_path, target, steps, reason):
+    """Dev BLEU 1.0, 1.5, 1.6, 1.7, ...: target 1.7 stops at the fourth evaluation, 1.6 (equal
+    counts) at the third, an unreached one not at all."""
+    pairs = [([5, 6], [7, 8])] * 10
+    model = build_model({"preset": "tiny"}, 10)
+    curve = iter([1.0, 1.5, 1.6, 1.7, 1.8, 1.8])
+    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=6, eval_every=1, log_every=100, target_bleu=target)
+    summary = train(model, pairs, [[5, 6]], lambda hyps: next(curve), opts, tmp_path)
+    assert summary["steps"] == steps and summary["stop_reason"] == reason
+    assert TrainOptions.from_dict({"target_bleu": 25.0}).target_bleu == 25.0
+
+
 def test_average_of_checkpoints_is_the_mean_of_their_weights(tmp_path):
     from wordorder.model_io.checkpoint import average_checkpoints
 

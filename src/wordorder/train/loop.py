@@ -261,8 +261,8 @@ class _Trainer:
             self.d,
         )
         stop = True
-        if s.step % opts.eval_every == 0 and self.evaluate():
-            s.stop_reason = "patience"
+        if s.step % opts.eval_every == 0 and (reason := self.evaluate()):
+            s.stop_reason = reason
         elif s.step >= opts.max_steps:
             s.stop_reason = "max_steps"
         elif out_of_time:
@@ -341,15 +341,18 @@ class _Trainer:
             )
             kept.prune(self.state_path, folder)
 
-    def evaluate(self) -> bool:
-        """Decode and score dev, save checkpoints (rank 0; the others wait); True on every
-        process when patience is exhausted."""
+    def evaluate(self) -> str | None:
+        """Decode and score dev, save checkpoints (rank 0; the others wait); on every process,
+        the stop this evaluation calls for: "patience" (exhausted), "target_bleu" (reached) or None."""
         if not self.d.main:
             self.state.last_eval = self.state.step
-            return flag_any([False], self.d)[0]
-        return flag_any([self.evaluate_main()], self.d)[0]
+            patience, target = flag_any([False, False], self.d)
+        else:
+            patience, target = flag_any(list(self.evaluate_main()), self.d)
+        return "patience" if patience else "target_bleu" if target else None
 
-    def evaluate_main(self) -> bool:
+    def evaluate_main(self) -> tuple[bool, bool]:
+        """(patience exhausted, target BLEU reached)."""
         s, opts, out = self.state, self.opts, self.out_dir
         _sync(self.device)
         t0 = time.perf_counter()
@@ -376,7 +379,10 @@ class _Trainer:
             keep_recent(out / "history", s.step, self.model, self.options, meta, opts.average_last)
         s.eval_time += time.perf_counter() - t0
         self.bar.set_postfix(bleu=f"{scores.bleu:.2f}")
-        return opts.patience is not None and s.evals_since_best >= opts.patience
+        return (
+            opts.patience is not None and s.evals_since_best >= opts.patience,
+            opts.target_bleu is not None and scores.bleu >= opts.target_bleu,
+        )
 
     def average(self) -> None:
         """Replace best.pt by the average of the last ``average_last`` evaluations' weights

@@ -25,7 +25,8 @@ class TrainOptions:
     BLEU (``bleu``), or the lowest dev perplexity (``perplexity``: teacher-forced, without label
     smoothing; Kawara et al. 2021 §V-C). Training stops at whichever of ``max_steps`` /
     ``max_epochs`` / ``max_minutes`` / ``patience`` (evaluations without a ``best_by``
-    gain of at least ``min_delta``: BLEU points, or nats of dev loss for ``perplexity``) comes first.
+    gain of at least ``min_delta``: BLEU points, or nats of dev loss for ``perplexity``) /
+    ``target_bleu`` (an evaluation's dev BLEU reaches it: time to quality) comes first.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
@@ -52,6 +53,7 @@ class TrainOptions:
     eval_sentences: int | None = None
     eval_beam: int = 1
     patience: int | None = None
+    target_bleu: float | None = None
     min_delta: float = 0.0
     best_by: str = "bleu"
     seed: int = 1
@@ -67,6 +69,7 @@ class TrainOptions:
         "max_epochs",
         "max_minutes",
         "patience",
+        "target_bleu",
         "min_delta",
         "threads",
         "log_every",
