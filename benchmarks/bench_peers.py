@@ -121,7 +121,7 @@ def wordorder_child(job: dict) -> None:
             read_ids([" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt"),
         )
     )
-    a = ARCH
+    a = {**ARCH, **job.get("arch", {})}
     torch.manual_seed(job["seed"])
     model = build_model(
         {
@@ -141,7 +141,7 @@ def wordorder_child(job: dict) -> None:
         lr=a["noam_factor"],
         schedule="noam",
         warmup=a["warmup"],
-        betas=a["betas"],
+        betas=tuple(a["betas"]),
         eps=a["eps"],
         clip_norm=0.0,
         label_smoothing=a["label_smoothing"],
@@ -198,7 +198,9 @@ def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
-def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int) -> dict:
+def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH) -> dict:
+    """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule);
+    the timed window of its updates, wall time and peak RSS."""
     out = args.work / "runs" / f"{k}_{toolkit}"
     if out.exists():
         import shutil
@@ -218,6 +220,7 @@ def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int)
             every,
             args.seed,
             args.pairs,
+            arch,
         )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child([eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env)
@@ -233,6 +236,7 @@ def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int)
             "steps": total,
             "report_every": every,
             "seed": args.seed,
+            "arch": arch,
         }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))

@@ -1,0 +1,239 @@
+"""Decoding speed of wordorder against eole 0.6.4 on models trained alike, at equal BLEU.
+
+    .venv/bin/python benchmarks/bench_peers_decode.py [--work benchmarks/.peers] [--direction en-ja]
+        [--updates 2500] [--warmup 400] [--peak-lr 0.002] [--beam 4] [--rounds 2] [--threads 2]
+        [--json out.json]
+
+* Training: both toolkits train the shared architecture of ``bench_peers.py`` (same data, segmentation,
+  batches of ≤ ``--batch-tokens`` padded tokens, Adam, label smoothing, dropout) for ``--updates``
+  updates each, one fresh process each, with the Noam schedule scaled to peak at ``--peak-lr`` after
+  ``--warmup`` updates (bench_peers' 4,000 warm-up updates are for its short timing window; a
+  converged model needs the peak early). Training speed over updates 101..N is printed too.
+* Test: the first ``--test`` sentences of the Tanaka test set, segmented with the same
+  sentencepiece model; BLEU (sacrebleu, ``tokenize none``) of the decoded pieces joined back into
+  words, against the corpus' tokenized references. Equal BLEU (within ``--bleu-tolerance``) or the
+  speed comparison is void, and the script says so.
+* Decoding: beam ``--beam``, length normalisation by the mean log-probability per token (eole
+  ``length_penalty avg``, wordorder ``length_penalty 1``), each toolkit in its own fresh process per
+  run, rounds interleaved (eole, wordorder, eole, wordorder, ...), two batchings each: ``sents``
+  (``--batch-sents`` sentences per batch, eole's way; wordorder ``batch_size``) and ``tokens``
+  (``--batch-tokens-decode`` source tokens per batch, wordorder's way; eole ``batch_type tokens``).
+  Timed: eole's own report (``-report_time``: step 0 + the subsequent prediction time, i.e. from
+  the first batch to the last prediction, model loading excluded); wordorder: the call of
+  :func:`wordorder.decode.beam.translate_batches` (the same span). Process wall time (start-up,
+  loading, writing) is reported beside. Output tokens = pieces of the best hypothesis + EOS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_peers import DATA, ROOT, one_round, prepare_data, read_pieces, run_child  # noqa: E402
+from peers_lib import ARCH, EOLE_VERSION, eole_python  # noqa: E402
+
+_EOLE_TIME = {
+    "step0": re.compile(r"Step 0 time \(s\): ([\d.]+)"),
+    "rest": re.compile(r"Subsequent prediction time including all \(s\): ([\d.]+)"),
+}
+
+
+def test_set(args, data: Path) -> tuple[Path, list[str]]:
+    """The segmented test sources (``test.src``) and the tokenized references."""
+    import gzip
+
+    from wordorder.text.subword import SubwordModel
+
+    src, tgt = args.direction.split("-")
+    lines = {}
+    for lang in (src, tgt):
+        with gzip.open(args.data / f"test.{lang}.gz", "rt", encoding="utf-8") as f:
+            lines[lang] = [line.rstrip("\n") for _, line in zip(range(args.test), f)]
+    path = data / f"test{args.test}.src"
+    pieces = SubwordModel(data / "spm.model").encode_batch(lines[src])
+    path.write_text("".join(" ".join(p) + "\n" for p in pieces), encoding="utf-8")
+    return path, lines[tgt]
+
+
+def wordorder_decode_child(job: dict) -> None:
+    """Decode in this process; write the pieces and the decode time."""
+    import torch
+
+    from wordorder.decode.beam import translate_batches
+    from wordorder.model_io.checkpoint import load_model
+    from wordorder.model_io.subwords import read_ids
+    from wordorder.text.subword import SubwordModel
+
+    torch.set_num_threads(job["threads"])
+    sp = SubwordModel(Path(job["spm"]))
+    model, _ = load_model(job["model"])
+    src = read_ids(Path(job["src"]).read_text(encoding="utf-8").splitlines(), sp, Path(job["src"]))
+    t0 = time.perf_counter()
+    hyps = translate_batches(
+        model,
+        src,
+        batch_tokens=job["batch_tokens"],
+        batch_size=job["batch_size"],
+        beam_size=job["beam"],
+        length_penalty=1.0,
+        device="cpu",
+        progress=False,
+    )
+    seconds = time.perf_counter() - t0
+    lines = [" ".join(sp.id_to_piece(i) for i in h) for h in hyps]
+    Path(job["output"]).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    Path(job["timing"]).write_text(json.dumps({"seconds": seconds}))
+
+
+def decode(toolkit: str, batching: str, k: int, args, models: dict, test_src: Path, eole_py: Path, data: Path):
+    """One decoding run in a fresh process: (decode seconds, wall seconds, output pieces per line)."""
+    out = args.work / "decode" / f"{k}_{toolkit}_{batching}"
+    out.mkdir(parents=True, exist_ok=True)
+    hyp, log = out / "hyp.txt", out / "log.txt"
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    size = args.batch_sents if batching == "sents" else args.batch_tokens_decode
+    if toolkit == "eole":
+        cmd = [eole_py.parent / "eole", "predict", "-model_path", models["eole"], "-src", test_src, "-output", hyp]
+        cmd += ["-beam_size", args.beam, "-length_penalty", "avg", "-batch_type", batching, "-batch_size", size]
+        cmd += ["-report_time"]
+        wall, _ = run_child(cmd, log, env)
+        text = log.read_text(encoding="utf-8")
+        found = {name: pattern.search(text) for name, pattern in _EOLE_TIME.items()}
+        if not all(found.values()):
+            sys.exit(f"error: {log}: eole reported no prediction time (-report_time)")
+        seconds = sum(float(m.group(1)) for m in found.values() if m)
+    else:
+        job = {
+            "spm": str(data / "spm.model"),
+            "model": str(models["wordorder"]),
+            "src": str(test_src),
+            "output": str(hyp),
+            "timing": str(out / "timing.json"),
+            "threads": args.threads,
+            "beam": args.beam,
+            "batch_size": size if batching == "sents" else None,
+            "batch_tokens": 10**9 if batching == "sents" else size,
+        }
+        (out / "job.json").write_text(json.dumps(job))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+        script = Path(__file__).resolve()
+        wall, _ = run_child([sys.executable, script, "--decode-child", out / "job.json"], log, env)
+        seconds = json.loads((out / "timing.json").read_text())["seconds"]
+    return seconds, wall, read_pieces(hyp)
+
+
+def bleu(pieces: list[list[str]], refs: list[str]) -> float:
+    import sacrebleu
+
+    words = ["".join(p).replace("▁", " ").strip() for p in pieces]
+    return sacrebleu.corpus_bleu(words, [refs], tokenize="none").score
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".peers")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--direction", choices=("en-ja", "ja-en"), default="en-ja")
+    ap.add_argument("--pairs", type=int, default=20_000)
+    ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--updates", type=int, default=2500)
+    ap.add_argument("--warmup", type=int, default=400)
+    ap.add_argument("--peak-lr", type=float, default=0.002)
+    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--test", type=int, default=500)
+    ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--batch-sents", type=int, default=30, help="eole's default batch_size")
+    ap.add_argument("--batch-tokens-decode", type=int, default=4000, help="wordorder's default batch_tokens")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bleu-tolerance", type=float, default=1.0)
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--decode-child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.decode_child:
+        return wordorder_decode_child(json.loads(args.decode_child.read_text()))
+    if args.updates <= 100 or args.warmup < 1:
+        ap.error("--updates must exceed 100 (the training window starts there) and --warmup be at least 1")
+    args.work = args.work.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+    eole_py = eole_python(args.work, ROOT / "constraints.txt")
+    data = prepare_data(args)
+    test_src, refs = test_set(args, data)
+    # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak factor · (d · warmup)^-0.5.
+    arch = {**ARCH, "warmup": args.warmup, "noam_factor": args.peak_lr * math.sqrt(ARCH["d"] * args.warmup)}
+    import torch
+
+    print(
+        f"{args.direction}, {args.pairs} pairs, {args.updates} updates of ≤ {args.batch_tokens} tokens (peak lr "
+        f"{args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, beam {args.beam}, {args.threads} "
+        f"threads, torch {torch.__version__}, eole {EOLE_VERSION}",
+        flush=True,
+    )
+    # Training (bench_peers' rounds: the window is updates 101..N).
+    args.warmup_steps, args.steps = 100, args.updates - 100
+    every = math.gcd(args.warmup_steps, args.steps)
+    rows = [one_round(t, 0, args, data, eole_py, every, arch) for t in ("eole", "wordorder")]
+    runs = args.work / "runs"
+    models = {"eole": runs / "0_eole" / "model", "wordorder": runs / "0_wordorder" / "model" / "best.pt"}
+    results: list[dict] = []
+    for k in range(1, args.rounds + 1):
+        for batching in ("sents", "tokens"):
+            for toolkit in ("eole", "wordorder"):
+                seconds, wall, pieces = decode(toolkit, batching, k, args, models, test_src, eole_py, data)
+                out_tokens = sum(len(p) + 1 for p in pieces)
+                row = {"toolkit": toolkit, "batching": batching, "round": k, "seconds": seconds, "wall_s": wall}
+                row.update(out_tokens=out_tokens, bleu=bleu(pieces, refs), sents=len(pieces))
+                results.append(row)
+                print(
+                    f"  round {k} {toolkit:9s} by {batching:6s}: {len(pieces) / seconds:6.1f} sent/s, "
+                    f"{out_tokens / seconds:7.0f} output tok/s, BLEU {row['bleu']:.2f}, {seconds:.2f} s decoding, "
+                    f"{wall:.1f} s wall",
+                    flush=True,
+                )
+    print(report(rows, results, args))
+    if args.json:
+        record = {"train": rows, "decode": results, "args": {k: str(v) for k, v in vars(args).items()}}
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def report(train_rows: list[dict], rows: list[dict], args) -> str:
+    pairs_s = {r["toolkit"]: r["sents"] / r["seconds"] for r in train_rows}
+    lines = [
+        f"training, updates 101..{args.updates}: eole {pairs_s['eole']:.1f} pairs/s, wordorder "
+        f"{pairs_s['wordorder']:.1f} pairs/s ({pairs_s['wordorder'] / pairs_s['eole']:.2f}×)",
+        "",
+        "| batching | toolkit | BLEU | sent/s | output tok/s | decode s (rounds) | wall s (rounds) |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    ratios = []
+    for batching in ("sents", "tokens"):
+        speed = {}
+        for toolkit in ("eole", "wordorder"):
+            mine = [r for r in rows if r["toolkit"] == toolkit and r["batching"] == batching]
+            sec = sum(r["seconds"] for r in mine)
+            speed[toolkit] = (sum(r["out_tokens"] for r in mine) / sec, mine[0]["bleu"])
+            decode_s = ", ".join(f"{r['seconds']:.2f}" for r in mine)
+            wall_s = ", ".join(f"{r['wall_s']:.1f}" for r in mine)
+            lines.append(
+                f"| {batching} | {toolkit} | {mine[0]['bleu']:.2f} | {sum(r['sents'] for r in mine) / sec:.1f} | "
+                f"{speed[toolkit][0]:,.0f} | {decode_s} | {wall_s} |"
+            )
+        equal = abs(speed["eole"][1] - speed["wordorder"][1]) <= args.bleu_tolerance
+        ratio = speed["wordorder"][0] / speed["eole"][0]
+        ratios.append(
+            f"by {batching}: wordorder / eole output tok/s {ratio:.2f}×"
+            + ("" if equal else f" (VOID: BLEU differs by more than {args.bleu_tolerance})")
+        )
+    return "\n".join(lines + [""] + ratios)
+
+
+if __name__ == "__main__":
+    main()
