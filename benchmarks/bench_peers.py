@@ -198,7 +198,7 @@ def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
-def one_round(toolkit: str, k: int, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH) -> dict:
+def one_round(toolkit: str, k: int | str, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH) -> dict:
     """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule);
     the timed window of its updates, wall time and peak RSS."""
     out = args.work / "runs" / f"{k}_{toolkit}"

@@ -8,7 +8,10 @@
   batches of ≤ ``--batch-tokens`` padded tokens, Adam, label smoothing, dropout) for ``--updates``
   updates each, one fresh process each, with the Noam schedule scaled to peak at ``--peak-lr`` after
   ``--warmup`` updates (bench_peers' 4,000 warm-up updates are for its short timing window; a
-  converged model needs the peak early). Training speed over updates 101..N is printed too.
+  converged model needs the peak early). Training speed over updates 101..N is printed too. The
+  trained models stay in ``--work``/runs/model_<toolkit> and a later run with the same settings
+  reuses them: on this project's 2-core machines 2,000 updates take about an hour per toolkit, so
+  train once (the machine may be busy), then measure the decoding alone on a quiet machine.
 * Test: the first ``--test`` sentences of the Tanaka test set, segmented with the same
   sentencepiece model; BLEU (sacrebleu, ``tokenize none``) of the decoded pieces joined back into
   words, against the corpus' tokenized references. Equal BLEU (within ``--bleu-tolerance``) or the
@@ -129,6 +132,20 @@ def decode(toolkit: str, batching: str, k: int, args, models: dict, test_src: Pa
     return seconds, wall, read_pieces(hyp)
 
 
+def trained(toolkit: str, args, data: Path, eole_py: Path, every: int, arch: dict, settings: dict) -> dict:
+    """Train ``toolkit`` (into runs/model_<toolkit>), unless a finished training with the same
+    settings is there; its training row."""
+    done = args.work / "runs" / f"model_{toolkit}" / "done.json"
+    if done.is_file():
+        record = json.loads(done.read_text(encoding="utf-8"))
+        if record["settings"] == settings:
+            print(f"  {toolkit}: reusing the model trained with these settings ({done.parent})", flush=True)
+            return record["row"]
+    row = one_round(toolkit, "model", args, data, eole_py, every, arch)
+    done.write_text(json.dumps({"settings": settings, "row": row}), encoding="utf-8")
+    return row
+
+
 def bleu(pieces: list[list[str]], refs: list[str]) -> float:
     import sacrebleu
 
@@ -177,12 +194,15 @@ def main() -> None:
         f"threads, torch {torch.__version__}, eole {EOLE_VERSION}",
         flush=True,
     )
-    # Training (bench_peers' rounds: the window is updates 101..N).
+    # Training (bench_peers' rounds: the window is updates 101..N), once per settings: a later run
+    # (say, the decoding again on a quiet machine) reuses the trained models.
     args.warmup_steps, args.steps = 100, args.updates - 100
     every = math.gcd(args.warmup_steps, args.steps)
-    rows = [one_round(t, 0, args, data, eole_py, every, arch) for t in ("eole", "wordorder")]
+    settings = {k: str(getattr(args, k)) for k in ("direction", "pairs", "vocab", "updates", "batch_tokens", "seed")}
+    settings["arch"] = json.dumps(arch, sort_keys=True)
+    rows = [trained(t, args, data, eole_py, every, arch, settings) for t in ("eole", "wordorder")]
     runs = args.work / "runs"
-    models = {"eole": runs / "0_eole" / "model", "wordorder": runs / "0_wordorder" / "model" / "best.pt"}
+    models = {"eole": runs / "model_eole" / "model", "wordorder": runs / "model_wordorder" / "model" / "best.pt"}
     results: list[dict] = []
     for k in range(1, args.rounds + 1):
         for batching in ("sents", "tokens"):
