@@ -294,13 +294,30 @@ def table(s: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def data_arguments(ap: argparse.ArgumentParser) -> None:
+    """The work folder and the data options of :func:`setup` (shared with bench_peers_decode.py)."""
     ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".peers")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--direction", choices=("en-ja", "ja-en"), default="en-ja")
     ap.add_argument("--pairs", type=int, default=20_000)
     ap.add_argument("--vocab", type=int, default=8000)
+
+
+def setup(args) -> tuple[Path, Path]:
+    """eole's python (installed on the first run) and the segmented data folder."""
+    if not (args.data / "train.en.gz").is_file():
+        sys.exit(
+            f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
+            "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)"
+        )
+    args.work = args.work.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+    return eole_python(args.work, ROOT / "constraints.txt"), prepare_data(args)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    data_arguments(ap)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--warmup-steps", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=2)
@@ -314,15 +331,7 @@ def main() -> None:
         return wordorder_child(json.loads(args.wordorder_child.read_text()))
     if args.warmup_steps < 1 or args.steps < 1 or args.rounds < 1:
         ap.error("--warmup-steps, --steps and --rounds must be at least 1")
-    if not (args.data / "train.en.gz").is_file():
-        sys.exit(
-            f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
-            "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)"
-        )
-    args.work = args.work.resolve()
-    args.work.mkdir(parents=True, exist_ok=True)
-    eole_py = eole_python(args.work, ROOT / "constraints.txt")
-    data = prepare_data(args)
+    eole_py, data = setup(args)
     vocab = len((data / "vocab.txt").read_text(encoding="utf-8").splitlines())
     lengths = Lengths.of(
         [(len(s) + 1, len(t) + 1) for s, t in zip(read_pieces(data / "train.src"), read_pieces(data / "train.tgt"))]

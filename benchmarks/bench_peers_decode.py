@@ -39,8 +39,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_peers import DATA, ROOT, one_round, prepare_data, read_pieces, run_child  # noqa: E402
-from peers_lib import ARCH, EOLE_VERSION, eole_python  # noqa: E402
+from bench_peers import ROOT, data_arguments, one_round, read_pieces, run_child, setup  # noqa: E402
+from peers_lib import ARCH, EOLE_VERSION  # noqa: E402
 
 _EOLE_TIME = {
     "step0": re.compile(r"Step 0 time \(s\): ([\d.]+)"),
@@ -155,11 +155,7 @@ def bleu(pieces: list[list[str]], refs: list[str]) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".peers")
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--direction", choices=("en-ja", "ja-en"), default="en-ja")
-    ap.add_argument("--pairs", type=int, default=20_000)
-    ap.add_argument("--vocab", type=int, default=8000)
+    data_arguments(ap)
     ap.add_argument("--updates", type=int, default=2500)
     ap.add_argument("--warmup", type=int, default=400)
     ap.add_argument("--peak-lr", type=float, default=0.002)
@@ -179,10 +175,7 @@ def main() -> None:
         return wordorder_decode_child(json.loads(args.decode_child.read_text()))
     if args.updates <= 100 or args.warmup < 1:
         ap.error("--updates must exceed 100 (the training window starts there) and --warmup be at least 1")
-    args.work = args.work.resolve()
-    args.work.mkdir(parents=True, exist_ok=True)
-    eole_py = eole_python(args.work, ROOT / "constraints.txt")
-    data = prepare_data(args)
+    eole_py, data = setup(args)
     test_src, refs = test_set(args, data)
     # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak factor · (d · warmup)^-0.5.
     arch = {**ARCH, "warmup": args.warmup, "noam_factor": args.peak_lr * math.sqrt(ARCH["d"] * args.warmup)}

@@ -66,7 +66,7 @@ def take(folder: str | Path) -> None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     here = socket.gethostname()
     try:
-        status = _flock(fd)
+        status = try_flock(fd)
         holder = _read(fd)
         if status == "busy":
             _refuse(path, holder or {}, "is running")
@@ -110,7 +110,7 @@ def release_all() -> None:
 atexit.register(release_all)
 
 
-def _flock(fd: int) -> str:
+def try_flock(fd: int) -> str:
     """ "taken", "busy" (another process holds it) or "no locks" (the filesystem has none)."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -14,8 +14,6 @@ an error naming the holder.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import socket
@@ -24,6 +22,7 @@ import time
 from pathlib import Path
 
 from wordorder.errors import WordorderError
+from wordorder.lock import try_flock
 
 WAIT_S = 600.0  # ample for a save after SIGTERM (an update, an evaluation, a checkpoint)
 POLL_S = 0.5
@@ -59,7 +58,8 @@ def hold(state_path: Path, wait_s: float = WAIT_S) -> StateLock:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         deadline, told = time.monotonic() + wait_s, False
-        while not _try(fd):
+        # A filesystem without locks has nothing to wait on.
+        while try_flock(fd) == "busy":
             if time.monotonic() >= deadline:
                 raise WordorderError(
                     f"another training of this model still holds its state after {wait_s:g} s ({_holder(fd)})",
@@ -83,19 +83,6 @@ def hold(state_path: Path, wait_s: float = WAIT_S) -> StateLock:
     os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, json.dumps({"host": socket.gethostname(), "pid": os.getpid()}).encode() + b"\n")
     return StateLock(fd)
-
-
-def _try(fd: int) -> bool:
-    """Whether the lock is ours now (a filesystem without locks counts as yes: nothing to wait on)."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    except OSError as e:
-        if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-            return True
-        raise
 
 
 def _holder(fd: int) -> str:

@@ -101,14 +101,15 @@ def train(
     options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
     meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
     key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
+    main = env_rank() == 0
     # Rank 0 holds the state for the whole run; the other ranks wait for it when they join.
-    with exclusive.hold(Path(state_path)) if state_path is not None and env_rank() == 0 else nullcontext():
+    with exclusive.hold(Path(state_path)) if state_path is not None and main else nullcontext():
         if state_path is not None and finished.marker_of(Path(state_path)).is_file():  # finished before?
             done = finished.restore(
                 Path(state_path),
                 Path(out_dir),
                 finished.run_key(key, meta, train_pairs, train_feats, dev),
-                env_rank() == 0,
+                main,
             )
             if done is not None:
                 return done
