@@ -20,10 +20,16 @@ if not workflow.config_settings.configfiles:
 
 # Snakemake's YAML loader keeps the last of two equal keys: read the files again, strictly
 # (also a repeated seed, pair or variant, with its file and line).
-CONFIG_FILES = check_config_files(workflow.config_settings.configfiles or ["configs/default.yaml"], config)
+CONFIG_FILES = check_config_files(
+    workflow.config_settings.configfiles or ["configs/default.yaml"], config
+)
 # wordorder's validation (as `wordorder check-config`): one error line naming the key and, for
 # a refused name or path, the rule it breaks; it fills in the defaults as Snakemake's would.
-validate_schema(config, "config.schema.yaml", path=", ".join(map(str, workflow.config_settings.configfiles)) or None)
+validate_schema(
+    config,
+    "config.schema.yaml",
+    path=", ".join(map(str, workflow.config_settings.configfiles)) or None,
+)
 
 
 report: "workflow/report/workflow.rst"

@@ -56,7 +56,9 @@ class NoCache(Seq2SeqModel):
         for layer in m.decoder:
             x, _ = layer(x, mask, layer.cross_attn.project_kv(state.memory))
         logits = m._logits(x[:, -1])
-        return torch.log_softmax(logits.float(), dim=-1), PrefixState(state.memory, state.src_pad, prefix)
+        return torch.log_softmax(logits.float(), dim=-1), PrefixState(
+            state.memory, state.src_pad, prefix
+        )
 
 
 def timed(fn, repeats: int) -> tuple[float, object]:
@@ -71,7 +73,9 @@ def timed(fn, repeats: int) -> tuple[float, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--beam", type=int, default=5)

@@ -26,7 +26,9 @@ def dry_run(*args: str) -> tuple[float, int]:
     run = subprocess.run([str(exe), "-n", *args], cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if run.returncode:
-        raise SystemExit(f"snakemake -n {' '.join(args)} failed:\n{(run.stdout + run.stderr)[-3000:]}")
+        raise SystemExit(
+            f"snakemake -n {' '.join(args)} failed:\n{(run.stdout + run.stderr)[-3000:]}"
+        )
     jobs = int(re.search(r"^total\s+(\d+)", run.stdout + run.stderr, flags=re.M).group(1))
     return wall, jobs
 
@@ -49,7 +51,8 @@ def main() -> None:
         f"\nunion / sum of the five separate dry runs: {union[1] / separate:.2f} ({union[1]:.2f} s vs {separate:.2f} s)"
     )
     print(
-        f"union / budget of {BUDGET:.0f} s: {union[1] / BUDGET:.2f}" + ("" if union[1] <= BUDGET else "  OVER BUDGET")
+        f"union / budget of {BUDGET:.0f} s: {union[1] / BUDGET:.2f}"
+        + ("" if union[1] <= BUDGET else "  OVER BUDGET")
     )
 
 

@@ -54,14 +54,26 @@ JOBS = {
         "select/en-ja.train.ja.log",
         ["data/en-ja/raw/train.ja", "data/en-ja/tok/train.ja", "data/en-ja/splits.json"],
     ),
-    "subword_train": ("subword_train/en-ja.log", ["data/en-ja/train.tok.en", "data/en-ja/train.tok.ja"]),
-    "subword_encode": ("subword_encode/en-ja.train.ja.log", ["data/en-ja/train.tok.ja", "data/en-ja/spm.model"]),
+    "subword_train": (
+        "subword_train/en-ja.log",
+        ["data/en-ja/train.tok.en", "data/en-ja/train.tok.ja"],
+    ),
+    "subword_encode": (
+        "subword_encode/en-ja.train.ja.log",
+        ["data/en-ja/train.tok.ja", "data/en-ja/spm.model"],
+    ),
     "align": (
         "align/en-ja.log",
         [f"data/en-ja/{s}.tok.{lang}" for s in ("train", "dev", "held") for lang in ("en", "ja")],
     ),
-    "align_split": ("align/en-ja.train.log", ["data/en-ja/align/joint.align", "data/en-ja/align/stats.json"]),
-    "preorder_gold": ("preorder_gold/en-ja.train.log", ["data/en-ja/train.align", "data/en-ja/train.tok.en"]),
+    "align_split": (
+        "align/en-ja.train.log",
+        ["data/en-ja/align/joint.align", "data/en-ja/align/stats.json"],
+    ),
+    "preorder_gold": (
+        "preorder_gold/en-ja.train.log",
+        ["data/en-ja/train.align", "data/en-ja/train.tok.en"],
+    ),
     "word_classes": ("word_classes/en-ja.log", ["data/en-ja/train.tok.en"]),
     "train": (
         "train/en-ja.transformer_tiny.seed1.log",
@@ -174,7 +186,9 @@ def parse_peaks(root: Path) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs=2, default=[50_000, 200_000])
-    ap.add_argument("--keep", type=Path, help="work here and keep the runs (default: a temporary folder)")
+    ap.add_argument(
+        "--keep", type=Path, help="work here and keep the runs (default: a temporary folder)"
+    )
     args = ap.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="wordorder-mem-"))
     try:
@@ -198,8 +212,12 @@ def main() -> None:
             )
         for lang, peak in parse_peaks(root).items():
             asked = memory_mb(*MEMORY.get("parse_shard", DEFAULT), 0)
-            print(f"parse ({lang}, 2,000 lines): peak {peak:.0f} MB, asked {asked} MB: {peak / asked:.2f}")
-        print(f"(asked = the table's base + slope x input MB, x {HEADROOM} headroom; peak/asked must stay < 1)")
+            print(
+                f"parse ({lang}, 2,000 lines): peak {peak:.0f} MB, asked {asked} MB: {peak / asked:.2f}"
+            )
+        print(
+            f"(asked = the table's base + slope x input MB, x {HEADROOM} headroom; peak/asked must stay < 1)"
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -65,7 +65,9 @@ def main() -> None:
         for lang in a.langs:
             inp = tmp / f"train.{lang}"
             with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
-                inp.write_text("".join(line for _, line in zip(range(a.lines), f)), encoding="utf-8")
+                inp.write_text(
+                    "".join(line for _, line in zip(range(a.lines), f)), encoding="utf-8"
+                )
             rates = {}
             for n in (1, 2):
                 wall, stats = run_shards(inp, lang, n, tmp)

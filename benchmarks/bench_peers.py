@@ -84,11 +84,15 @@ def prepare_data(args) -> Path:
         with gzip.open(args.data / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
             lines[lang] = [line.rstrip("\n") for _, line in zip(range(args.pairs), f)]
         (folder / f"raw.{lang}").write_text("\n".join(lines[lang]) + "\n", encoding="utf-8")
-    train_sentencepiece([folder / f"raw.{src}", folder / f"raw.{tgt}"], folder / "spm", args.vocab, seed=1)
+    train_sentencepiece(
+        [folder / f"raw.{src}", folder / f"raw.{tgt}"], folder / "spm", args.vocab, seed=1
+    )
     sp = SubwordModel(folder / "spm.model")
     for side, lang in (("src", src), ("tgt", tgt)):
         pieces = sp.encode_batch(lines[lang])
-        (folder / f"train.{side}").write_text("".join(" ".join(p) + "\n" for p in pieces), encoding="utf-8")
+        (folder / f"train.{side}").write_text(
+            "".join(" ".join(p) + "\n" for p in pieces), encoding="utf-8"
+        )
     # eole's vocabulary = the sentencepiece one in id order, its pad token named as eole names it.
     vocab = [sp.id_to_piece(i) for i in range(sp.vocab_size)]
     vocab[0] = "<blank>"
@@ -117,8 +121,12 @@ def wordorder_child(job: dict) -> None:
     sp = SubwordModel(folder / "spm.model")
     pairs = list(
         zip(
-            read_ids([" ".join(p) for p in read_pieces(folder / "train.src")], sp, folder / "train.src"),
-            read_ids([" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt"),
+            read_ids(
+                [" ".join(p) for p in read_pieces(folder / "train.src")], sp, folder / "train.src"
+            ),
+            read_ids(
+                [" ".join(p) for p in read_pieces(folder / "train.tgt")], sp, folder / "train.tgt"
+            ),
         )
     )
     a = {**ARCH, **job.get("arch", {})}
@@ -188,17 +196,23 @@ def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
     """Run ``cmd`` with its output in ``log``; (wall seconds, peak RSS in MB of that process)."""
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as f:
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        proc = subprocess.Popen(
+            [str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT, env=env, cwd=ROOT
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() or ["(no output)"]
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() or [
+            "(no output)"
+        ]
         last = ([line for line in lines if "Error" in line] or lines)[-1].strip()
         sys.exit(f"error: {log}: training exited with {proc.returncode}: {last[:300]}")
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
-def one_round(toolkit: str, k: int | str, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH) -> dict:
+def one_round(
+    toolkit: str, k: int | str, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH
+) -> dict:
     """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule);
     the timed window of its updates, wall time and peak RSS."""
     out = args.work / "runs" / f"{k}_{toolkit}"
@@ -223,9 +237,14 @@ def one_round(toolkit: str, k: int | str, args, data: Path, eole_py: Path, every
             arch,
         )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-        wall, rss = run_child([eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env)
+        wall, rss = run_child(
+            [eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env
+        )
         window = eole_window(
-            parse_eole_log((out / "log.txt").read_text(encoding="utf-8")), args.warmup_steps, total, every
+            parse_eole_log((out / "log.txt").read_text(encoding="utf-8")),
+            args.warmup_steps,
+            total,
+            every,
         )
     else:
         job = {
@@ -239,9 +258,13 @@ def one_round(toolkit: str, k: int | str, args, data: Path, eole_py: Path, every
             "arch": arch,
         }
         (out / "job.json").write_text(json.dumps(job))
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])
+        )
         wall, rss = run_child(
-            [sys.executable, Path(__file__).resolve(), "--wordorder-child", out / "job.json"], out / "log.txt", env
+            [sys.executable, Path(__file__).resolve(), "--wordorder-child", out / "job.json"],
+            out / "log.txt",
+            env,
         )
         records = json.loads((out / "updates.json").read_text())
         window = wordorder_window(records, args.warmup_steps, total)
@@ -255,7 +278,9 @@ def one_round(toolkit: str, k: int | str, args, data: Path, eole_py: Path, every
     return row
 
 
-def summary(rows: list[dict], lengths: Lengths, vocab: int, peak: float, steps: int) -> dict[str, dict]:
+def summary(
+    rows: list[dict], lengths: Lengths, vocab: int, peak: float, steps: int
+) -> dict[str, dict]:
     out = {}
     for toolkit in ("eole", "wordorder"):
         mine = [r for r in rows if r["toolkit"] == toolkit]
@@ -316,7 +341,9 @@ def setup(args) -> tuple[Path, Path]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     data_arguments(ap)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--warmup-steps", type=int, default=50)
@@ -334,7 +361,10 @@ def main() -> None:
     eole_py, data = setup(args)
     vocab = len((data / "vocab.txt").read_text(encoding="utf-8").splitlines())
     lengths = Lengths.of(
-        [(len(s) + 1, len(t) + 1) for s, t in zip(read_pieces(data / "train.src"), read_pieces(data / "train.tgt"))]
+        [
+            (len(s) + 1, len(t) + 1)
+            for s, t in zip(read_pieces(data / "train.src"), read_pieces(data / "train.tgt"))
+        ]
     )
     every = math.gcd(args.warmup_steps, args.steps)
     import torch

@@ -95,7 +95,16 @@ def wordorder_decode_child(job: dict) -> None:
     Path(job["timing"]).write_text(json.dumps({"seconds": seconds}))
 
 
-def decode(toolkit: str, batching: str, k: int, args, models: dict, test_src: Path, eole_py: Path, data: Path):
+def decode(
+    toolkit: str,
+    batching: str,
+    k: int,
+    args,
+    models: dict,
+    test_src: Path,
+    eole_py: Path,
+    data: Path,
+):
     """One decoding run in a fresh process: (decode seconds, wall seconds, output pieces per line)."""
     out = args.work / "decode" / f"{k}_{toolkit}_{batching}"
     out.mkdir(parents=True, exist_ok=True)
@@ -103,8 +112,26 @@ def decode(toolkit: str, batching: str, k: int, args, models: dict, test_src: Pa
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     size = args.batch_sents if batching == "sents" else args.batch_tokens_decode
     if toolkit == "eole":
-        cmd = [eole_py.parent / "eole", "predict", "-model_path", models["eole"], "-src", test_src, "-output", hyp]
-        cmd += ["-beam_size", args.beam, "-length_penalty", "avg", "-batch_type", batching, "-batch_size", size]
+        cmd = [
+            eole_py.parent / "eole",
+            "predict",
+            "-model_path",
+            models["eole"],
+            "-src",
+            test_src,
+            "-output",
+            hyp,
+        ]
+        cmd += [
+            "-beam_size",
+            args.beam,
+            "-length_penalty",
+            "avg",
+            "-batch_type",
+            batching,
+            "-batch_size",
+            size,
+        ]
         cmd += ["-report_time"]
         wall, _ = run_child(cmd, log, env)
         text = log.read_text(encoding="utf-8")
@@ -125,21 +152,28 @@ def decode(toolkit: str, batching: str, k: int, args, models: dict, test_src: Pa
             "batch_tokens": 10**9 if batching == "sents" else size,
         }
         (out / "job.json").write_text(json.dumps(job))
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])
+        )
         script = Path(__file__).resolve()
         wall, _ = run_child([sys.executable, script, "--decode-child", out / "job.json"], log, env)
         seconds = json.loads((out / "timing.json").read_text())["seconds"]
     return seconds, wall, read_pieces(hyp)
 
 
-def trained(toolkit: str, args, data: Path, eole_py: Path, every: int, arch: dict, settings: dict) -> dict:
+def trained(
+    toolkit: str, args, data: Path, eole_py: Path, every: int, arch: dict, settings: dict
+) -> dict:
     """Train ``toolkit`` (into runs/model_<toolkit>), unless a finished training with the same
     settings is there; its training row."""
     done = args.work / "runs" / f"model_{toolkit}" / "done.json"
     if done.is_file():
         record = json.loads(done.read_text(encoding="utf-8"))
         if record["settings"] == settings:
-            print(f"  {toolkit}: reusing the model trained with these settings ({done.parent})", flush=True)
+            print(
+                f"  {toolkit}: reusing the model trained with these settings ({done.parent})",
+                flush=True,
+            )
             return record["row"]
     row = one_round(toolkit, "model", args, data, eole_py, every, arch)
     done.write_text(json.dumps({"settings": settings, "row": row}), encoding="utf-8")
@@ -154,7 +188,9 @@ def bleu(pieces: list[list[str]], refs: list[str]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     data_arguments(ap)
     ap.add_argument("--updates", type=int, default=2500)
     ap.add_argument("--warmup", type=int, default=400)
@@ -163,7 +199,9 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--batch-sents", type=int, default=30, help="eole's default batch_size")
-    ap.add_argument("--batch-tokens-decode", type=int, default=4000, help="wordorder's default batch_tokens")
+    ap.add_argument(
+        "--batch-tokens-decode", type=int, default=4000, help="wordorder's default batch_tokens"
+    )
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
@@ -174,11 +212,17 @@ def main() -> None:
     if args.decode_child:
         return wordorder_decode_child(json.loads(args.decode_child.read_text()))
     if args.updates <= 100 or args.warmup < 1:
-        ap.error("--updates must exceed 100 (the training window starts there) and --warmup be at least 1")
+        ap.error(
+            "--updates must exceed 100 (the training window starts there) and --warmup be at least 1"
+        )
     eole_py, data = setup(args)
     test_src, refs = test_set(args, data)
     # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak factor · (d · warmup)^-0.5.
-    arch = {**ARCH, "warmup": args.warmup, "noam_factor": args.peak_lr * math.sqrt(ARCH["d"] * args.warmup)}
+    arch = {
+        **ARCH,
+        "warmup": args.warmup,
+        "noam_factor": args.peak_lr * math.sqrt(ARCH["d"] * args.warmup),
+    }
     import torch
 
     print(
@@ -191,18 +235,32 @@ def main() -> None:
     # (say, the decoding again on a quiet machine) reuses the trained models.
     args.warmup_steps, args.steps = 100, args.updates - 100
     every = math.gcd(args.warmup_steps, args.steps)
-    settings = {k: str(getattr(args, k)) for k in ("direction", "pairs", "vocab", "updates", "batch_tokens", "seed")}
+    settings = {
+        k: str(getattr(args, k))
+        for k in ("direction", "pairs", "vocab", "updates", "batch_tokens", "seed")
+    }
     settings["arch"] = json.dumps(arch, sort_keys=True)
     rows = [trained(t, args, data, eole_py, every, arch, settings) for t in ("eole", "wordorder")]
     runs = args.work / "runs"
-    models = {"eole": runs / "model_eole" / "model", "wordorder": runs / "model_wordorder" / "model" / "best.pt"}
+    models = {
+        "eole": runs / "model_eole" / "model",
+        "wordorder": runs / "model_wordorder" / "model" / "best.pt",
+    }
     results: list[dict] = []
     for k in range(1, args.rounds + 1):
         for batching in ("sents", "tokens"):
             for toolkit in ("eole", "wordorder"):
-                seconds, wall, pieces = decode(toolkit, batching, k, args, models, test_src, eole_py, data)
+                seconds, wall, pieces = decode(
+                    toolkit, batching, k, args, models, test_src, eole_py, data
+                )
                 out_tokens = sum(len(p) + 1 for p in pieces)
-                row = {"toolkit": toolkit, "batching": batching, "round": k, "seconds": seconds, "wall_s": wall}
+                row = {
+                    "toolkit": toolkit,
+                    "batching": batching,
+                    "round": k,
+                    "seconds": seconds,
+                    "wall_s": wall,
+                }
                 row.update(out_tokens=out_tokens, bleu=bleu(pieces, refs), sents=len(pieces))
                 results.append(row)
                 print(
@@ -213,7 +271,11 @@ def main() -> None:
                 )
     print(report(rows, results, args))
     if args.json:
-        record = {"train": rows, "decode": results, "args": {k: str(v) for k, v in vars(args).items()}}
+        record = {
+            "train": rows,
+            "decode": results,
+            "args": {k: str(v) for k, v in vars(args).items()},
+        }
         args.json.write_text(json.dumps(record, indent=2) + "\n")
 
 

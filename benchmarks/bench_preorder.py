@@ -25,8 +25,12 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ja-en_small_pa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--train-sentences", type=int, default=20000, help="sentences the preorderers train on")
-    ap.add_argument("--align-lines", type=int, default=50000, help="training lines aligned (with dev and test)")
+    ap.add_argument(
+        "--train-sentences", type=int, default=20000, help="sentences the preorderers train on"
+    )
+    ap.add_argument(
+        "--align-lines", type=int, default=50000, help="training lines aligned (with dev and test)"
+    )
     ap.add_argument("--btg-iterations", type=int, default=20)
     ap.add_argument("--rvnn-epochs", type=int, default=5)
     ap.add_argument("--workdir", type=Path, default=None, help="keep the intermediate files here")
@@ -74,7 +78,12 @@ def main() -> None:
         seed=1,
     )
     print(json.dumps(align_stats)[:600])
-    classes = timed("word classes (256)", train_word_classes, steps.read_tokens(work / "train.en"), n_classes=256)
+    classes = timed(
+        "word classes (256)",
+        train_word_classes,
+        steps.read_tokens(work / "train.en"),
+        n_classes=256,
+    )
     write_word_classes(work / "classes.tsv", classes)
 
     btg_opts = {"iterations": args.btg_iterations, "max_sentences": args.train_sentences}
@@ -121,7 +130,13 @@ def main() -> None:
         work / "test.rvnn.perm",
     )
     timed(
-        "gold (test)", steps.gold_step, work / "test.align", work / "test.en", work / "test.gold.perm", "mean", "left"
+        "gold (test)",
+        steps.gold_step,
+        work / "test.align",
+        work / "test.en",
+        work / "test.gold.perm",
+        "mean",
+        "left",
     )
 
     table = preorder_report(

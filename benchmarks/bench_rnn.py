@@ -45,7 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def random_trees(sources: list[list[int]], seed: int) -> dict[str, list[list[int]]]:
     """``word``/``head`` inputs of a random tree per sentence (see the module docstring)."""
     rng = random.Random(seed)
-    heads = [[0] + [rng.randrange(1, i + 1) for i in range(1, len(s))] if s else [] for s in sources]
+    heads = [
+        [0] + [rng.randrange(1, i + 1) for i in range(1, len(s))] if s else [] for s in sources
+    ]
     return {"word": [list(range(len(s))) for s in sources], "head": heads}
 
 
@@ -100,10 +102,14 @@ def _relation_memory(length: int, naive: bool, args, out) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--baseline", default="zhang2018_rnnsearch")
-    ap.add_argument("--variants", default=None, help="comma-separated names (default: every rnn_small system)")
+    ap.add_argument(
+        "--variants", default=None, help="comma-separated names (default: every rnn_small system)"
+    )
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--timed-from", type=int, default=10)
     ap.add_argument("--target-tokens", type=float, default=2048)
@@ -140,7 +146,10 @@ def main() -> None:
         resolve_options(dict(options))  # fail early on a bad entry
         row = {"variant": name, **in_child(_measure, options, vocab, pairs, batch_tokens, args)}
         rows.append(row)
-        print(f"  {name}: {row['train']['tok_s']:,.0f} tok/s, peak +{row['peak_mb']:,.0f} MB", flush=True)
+        print(
+            f"  {name}: {row['train']['tok_s']:,.0f} tok/s, peak +{row['peak_mb']:,.0f} MB",
+            flush=True,
+        )
     base = rows[0]
     lines = [
         "| system | params | train tok/s | ratio | peak memory (MB) | ratio |",

@@ -21,7 +21,9 @@ from wordorder.models import build_model
 from wordorder.train.loop import batch_loss
 
 
-def throughput(device: str, amp: bool, pairs, batch_tokens: int, steps: int, warmup_steps: int = 3) -> float:
+def throughput(
+    device: str, amp: bool, pairs, batch_tokens: int, steps: int, warmup_steps: int = 3
+) -> float:
     torch.manual_seed(0)
     model = build_model({"preset": "small"}, 8000).to(device).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
@@ -49,7 +51,9 @@ def throughput(device: str, amp: bool, pairs, batch_tokens: int, steps: int, war
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--cuda-steps", type=int, default=200)
@@ -65,7 +69,9 @@ def main() -> None:
         )
         for _ in range(4000)
     ]
-    print(f"small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= {a.batch_tokens} padded tokens")
+    print(
+        f"small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= {a.batch_tokens} padded tokens"
+    )
     cpu = throughput("cpu", False, pairs, a.batch_tokens, a.steps)
     print(f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s")
     if torch.cuda.is_available():

@@ -76,7 +76,9 @@ def load_data(args) -> tuple[int, list, list]:
     return sp.vocab_size, pairs, dev
 
 
-def random_features(names: set[str], sources: list[list[int]], seed: int) -> dict[str, list[list[int]]]:
+def random_features(
+    names: set[str], sources: list[list[int]], seed: int
+) -> dict[str, list[list[int]]]:
     """Feature ids per source subword, as :mod:`wordorder.model_io.features` hands them over."""
     rng = random.Random(seed)
     out: dict[str, list[list[int]]] = {}
@@ -185,17 +187,32 @@ def decode_speed(model, dev, feats, args) -> dict[str, float]:
     return {"sent_s": len(dev) / seconds, "mean_len": sum(map(len, hyps)) / max(len(hyps), 1)}
 
 
-def run_variant(names: list[str], model_options: dict, vocab: int, pairs, dev, batch_tokens: int, args) -> dict:
+def run_variant(
+    names: list[str], model_options: dict, vocab: int, pairs, dev, batch_tokens: int, args
+) -> dict:
     needs = resolve_options(dict(model_options)).required_features()
-    options = {**model_options, "feature_sizes": feature_sizes(needs)} if needs else dict(model_options)
+    options = (
+        {**model_options, "feature_sizes": feature_sizes(needs)} if needs else dict(model_options)
+    )
     torch.manual_seed(args.seed)
     model = build_model(options, vocab)
     train_feats = random_features(needs, [s for s, _ in pairs], args.seed) if needs else None
     dev_feats = random_features(needs, dev, args.seed + 1) if needs else None
     train = train_speed(model, pairs, train_feats, batch_tokens, args)
-    dec = decode_speed(model, dev, dev_feats, args) if dev else {"sent_s": float("nan"), "mean_len": 0.0}
-    row = {"variants": names, "params": sum(p.numel() for p in model.parameters()), "train": train, "decode": dec}
-    print(f"  {', '.join(names)}: {train['tok_s']:,.0f} tok/s, {dec['sent_s']:.1f} sent/s", flush=True)
+    dec = (
+        decode_speed(model, dev, dev_feats, args)
+        if dev
+        else {"sent_s": float("nan"), "mean_len": 0.0}
+    )
+    row = {
+        "variants": names,
+        "params": sum(p.numel() for p in model.parameters()),
+        "train": train,
+        "decode": dec,
+    }
+    print(
+        f"  {', '.join(names)}: {train['tok_s']:,.0f} tok/s, {dec['sent_s']:.1f} sent/s", flush=True
+    )
     return row
 
 
@@ -225,10 +242,14 @@ def table(rows: list[dict], peak: float) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--baseline", default="transformer_small")
-    ap.add_argument("--variants", default=None, help="comma-separated names (default: every small Transformer)")
+    ap.add_argument(
+        "--variants", default=None, help="comma-separated names (default: every small Transformer)"
+    )
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--timed-from", type=int, default=50)
     ap.add_argument("--target-tokens", type=float, default=2048)
@@ -273,7 +294,10 @@ def main() -> None:
         flush=True,
     )
     peak = matmul_peak()
-    rows = [run_variant(group, json.loads(key), vocab, pairs, dev, batch_tokens, args) for key, group in groups.items()]
+    rows = [
+        run_variant(group, json.loads(key), vocab, pairs, dev, batch_tokens, args)
+        for key, group in groups.items()
+    ]
     peak = max(peak, matmul_peak())
     print(table(rows, peak))
     if args.json:

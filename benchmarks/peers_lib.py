@@ -36,7 +36,9 @@ ARCH = {
 # -- the FLOP count --------------------------------------------------------------------
 
 
-def weights_per_token(d: int, ff: int, enc_layers: int, dec_layers: int, vocab: int) -> tuple[int, int]:
+def weights_per_token(
+    d: int, ff: int, enc_layers: int, dec_layers: int, vocab: int
+) -> tuple[int, int]:
     """Matmul weights a source token and a target token go through (biases, norms ignored).
 
     Source: every encoder layer (Q, K, V, O: 4d², FFN: 2·d·ff) and the cross-attention K, V
@@ -60,10 +62,16 @@ class Lengths:
     def of(cls, pairs: list[tuple[int, int]]) -> Lengths:
         s = sum(a for a, _ in pairs)
         t = sum(b for _, b in pairs)
-        return cls(sum(a * a for a, _ in pairs) / s, sum(b * b for _, b in pairs) / t, sum(a * b for a, b in pairs) / t)
+        return cls(
+            sum(a * a for a, _ in pairs) / s,
+            sum(b * b for _, b in pairs) / t,
+            sum(a * b for a, b in pairs) / t,
+        )
 
 
-def training_flops(src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab: int, arch: dict = ARCH) -> float:
+def training_flops(
+    src_tokens: float, tgt_tokens: float, lengths: Lengths, vocab: int, arch: dict = ARCH
+) -> float:
     """Model FLOPs of training (forward + backward = 3 × forward) on these tokens:
 
     6·(W_src·S + W_tgt·T) + 12·d·(L_enc·ρ_ss·S + L_dec·(ρ_tt + ρ_st)·T)
@@ -116,7 +124,9 @@ def parse_eole_log(text: str) -> list[Report]:
         m = _STEP.match(line)
         if m:
             stamp = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
-            out.append(Report(int(m.group(2)), stamp, int(m.group(3)), int(m.group(4)), int(m.group(5))))
+            out.append(
+                Report(int(m.group(2)), stamp, int(m.group(3)), int(m.group(4)), int(m.group(5)))
+            )
     return out
 
 
@@ -157,14 +167,18 @@ def eole_python(work: Path, constraints: Path) -> Path:
     with open(log, "w", encoding="utf-8") as f:
         # eole imports aiohttp without declaring it; the constraints keep torch the CPU build.
         ok = (
-            subprocess.run([sys.executable, "-m", "venv", venv], stdout=f, stderr=subprocess.STDOUT).returncode == 0
+            subprocess.run(
+                [sys.executable, "-m", "venv", venv], stdout=f, stderr=subprocess.STDOUT
+            ).returncode
+            == 0
             and subprocess.run(
                 [py, "-m", "pip", "install", "-c", constraints, f"eole=={EOLE_VERSION}", "aiohttp"],
                 stdout=f,
                 stderr=subprocess.STDOUT,
             ).returncode
             == 0
-            and subprocess.run([py, "-c", check], stdout=f, stderr=subprocess.STDOUT).returncode == 0
+            and subprocess.run([py, "-c", check], stdout=f, stderr=subprocess.STDOUT).returncode
+            == 0
         )
     if not ok:
         shutil.rmtree(venv, ignore_errors=True)
@@ -191,7 +205,9 @@ def eole_config(
     arch: dict = ARCH,
 ) -> dict:
     """eole's train config for the shared architecture and schedule, on pre-segmented files."""
-    assert arch["enc_layers"] == arch["dec_layers"], "eole's transformer config takes one layer count"
+    assert arch["enc_layers"] == arch["dec_layers"], (
+        "eole's transformer config takes one layer count"
+    )
     return {
         "save_data": str(out / "data"),
         "src_vocab": str(vocab),
@@ -245,6 +261,9 @@ def eole_config(
             "add_final_linear_bias": True,
             "add_ffnbias": True,
             "mlp_activation_fn": "relu",
-            "embeddings": {"word_vec_size": arch["d"], "position_encoding_type": "SinusoidalInterleaved"},
+            "embeddings": {
+                "word_vec_size": arch["d"],
+                "position_encoding_type": "SinusoidalInterleaved",
+            },
         },
     }

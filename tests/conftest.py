@@ -19,5 +19,7 @@ def repo() -> Path:
 def shared_data() -> Path:
     """The real corpora beside the checkout (../shared/data); tests that need them skip without."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not found at {SHARED_DATA} (the shared/ folder beside the checkout)")
+        pytest.skip(
+            f"real data not found at {SHARED_DATA} (the shared/ folder beside the checkout)"
+        )
     return SHARED_DATA

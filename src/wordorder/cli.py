@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         s.set_defaults(func=func)
         return s
 
-    s = add("check-config", cmd_check_config, "validate a config (schema, pairs, variants, parsers) as the DAG does")
+    s = add(
+        "check-config",
+        cmd_check_config,
+        "validate a config (schema, pairs, variants, parsers) as the DAG does",
+    )
     s.add_argument("--config", required=True)
 
     # Stages in pipeline order, each with its own subcommands (``<stage>/commands.py``).
@@ -78,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     args = build_parser().parse_args(argv)
     start = time.perf_counter()
     try:

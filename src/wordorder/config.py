@@ -41,7 +41,9 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
         e = errors[0]
         where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
         message = e.message
-        if e.validator == "pattern" and "description" in e.schema:  # the rule in words, not the regex
+        if (
+            e.validator == "pattern" and "description" in e.schema
+        ):  # the rule in words, not the regex
             what = "the key" if "propertyNames" in e.absolute_schema_path else "the value"
             message = f"{what} {e.instance!r} is refused: expected {e.schema['description']}"
         raise WordorderError(
@@ -85,7 +87,9 @@ def load_variants(path: str | Path) -> dict[str, dict]:
     return registry["variants"]
 
 
-def apply_presets(variants: Mapping[str, dict], presets: Mapping[str, str] | None) -> dict[str, dict]:
+def apply_presets(
+    variants: Mapping[str, dict], presets: Mapping[str, str] | None
+) -> dict[str, dict]:
     """The registry with each family's ``preset`` replaced by ``presets[family]`` (config key
     ``presets``), so one registry serves the CPU demos and the papers' full-scale runs. Entries
     with ``keep_preset: true`` keep their own: a size the paper names for that system (e.g.
@@ -106,7 +110,9 @@ def entry_model(entry: Mapping[str, Any], pair: str) -> dict[str, Any]:
     return {**entry["model"], **entry.get("pair_model", {}).get(pair, {})}
 
 
-def variant_model(config: Mapping[str, Any], variants: Mapping[str, dict], variant: str, pair: str) -> dict:
+def variant_model(
+    config: Mapping[str, Any], variants: Mapping[str, dict], variant: str, pair: str
+) -> dict:
     """The model options of ``variant`` on ``pair``: the registry entry's (presets applied
     already, see :func:`apply_presets`, and its ``pair_model`` for the pair), then the config's
     ``model``, then ``data.<pair>.model`` (later keys win)."""
@@ -114,7 +120,9 @@ def variant_model(config: Mapping[str, Any], variants: Mapping[str, dict], varia
     return {**entry_model(variants[variant], pair), **(config.get("model") or {}), **pair_model}
 
 
-def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate: Locator | None = None) -> None:
+def check_config(
+    config: Mapping[str, Any], variants: Mapping[str, dict], locate: Locator | None = None
+) -> None:
     """Cross-checks: every pair is defined, every variant is registered, and the source side of
     every pair can be annotated as its variants need (a parser with trees, or POS tags).
     ``locate`` (from :func:`wordorder.configfiles.check_config_files`) lets errors name the config file and line."""
@@ -146,7 +154,9 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
 
         parsers = config.get("syntax", {}).get("parsers", {})
         for pair in config["pairs"]:
-            require_annotations(pair.split("-")[0], ["trees"], parsers, f"preorder method 'rvnn' on {pair}")
+            require_annotations(
+                pair.split("-")[0], ["trees"], parsers, f"preorder method 'rvnn' on {pair}"
+            )
     baseline = config.get("evaluation", {}).get("baseline")
     if baseline is not None and baseline not in config["variants"]:
         raise WordorderError(
@@ -202,7 +212,9 @@ def check_config(config: Mapping[str, Any], variants: Mapping[str, dict], locate
                 from wordorder.syntax.backends import require_annotations
 
                 parsers = config.get("syntax", {}).get("parsers", {})
-                require_annotations(pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}")
+                require_annotations(
+                    pair.split("-")[0], needs, parsers, f"variant '{name}' on {pair}"
+                )
 
 
 def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
@@ -212,18 +224,24 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
 
     known = set(option_defaults()) - {"family"}
     places = [("model", config.get("model") or {})]
-    places += [(f"data.{p}.model", config.get("data", {}).get(p, {}).get("model") or {}) for p in config["pairs"]]
+    places += [
+        (f"data.{p}.model", config.get("data", {}).get(p, {}).get("model") or {})
+        for p in config["pairs"]
+    ]
     for where, options in places:
         for key in options:
             if key not in known:
                 raise WordorderError(
-                    f"{where}: unknown model option '{key}'", hint=f"valid model options: {', '.join(sorted(known))}"
+                    f"{where}: unknown model option '{key}'",
+                    hint=f"valid model options: {', '.join(sorted(known))}",
                 )
     if config.get("subword", {}).get("joint", True):
         return
     for pair in config["pairs"]:
         for name in config["variants"]:
-            if name in variants and variant_model(config, variants, name, pair).get("tie_embeddings", True):
+            if name in variants and variant_model(config, variants, name, pair).get(
+                "tie_embeddings", True
+            ):
                 raise WordorderError(
                     f"subword.joint is false (a vocabulary per side), but variant '{name}' ties its "
                     f"source and target embeddings on {pair}",
@@ -274,7 +292,11 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     locate = Locator([doc])
     check_repeats(config, locate)
     validate_schema(config, "config.schema.yaml", path=path)
-    check_config(config, apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")), locate)
+    check_config(
+        config,
+        apply_presets(load_variants(Path(config["variants_file"])), config.get("presets")),
+        locate,
+    )
     return config
 
 

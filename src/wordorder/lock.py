@@ -80,7 +80,10 @@ def take(folder: str | Path) -> None:
         if holder and status == "no locks" and _alive(holder.get("pid")):
             _refuse(path, holder, "is running (this filesystem has no locks; its pid is alive)")
         if holder:
-            print(f"note: {path}: taking over the lock of a run that is gone ({_describe(holder)})", file=sys.stderr)
+            print(
+                f"note: {path}: taking over the lock of a run that is gone ({_describe(holder)})",
+                file=sys.stderr,
+            )
         _write(
             fd,
             {

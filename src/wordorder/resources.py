@@ -72,7 +72,8 @@ def gpus(device: Any, count: int = 1) -> int:
 def peak_memory_mb() -> float:
     """Peak resident memory of this process or of the largest child it waited for (eflomal)."""
     kib = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     )
     return kib / 1024  # Linux reports KiB
 
@@ -81,5 +82,8 @@ def cpu_seconds() -> float:
     """User + system CPU seconds of this process and of the children it waited for."""
     return sum(
         u.ru_utime + u.ru_stime
-        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+        for u in (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
     )

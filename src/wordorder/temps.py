@@ -53,11 +53,17 @@ def _alive(pid: int) -> bool:
 def stale_temps(folder: Path, name: str) -> list[Path]:
     """The temporaries for target ``name`` in ``folder`` whose owner is dead (same host only)."""
     pattern = re.compile(
-        r"\." + re.escape(name) + r"\.([A-Za-z0-9_-]+)~(\d+)\.[A-Za-z0-9_]+" + re.escape(SUFFIX) + r"\Z"
+        r"\."
+        + re.escape(name)
+        + r"\.([A-Za-z0-9_-]+)~(\d+)\.[A-Za-z0-9_]+"
+        + re.escape(SUFFIX)
+        + r"\Z"
     )
     host, me = _host(), os.getpid()
     stale = []
-    for entry in glob.glob(os.path.join(glob.escape(str(folder)), f".{glob.escape(name)}.*{SUFFIX}")):
+    for entry in glob.glob(
+        os.path.join(glob.escape(str(folder)), f".{glob.escape(name)}.*{SUFFIX}")
+    ):
         match = pattern.match(os.path.basename(entry))
         if match and match.group(1) == host:
             pid = int(match.group(2))

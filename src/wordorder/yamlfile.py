@@ -54,12 +54,16 @@ def read_yaml_doc(path: str | Path) -> YamlDoc:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = None if mark is None else mark.line + 1
-        raise WordorderError(f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line) from None
+        raise WordorderError(
+            f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line
+        ) from None
     finally:
         loader.dispose()
 
 
-def _walk(loader: yaml.SafeLoader, node: yaml.Node, where: KeyPath, doc: YamlDoc, seen: set[int]) -> None:
+def _walk(
+    loader: yaml.SafeLoader, node: yaml.Node, where: KeyPath, doc: YamlDoc, seen: set[int]
+) -> None:
     """Record lines below ``node`` and refuse a key repeated in one mapping."""
     if id(node) in seen:  # an alias of a node walked already
         return

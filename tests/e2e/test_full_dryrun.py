@@ -25,20 +25,33 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
         if "wordorder translate " in line:
             paper = re.search(r"--checkpoint results/(\w+)_full/", line).group(1)
             beams.setdefault(paper, set()).add(re.search(r'"beam_size": (\d+)', line).group(1))
-    assert beams == {"chen2018": {"12"}, "chen2019": {"4"}, "chen2020": {"4"}, "kawara2021": {"5"}, "zhang2018": {"10"}}
-    assert '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out
+    assert beams == {
+        "chen2018": {"12"},
+        "chen2019": {"4"},
+        "chen2020": {"4"},
+        "kawara2021": {"5"},
+        "zhang2018": {"10"},
+    }
+    assert (
+        '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out
+    )
     # a registry entry's per-pair options reach that pair's training only (Zhang 2018's relation layers)
     rnmt = {}
     for line in out.splitlines():
         m = re.search(r"--output results/zhang2018_full/models/([a-z-]+)/zhang2018_rnmt/", line)
         if "wordorder train " in line and m:
-            rnmt[m.group(1)] = re.search(r'"relation_convs": (\[\[[^"]*\]\]), "relation_layers"', line).group(1)
+            rnmt[m.group(1)] = re.search(
+                r'"relation_convs": (\[\[[^"]*\]\]), "relation_layers"', line
+            ).group(1)
     assert rnmt == {"en-de": "[[3, 96]]", "zh-en": "[[1, 128], [3, 256]]"}
     # NIST zh-en is scored on its four references and case-insensitively (Chen 2018, Zhang 2018);
     # WMT16 en-de case-sensitively in Zhang 2018, case-insensitively in Chen 2018
     scores = {}
     for line in out.splitlines():
-        m = re.search(r"wordorder score .*--output results/(\w+)_full/scores/([a-z-]+)/\w+/seed1/(\w+)\.json", line)
+        m = re.search(
+            r"wordorder score .*--output results/(\w+)_full/scores/([a-z-]+)/\w+/seed1/(\w+)\.json",
+            line,
+        )
         if m:
             scores[m.groups()] = (line.count("--extra-ref "), "--lowercase" in line)
     assert scores[("zhang2018", "zh-en", "mt03")] == (3, True)
@@ -59,9 +72,17 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
 
 def test_kawara_table_one_sweep_plans(repo):
     """configs/full/kawara2021_clipping.yaml: eight systems (k = 1, 2, 4, 8) on en-ja, word positions."""
-    run = snakemake(repo, "-n", "-p", "--configfile", "configs/full/kawara2021_clipping.yaml", timeout=300)
+    run = snakemake(
+        repo, "-n", "-p", "--configfile", "configs/full/kawara2021_clipping.yaml", timeout=300
+    )
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-3000:]
-    trained = set(re.findall(r"--output results/kawara2021_clipping_full/models/en-ja/(\w+)/seed1/", out))
-    assert trained == {f"kawara2021_{s}{k}" for s in ("baseline", "relative_btg") for k in ("_k1", "_k2", "", "_k8")}
+    trained = set(
+        re.findall(r"--output results/kawara2021_clipping_full/models/en-ja/(\w+)/seed1/", out)
+    )
+    assert trained == {
+        f"kawara2021_{s}{k}"
+        for s in ("baseline", "relative_btg")
+        for k in ("_k1", "_k2", "", "_k8")
+    }
     assert "--unit word" in out and "aspec_dev.hyp" in out

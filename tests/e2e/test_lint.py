@@ -47,7 +47,9 @@ def test_the_reader_sees_a_finding(tmp_path):
     )
     (tmp_path / "Snakefile").write_text('include: "rules/mixed.smk"\n', encoding="utf-8")
     found = lint_findings(tmp_path / "Snakefile")
-    assert found == [f"snakefile {tmp_path / 'rules' / 'mixed.smk'}: Mixed rules and functions in same snakefile."]
+    assert found == [
+        f"snakefile {tmp_path / 'rules' / 'mixed.smk'}: Mixed rules and functions in same snakefile."
+    ]
 
 
 def test_the_workflow_has_no_lint_findings(repo, shared_data, tmp_path):

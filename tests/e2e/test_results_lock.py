@@ -24,7 +24,10 @@ import yaml
 pytestmark = pytest.mark.slow
 
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-SIDES = {"en": b"a man rides a bike .\na dog runs .\n", "de": b"ein mann fahrt rad .\nein hund rennt .\n"}
+SIDES = {
+    "en": b"a man rides a bike .\na dog runs .\n",
+    "de": b"ein mann fahrt rad .\nein hund rennt .\n",
+}
 
 
 @pytest.fixture
@@ -86,18 +89,32 @@ def env() -> dict:
     return {**os.environ, "PATH": f"{SNAKEMAKE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, shared_data, tmp_path, server):
+def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(
+    repo, shared_data, tmp_path, server
+):
     url, bodies, hold, waiting = server
     config = yaml.safe_load(
-        (repo / "tests" / "e2e" / "tiny.yaml").read_text(encoding="utf-8").replace("{DATA}", str(shared_data))
+        (repo / "tests" / "e2e" / "tiny.yaml")
+        .read_text(encoding="utf-8")
+        .replace("{DATA}", str(shared_data))
     )
     config["data"]["en-de"].pop("align_gold")
-    config.update(variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False})  # a lighter parse
+    config.update(
+        variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False}
+    )  # a lighter parse
     side = {
-        lang: {"url": f"{url}/train.{lang}.gz", "sha256": hashlib.sha256(bodies[f"/train.{lang}.gz"]).hexdigest()}
+        lang: {
+            "url": f"{url}/train.{lang}.gz",
+            "sha256": hashlib.sha256(bodies[f"/train.{lang}.gz"]).hexdigest(),
+        }
         for lang in SIDES
     }
-    config["data"]["en-de"]["train"] = {"kind": "url", "src": side["en"], "tgt": side["de"], "timeout": 60}
+    config["data"]["en-de"]["train"] = {
+        "kind": "url",
+        "src": side["en"],
+        "tgt": side["de"],
+        "timeout": 60,
+    }
     config.update(results=str(tmp_path / "results"), logs=str(tmp_path / "logs"))
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -127,14 +144,18 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
         # holder as a SLURM job step runs it (snakemake again, in remote mode, without hooks: not refused)
         job_target = str(folder / "data" / "en-de" / "raw" / "flickr2016.en")
         runs = [
-            subprocess.Popen(cmd, env=env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            subprocess.Popen(
+                cmd, env=env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            )
             for cmd in (
                 command(second, path, target),
                 command(second, path, target, "-n"),
                 command(first, path, job_target, "--mode", "remote", "--no-hooks", "--nolock"),
             )
         ]
-        (refused, out), (dry, dry_out), (job, job_out) = [(p, p.communicate(timeout=120)[0]) for p in runs]
+        (refused, out), (dry, dry_out), (job, job_out) = [
+            (p, p.communicate(timeout=120)[0]) for p in runs
+        ]
         assert job.returncode == 0 and Path(job_target).is_file(), job_out[-3000:]
         assert refused.returncode != 0, out[-3000:]
         assert f"the results folder {folder} is in use" in out
@@ -158,9 +179,13 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(repo, 
             os.killpg(holder.pid, signal.SIGKILL)
             holder.wait()
     assert holder.returncode != 0
-    assert (folder / ".wordorder.lock").read_text(encoding="utf-8") == ""  # an orderly end empties it
+    assert (folder / ".wordorder.lock").read_text(
+        encoding="utf-8"
+    ) == ""  # an orderly end empties it
 
-    done = subprocess.run(command(second, path, target), env=env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command(second, path, target), env=env(), capture_output=True, text=True, timeout=120
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-3000:]
     assert "taking over" not in out

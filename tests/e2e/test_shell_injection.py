@@ -31,7 +31,10 @@ def small_config(repo, shared_data, tmp_path) -> dict:
     corpus = tmp_path / planted(tmp_path, "corpus")
     corpus.mkdir(parents=True)
     for lang in ("en", "de"):
-        shutil.copy(shared_data / "multi30k_task1_en-de-cs" / f"train.{lang}.gz", corpus / f"train.{lang}.gz")
+        shutil.copy(
+            shared_data / "multi30k_task1_en-de-cs" / f"train.{lang}.gz",
+            corpus / f"train.{lang}.gz",
+        )
     gold = tmp_path / planted(tmp_path, "gold")
     write_gold(shared_data, gold)
     registry = tmp_path / planted(tmp_path, "registry") / "variants.yaml"
@@ -54,7 +57,10 @@ def small_config(repo, shared_data, tmp_path) -> dict:
                 },
                 "dev": {"holdout": 20},
                 "test": {"held": {"holdout": 10}},
-                "align_gold": {"pairs": str(gold / "gold.src-tgt"), "links": str(gold / "gold.links")},
+                "align_gold": {
+                    "pairs": str(gold / "gold.src-tgt"),
+                    "links": str(gold / "gold.links"),
+                },
             }
         },
         "subword": {"vocab_size": 200},
@@ -82,7 +88,11 @@ def test_planted_commands_in_paths_run_nothing(repo, shared_data, tmp_path):
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     assert marks(tmp_path) == []
     stats = json.loads(Path(targets[0]).read_text(encoding="utf-8"))
-    assert list(stats["splits"]) == ["train", "dev", "held"]  # the gold set was read from its planted path
+    assert list(stats["splits"]) == [
+        "train",
+        "dev",
+        "held",
+    ]  # the gold set was read from its planted path
     assert 0.0 <= json.loads(Path(targets[1]).read_text(encoding="utf-8"))["aer"] <= 1.0
     assert Path(f"{cfg['logs']}/inject/align/en-de.log").is_file()
 
@@ -98,9 +108,15 @@ def test_planted_commands_in_paths_run_nothing(repo, shared_data, tmp_path):
         ("results", "r\n$(touch {tmp}/MARK_results_nl)", "'results'"),
     ],
 )
-def test_names_with_shell_text_are_refused_when_the_dag_is_built(key, value, must, repo, shared_data, tmp_path):
+def test_names_with_shell_text_are_refused_when_the_dag_is_built(
+    key, value, must, repo, shared_data, tmp_path
+):
     cfg = small_config(repo, shared_data, tmp_path)
-    cfg[key] = [v.format(tmp=tmp_path) for v in value] if isinstance(value, list) else value.format(tmp=tmp_path)
+    cfg[key] = (
+        [v.format(tmp=tmp_path) for v in value]
+        if isinstance(value, list)
+        else value.format(tmp=tmp_path)
+    )
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     run = snakemake(repo, "-n", "--configfile", str(config), timeout=120)

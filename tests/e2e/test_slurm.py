@@ -63,7 +63,9 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if os.geteuid() != 0 or not shutil.which("slurmctld") or not shutil.which("munged"):
-        pytest.skip("a real SLURM needs root and Debian's slurm-wlm and munge (installed by .ci/run)")
+        pytest.skip(
+            "a real SLURM needs root and Debian's slurm-wlm and munge (installed by .ci/run)"
+        )
     if CONF.exists() and MARK not in CONF.read_text(encoding="utf-8"):
         pytest.skip(f"{CONF} belongs to a real cluster: not touching it")
     state = tmp_path_factory.mktemp("slurm")
@@ -73,18 +75,34 @@ def cluster(tmp_path_factory):
     CONF.write_text(_conf(state), encoding="utf-8")
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        ["chown", "-R", "munge:munge", "/run/munge", "/var/log/munge", "/var/lib/munge", "/etc/munge"], check=False
+        [
+            "chown",
+            "-R",
+            "munge:munge",
+            "/run/munge",
+            "/var/log/munge",
+            "/var/lib/munge",
+            "/etc/munge",
+        ],
+        check=False,
     )
     if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
         subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
-    subprocess.run(["scontrol", "shutdown"], capture_output=True)  # a cluster left by an earlier run
+    subprocess.run(
+        ["scontrol", "shutdown"], capture_output=True
+    )  # a cluster left by an earlier run
     time.sleep(1)
     subprocess.run(["slurmctld"], check=True)
     subprocess.run(["slurmd"], check=True)
     deadline = time.monotonic() + 60
-    while "idle" not in subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout:
+    while (
+        "idle"
+        not in subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True).stdout
+    ):
         if time.monotonic() > deadline:
-            pytest.fail(f"the node did not come up: {(state / 'slurmd.log').read_text(errors='replace')[-2000:]}")
+            pytest.fail(
+                f"the node did not come up: {(state / 'slurmd.log').read_text(errors='replace')[-2000:]}"
+            )
         time.sleep(0.5)
     yield state
     subprocess.run(["scontrol", "shutdown"], capture_output=True)
@@ -125,7 +143,9 @@ def run_on_slurm(repo, config, *args):
     )
 
 
-def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster, repo, shared_data, tmp_path):
+def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(
+    cluster, repo, shared_data, tmp_path
+):
     """The tiny DAG up to the trained model through the profile, every job via sbatch, in one run
     (CI's budget; decoding and scoring through SLURM add nothing new): SLURM ends
     the training job at its 2-minute limit (SIGTERM): the job saves its state and fails (Snakemake
@@ -154,14 +174,33 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster
         checkpoint_every=0,
         log_every=50,
     )
-    model = tmp_path / "results" / "tiny" / "models" / "en-de" / "transformer_tiny" / "seed1" / "best.pt"
-    run = run_on_slurm(repo, config, str(model), "--set-resources", "train:runtime=2", "--retries", "3")
+    model = (
+        tmp_path
+        / "results"
+        / "tiny"
+        / "models"
+        / "en-de"
+        / "transformer_tiny"
+        / "seed1"
+        / "best.pt"
+    )
+    run = run_on_slurm(
+        repo, config, str(model), "--set-resources", "train:runtime=2", "--retries", "3"
+    )
     output = run.stdout + run.stderr
     log_path = tmp_path / "logs" / "tiny" / "train" / "en-de.transformer_tiny.seed1.log"
-    train_log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else "(no train log)"
-    assert run.returncode == 0, output[-3000:] + "\n== the train job's log (last attempt):\n" + train_log[-3000:]
+    train_log = (
+        log_path.read_text(encoding="utf-8", errors="replace")
+        if log_path.exists()
+        else "(no train log)"
+    )
+    assert run.returncode == 0, (
+        output[-3000:] + "\n== the train job's log (last attempt):\n" + train_log[-3000:]
+    )
     submitted = output.count("has been submitted with SLURM jobid")
-    assert submitted >= 10, output[-3000:]  # fetch, tokenize, split, select, subwords, train: all through sbatch
+    assert submitted >= 10, output[
+        -3000:
+    ]  # fetch, tokenize, split, select, subwords, train: all through sbatch
     completed = (cluster / "jobcomp.txt").read_text(encoding="utf-8")
     assert "JobState=TIMEOUT" in completed
     assert completed.count("JobState=COMPLETED") + completed.count("JobState=TIMEOUT") >= submitted
@@ -180,15 +219,22 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(cluster
     assert resumed and int(resumed.group(1)) > 0, log[-3000:]
     assert model.is_file() and '"stop_reason": "max_minutes"' in log
     # The metrics log is whole: each update's records once, the first attempt's included.
-    records = [json.loads(line) for line in (model.parent / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+    records = [
+        json.loads(line)
+        for line in (model.parent / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     evals = [r["step"] for r in records if "dev_bleu" in r]
     logs = [r["step"] for r in records if "train_loss" in r]
     assert logs == list(range(50, 50 * len(logs) + 1, 50)), logs
     assert evals[:-1] == list(range(100, 100 * len(evals), 100)), evals  # and one at the end
-    assert evals[0] <= int(resumed.group(1)), (evals, resumed.group(1))  # evaluated before the limit
+    assert evals[0] <= int(resumed.group(1)), (
+        evals,
+        resumed.group(1),
+    )  # evaluated before the limit
     best = torch.load(model, weights_only=True)["meta"]
     assert any(
-        r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4) for r in records
+        r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4)
+        for r in records
     ), (best["step"], records)
     # Finished: the optimizer state is gone, the record of the finished outputs stays.
     resume = tmp_path / "results" / "tiny" / "resume" / "en-de" / "transformer_tiny" / "seed1"

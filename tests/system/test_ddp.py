@@ -91,7 +91,9 @@ def test_two_processes_train_like_one(tmp_path):
 
     # rank 0 logs the loss of the whole update (summed over the processes), as the single run does
     def losses(folder):
-        records = [json.loads(x) for x in (tmp_path / folder / "metrics.jsonl").read_text().splitlines()]
+        records = [
+            json.loads(x) for x in (tmp_path / folder / "metrics.jsonl").read_text().splitlines()
+        ]
         return [(r["step"], r["train_loss"]) for r in records if "train_loss" in r]
 
     assert [s for s, _ in losses("ddp")] == [5, 10, 15, 20, 25]

@@ -74,7 +74,9 @@ def make_data(n_train: int, n_test: int, seed: int):
 
 def bleu(hyps: list[list[int]], refs: list[list[int]]) -> float:
     as_text = lambda ids: " ".join(map(str, ids))  # noqa: E731
-    return sacrebleu.corpus_bleu([as_text(h) for h in hyps], [[as_text(r) for r in refs]], tokenize="none").score
+    return sacrebleu.corpus_bleu(
+        [as_text(h) for h in hyps], [[as_text(r) for r in refs]], tokenize="none"
+    ).score
 
 
 @pytest.mark.slow
@@ -104,7 +106,15 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
         threads=2,
     )
     try:
-        summary = train(model, train_pairs, dev_src, lambda h: bleu(h, dev_ref), opts, tmp_path, {"task": "svo-sov"})
+        summary = train(
+            model,
+            train_pairs,
+            dev_src,
+            lambda h: bleu(h, dev_ref),
+            opts,
+            tmp_path,
+            {"task": "svo-sov"},
+        )
     finally:
         torch.set_num_threads(threads)
     model.eval()
@@ -122,7 +132,9 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
     assert exact >= EXACT_BAR
 
 
-def train_and_score(name: str, model, data, feats: dict | None, opts: TrainOptions, out_dir) -> tuple[float, float]:
+def train_and_score(
+    name: str, model, data, feats: dict | None, opts: TrainOptions, out_dir
+) -> tuple[float, float]:
     """Train ``model`` on ``data`` (make_data's triple; dev = the first 50 test sentences), decode
     the test sentences with beam 4 and return (BLEU, exact-match share); ``feats``: source inputs
     as ``{"train": {name: lists}, "test": {name: lists}}`` or None."""
@@ -147,7 +159,9 @@ def train_and_score(name: str, model, data, feats: dict | None, opts: TrainOptio
         torch.set_num_threads(threads)
     model.eval()
     src = pad([s + [EOS_ID] for s in test_src])
-    batch_feats = {k: pad_feature(k, v, src.size(1)) for k, v in test_feats.items()} if feats else None
+    batch_feats = (
+        {k: pad_feature(k, v, src.size(1)) for k, v in test_feats.items()} if feats else None
+    )
     hyps = [h[0] for h in beam_search(model, src, beam_size=4, feats=batch_feats)]
     score = bleu(hyps, test_ref)
     exact = sum(h == r for h, r in zip(hyps, test_ref)) / len(test_ref)

@@ -48,9 +48,14 @@ except TrainingInterrupted as e:
 def start(tmp_path: Path, out: Path, state: Path | None) -> subprocess.Popen:
     script = tmp_path / "worker.py"
     script.write_text(WORKER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
     args = [sys.executable, str(script), str(out)] + ([str(state)] if state else [])
-    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
 
 
 def saved_step(state: Path) -> int:
@@ -67,7 +72,9 @@ def wait_for_step(proc: subprocess.Popen, state: Path, at_least: int, timeout: f
         if step >= at_least:
             return step
         if proc.poll() is not None:
-            raise AssertionError(f"training ended before saving update {at_least}: {proc.stderr.read()[-2000:]}")
+            raise AssertionError(
+                f"training ended before saving update {at_least}: {proc.stderr.read()[-2000:]}"
+            )
         time.sleep(0.05)
     raise AssertionError(f"no state at update {at_least} within {timeout} s")
 
@@ -79,7 +86,10 @@ def sha256(path: Path) -> str:
 def records(out: Path) -> list[dict]:
     """The metrics log without its timings (which differ from run to run)."""
     lines = (out / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")} for line in lines]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")}
+        for line in lines
+    ]
 
 
 def outputs_deleted(out: Path) -> None:
@@ -127,7 +137,9 @@ def test_killed_training_resumes_to_bitwise_equal_checkpoints(tmp_path):
 
     # Bitwise: the averaged best.pt, the best single checkpoint and the last one.
     for name in ("best.pt", "best_single.pt", "last.pt"):
-        assert sha256(out / name) == sha256(ref_out / name), f"{name} differs after kills at {killed_at}, {stopped_at}"
+        assert sha256(out / name) == sha256(ref_out / name), (
+            f"{name} differs after kills at {killed_at}, {stopped_at}"
+        )
     assert torch.load(out / "last.pt", weights_only=True)["meta"]["step"] == 70
     # The metrics log has each update's records once, with the values of the uninterrupted run.
     assert records(out) == records(ref_out)

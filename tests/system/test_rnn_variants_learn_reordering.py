@@ -83,7 +83,9 @@ def test_rnn_variant_learns_svo_to_sov(name, tmp_path):
     data = make_data(20_000, 200, seed=7)
     model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **VARIANTS[name]}, VOCAB)
     feats = (
-        {"train": features([s for s, _ in data[0]]), "test": features(data[1])} if model.options.syntax_tree() else None
+        {"train": features([s for s, _ in data[0]]), "test": features(data[1])}
+        if model.options.syntax_tree()
+        else None
     )
     opts = TrainOptions(
         device="cpu",

@@ -10,7 +10,12 @@ import pytest
 from wordorder.align.aer import aer, read_gold, read_src_tgt
 from wordorder.errors import WordorderError
 
-GOLD = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "word-alignment-gold_awesome-align"
+GOLD = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "word-alignment-gold_awesome-align"
+)
 
 
 def arr(*links):
@@ -20,7 +25,11 @@ def arr(*links):
 def test_worked_example():
     # S = {00, 11}, P = S ∪ {12}, A = {00, 12, 22}: P = 2/3, R = 1/2, AER = 1 - (1 + 2)/(3 + 2) = 0.4
     r = aer([arr((0, 0), (1, 2), (2, 2))], [arr((0, 0), (1, 1))], [arr((1, 2))])
-    assert r["precision"] == pytest.approx(2 / 3) and r["recall"] == 0.5 and r["aer"] == pytest.approx(0.4)
+    assert (
+        r["precision"] == pytest.approx(2 / 3)
+        and r["recall"] == 0.5
+        and r["aer"] == pytest.approx(0.4)
+    )
     assert (r["predicted"], r["sure"], r["possible"], r["a_and_s"], r["a_and_p"]) == (3, 2, 3, 1, 2)
     assert r["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
 
@@ -67,9 +76,17 @@ def test_real_gold_sets_are_in_range_with_ascii_space_tokens():
     counts = {"enfr": (447, 4038, 13400), "jaen": (582, 13562, 0), "roen": (248, 6198, 0)}
     for name, (lines, n_sure, n_possible) in counts.items():
         src, tgt = read_src_tgt(GOLD / f"{name}.src-tgt.gz")
-        g = read_gold(GOLD / f"{name}.gold.gz", list(map(len, src)), list(map(len, tgt)), out_of_range="error")
-        assert len(src) == lines and sum(map(len, g.sure)) == n_sure and sum(map(len, g.possible)) == n_possible
+        g = read_gold(
+            GOLD / f"{name}.gold.gz", list(map(len, src)), list(map(len, tgt)), out_of_range="error"
+        )
+        assert (
+            len(src) == lines
+            and sum(map(len, g.sure)) == n_sure
+            and sum(map(len, g.possible)) == n_possible
+        )
     # splitting on any whitespace drops the ideographic-space tokens and pushes 6 links past the end
     src, tgt = read_src_tgt(GOLD / "jaen.src-tgt.gz")
-    g = read_gold(GOLD / "jaen.gold.gz", [len(" ".join(s).split()) for s in src], list(map(len, tgt)))
+    g = read_gold(
+        GOLD / "jaen.gold.gz", [len(" ".join(s).split()) for s in src], list(map(len, tgt))
+    )
     assert (g.out_of_range_links, g.out_of_range_lines) == (6, [351, 354, 355, 356])

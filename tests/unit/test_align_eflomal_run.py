@@ -37,7 +37,9 @@ def test_align_splits_together(tmp_path):
     test = (test[0] + ["s1 s2", "", ""], test[1] + ["", "t3", ""])
     paths = [write_split(tmp_path / "train", *train), write_split(tmp_path / "test", *test)]
     outs = [tmp_path / "train.align", tmp_path / "test.align"]
-    stats = align_corpus([p[0] for p in paths], [p[1] for p in paths], outs, {"model": 2}, work_dir=tmp_path)
+    stats = align_corpus(
+        [p[0] for p in paths], [p[1] for p in paths], outs, {"model": 2}, work_dir=tmp_path
+    )
     assert stats["sentences_per_split"] == [400, 23] and stats["sentences"] == 423
     assert stats["left_out_pairs"] == 3 and stats["options"]["symmetrize"] == "grow-diag-final-and"
     assert 0 <= stats["unaligned_source"] <= 1 and stats["links_per_sentence"] > 1
@@ -74,5 +76,9 @@ def test_errors_leave_no_outputs(tmp_path):
 def test_all_pairs_empty(tmp_path):
     s, t = write_split(tmp_path / "e", ["", "a"], ["b", ""])
     stats = align_corpus([s], [t], [tmp_path / "e.align"], {"symmetrize": "union"})
-    assert (tmp_path / "e.align").read_text() == "\n\n" and stats["links"] == 0 and stats["left_out_pairs"] == 2
+    assert (
+        (tmp_path / "e.align").read_text() == "\n\n"
+        and stats["links"] == 0
+        and stats["left_out_pairs"] == 2
+    )
     assert np.isclose(stats["unaligned_source"], 1.0)

@@ -57,7 +57,11 @@ def test_malformed_lines_name_file_and_line(tmp_path, bad, what):
 def test_line_structure():
     # empty lines are sentences without links; a last line without newline still counts
     flat, poss, off = parse_pharaoh(b"0-1\n\n2-2 3-3")
-    assert off.tolist() == [0, 1, 1, 3] and flat.tolist() == [[0, 1], [2, 2], [3, 3]] and not poss.any()
+    assert (
+        off.tolist() == [0, 1, 1, 3]
+        and flat.tolist() == [[0, 1], [2, 2], [3, 3]]
+        and not poss.any()
+    )
     assert parse_pharaoh(b"")[2].tolist() == [0]
     assert parse_pharaoh(b"\n")[2].tolist() == [0, 0]
     assert parse_pharaoh(b"0-0\r\n1-1\r\n")[2].tolist() == [0, 1, 2]
@@ -92,7 +96,9 @@ def test_write_round_trip_and_gzip(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.integers(0, 120), st.integers(0, 120)), max_size=6), max_size=8))
+@given(
+    st.lists(st.lists(st.tuples(st.integers(0, 120), st.integers(0, 120)), max_size=6), max_size=8)
+)
 def test_flat_text_round_trip(sentences):
     links = [np.array(s, np.int64).reshape(-1, 2) for s in sentences]
     flat, offsets = flatten(links)

@@ -12,7 +12,11 @@ from wordorder.align.symmetrize import METHODS, symmetrize, symmetrize_flat
 
 def run(fwd, rev, n, m, method):
     out = symmetrize(
-        [np.array(fwd, np.int64).reshape(-1, 2)], [np.array(rev, np.int64).reshape(-1, 2)], [n], [m], method
+        [np.array(fwd, np.int64).reshape(-1, 2)],
+        [np.array(rev, np.int64).reshape(-1, 2)],
+        [n],
+        [m],
+        method,
     )
     return {tuple(x) for x in out[0].tolist()}
 
@@ -39,7 +43,11 @@ def test_final_and_versus_final():
 
 def test_growth_chains_within_one_scan_and_forward_goes_first():
     # (1,0) grows from (0,0), then (2,1) from (1,0)
-    assert run([(0, 0)], [(0, 0), (1, 0), (2, 1)], 3, 3, "grow-diag-final-and") == {(0, 0), (1, 0), (2, 1)}
+    assert run([(0, 0)], [(0, 0), (1, 0), (2, 1)], 3, 3, "grow-diag-final-and") == {
+        (0, 0),
+        (1, 0),
+        (2, 1),
+    }
     # empty intersection: final-and adds the forward link first, which blocks the reverse one
     assert run([(0, 1)], [(0, 0)], 1, 2, "grow-diag-final-and") == {(0, 1)}
     assert run([(0, 1)], [(0, 0)], 1, 2, "intersection") == set()
@@ -50,7 +58,13 @@ def test_flat_corpus_and_bad_input():
     fwd = np.array([[0, 0], [1, 1], [0, 0]])
     rev = np.array([[0, 0], [1, 1], [0, 1]])
     links, offsets = symmetrize_flat(
-        fwd, np.array([0, 2, 2, 3]), rev, np.array([0, 2, 2, 3]), [2, 0, 1], [2, 0, 2], "grow-diag-final-and"
+        fwd,
+        np.array([0, 2, 2, 3]),
+        rev,
+        np.array([0, 2, 2, 3]),
+        [2, 0, 1],
+        [2, 0, 2],
+        "grow-diag-final-and",
     )
     assert offsets.tolist() == [0, 2, 2, 3] and links.tolist() == [[0, 0], [1, 1], [0, 0]]
     with pytest.raises(ValueError, match="unknown symmetrization"):
@@ -73,7 +87,16 @@ def reference(fwd: set, rev: set, n: int, m: int, method: str) -> set:
             for f in range(m):
                 if (e, f) not in a:
                     continue
-                for de, df in ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)):
+                for de, df in (
+                    (-1, 0),
+                    (0, -1),
+                    (1, 0),
+                    (0, 1),
+                    (-1, -1),
+                    (-1, 1),
+                    (1, -1),
+                    (1, 1),
+                ):
                     p = (e + de, f + df)
                     if p in union and p not in a and (not rows(p[0]) or not cols(p[1])):
                         a.add(p)
@@ -85,7 +108,11 @@ def reference(fwd: set, rev: set, n: int, m: int, method: str) -> set:
             for f in range(m):
                 if (e, f) in directional and (e, f) not in a:
                     free_e, free_f = not rows(e), not cols(f)
-                    if (free_e and free_f) if method == "grow-diag-final-and" else (free_e or free_f):
+                    if (
+                        (free_e and free_f)
+                        if method == "grow-diag-final-and"
+                        else (free_e or free_f)
+                    ):
                         a.add((e, f))
     return a
 
@@ -115,6 +142,8 @@ def test_matches_reference_and_nests(corpus):
             assert arr.tolist() == sorted(arr.tolist())  # row-major order
     for k in range(len(corpus)):
         inter, union = results["intersection"][k], results["union"][k]
-        gd, gdf, gdfa = (results[x][k] for x in ("grow-diag", "grow-diag-final", "grow-diag-final-and"))
+        gd, gdf, gdfa = (
+            results[x][k] for x in ("grow-diag", "grow-diag-final", "grow-diag-final-and")
+        )
         # (gdfa ⊆ gdf does not hold: a link that final adds can block one that final-and adds)
         assert inter <= gd <= gdfa <= union and gd <= gdf <= union

@@ -8,7 +8,12 @@ import pytest
 from sacrebleu.metrics import BLEU
 
 from wordorder.errors import WordorderError
-from wordorder.evaluate.length_bins import bin_index, bin_labels, bleu_by_length, write_length_analysis
+from wordorder.evaluate.length_bins import (
+    bin_index,
+    bin_labels,
+    bleu_by_length,
+    write_length_analysis,
+)
 
 
 def test_bins_are_half_open_with_an_open_last_bin():
@@ -20,7 +25,12 @@ def test_bins_are_half_open_with_an_open_last_bin():
 
 def test_each_bin_is_the_corpus_bleu_of_its_sentences(tmp_path):
     sources = ["a b", "a b c d e", "a", "a b c d e f g"]
-    refs = ["the cat sat on the mat", "a dog ran in the park today", "one two three four", "x y z w v u"]
+    refs = [
+        "the cat sat on the mat",
+        "a dog ran in the park today",
+        "one two three four",
+        "x y z w v u",
+    ]
     good = list(refs)
     bad = ["the cat sat on a mat", "a dog", "one two three four", "z y x"]
     table = bleu_by_length(sources, {"good": good, "bad": bad}, refs, "13a", edges=[2, 5])
@@ -42,22 +52,35 @@ def test_tau_per_bin_is_the_mean_over_comparable_sentences(tmp_path):
     table = bleu_by_length(sources, {"s": ["x"] * 4}, ["x"] * 4, "13a", edges=[2, 5])
     nan = float("nan")
     out = add_tau_by_length(
-        table, sources, {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]}, edges=[2, 5]
+        table,
+        sources,
+        {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]},
+        edges=[2, 5],
     )
-    assert out["tau identity"].tolist() == pytest.approx([0.5, 0.9, 0.2])  # the NaN sentence is left out
+    assert out["tau identity"].tolist() == pytest.approx(
+        [0.5, 0.9, 0.2]
+    )  # the NaN sentence is left out
     assert out["tau btg"][0] == pytest.approx(0.9) and math.isnan(out["tau btg"][1])
     write_length_analysis(out, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
-    assert "| source length | sentences | s | τ identity | τ btg |" in md and "| 3-5 | 1 | 0.0 | 0.900 | – |" in md
+    assert (
+        "| source length | sentences | s | τ identity | τ btg |" in md
+        and "| 3-5 | 1 | 0.0 | 0.900 | – |" in md
+    )
     with pytest.raises(WordorderError, match="3 τ values for 4"):
         add_tau_by_length(table, sources, {"x": [1.0, 1.0, 1.0]}, edges=[2, 5])
     # Kawara's Eq. 7 scale beside the normalised one, not taken for a system's BLEU column
     from wordorder.evaluate.length_bins import TAU7
 
-    both = add_tau_by_length(out, sources, {"identity": [0.0, 0.8, nan, -0.6]}, edges=[2, 5], prefix=TAU7)
+    both = add_tau_by_length(
+        out, sources, {"identity": [0.0, 0.8, nan, -0.6]}, edges=[2, 5], prefix=TAU7
+    )
     write_length_analysis(both, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
-    assert "| s | τ identity | τ btg | τ Eq. 7 identity |" in md and "| 3-5 | 1 | 0.0 | 0.900 | – | 0.800 |" in md
+    assert (
+        "| s | τ identity | τ btg | τ Eq. 7 identity |" in md
+        and "| 3-5 | 1 | 0.0 | 0.900 | – | 0.800 |" in md
+    )
 
 
 def test_misaligned_outputs_are_refused():
@@ -84,11 +107,20 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
         p.tolist() for p in swap_permutations([5, 7], 40, 3)
     ]  # reproducible per seed
     table = swap_noise_table({("a", 10): 20.0, ("a", 0): 30.0, ("b", 0): 31.0})
-    assert list(table.index) == [0, 10] and list(table.columns) == ["a", "b"] and math.isnan(table.loc[10, "b"])
+    assert (
+        list(table.index) == [0, 10]
+        and list(table.columns) == ["a", "b"]
+        and math.isnan(table.loc[10, "b"])
+    )
 
 
 def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
-    from wordorder.evaluate.systems import benchmark_seconds, count_parameters, systems_markdown, training_speed
+    from wordorder.evaluate.systems import (
+        benchmark_seconds,
+        count_parameters,
+        systems_markdown,
+        training_speed,
+    )
     from wordorder.model_io.checkpoint import save_checkpoint
     from wordorder.models import build_model
 
@@ -110,8 +142,22 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
 
     table = pd.DataFrame(
         [
-            {"pair": "en-de", "variant": "base", "seed": 1, "params": 100, "train_tok_s": 10.0, "decode_sent_s": 2.0},
-            {"pair": "en-de", "variant": "res", "seed": 1, "params": 103, "train_tok_s": 9.0, "decode_sent_s": 1.5},
+            {
+                "pair": "en-de",
+                "variant": "base",
+                "seed": 1,
+                "params": 100,
+                "train_tok_s": 10.0,
+                "decode_sent_s": 2.0,
+            },
+            {
+                "pair": "en-de",
+                "variant": "res",
+                "seed": 1,
+                "params": 103,
+                "train_tok_s": 9.0,
+                "decode_sent_s": 1.5,
+            },
         ]
     )
     md = systems_markdown(table, "base", "T")

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from wordorder.evaluate.attention_aer import aer_table, attention_alignments, evaluate_attention_aer, word_links
+from wordorder.evaluate.attention_aer import (
+    aer_table,
+    attention_alignments,
+    evaluate_attention_aer,
+    word_links,
+)
 from wordorder.models import build_model
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID
@@ -54,7 +59,9 @@ def test_diagonal_attention_on_a_monotone_gold_has_aer_zero(tmp_path):
     # one-character words: subwords = words, so the diagonal attention is the monotone alignment
     (tmp_path / "g.src-tgt").write_text("a b c ||| x y z\na b ||| x y\n", encoding="utf-8")
     (tmp_path / "g.gold").write_text("1-1 2-2 3-3\n1-1 2-2 1p2\n", encoding="utf-8")
-    scores, links = evaluate_attention_aer(Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "g.gold")
+    scores, links = evaluate_attention_aer(
+        Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "g.gold"
+    )
     assert scores["aer"] == 0.0 and scores["precision"] == scores["recall"] == 1.0
     assert [x.tolist() for x in links] == [[[0, 0], [1, 1], [2, 2]], [[0, 0], [1, 1]]]
     # the same files read as target ||| source: links flip sides
@@ -62,14 +69,20 @@ def test_diagonal_attention_on_a_monotone_gold_has_aer_zero(tmp_path):
     scores, _ = evaluate_attention_aer(
         Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "r.gold", swap=True
     )
-    assert scores["a_and_s"] == 3 and scores["predicted"] == 5 and scores["aer"] == pytest.approx(1 - 6 / 10)
+    assert (
+        scores["a_and_s"] == 3
+        and scores["predicted"] == 5
+        and scores["aer"] == pytest.approx(1 - 6 / 10)
+    )
 
 
 def test_multi_character_words_map_back_to_words(tmp_path):
     (tmp_path / "g.src-tgt").write_text("ab c ||| xy z\n", encoding="utf-8")
     (tmp_path / "g.gold").write_text("1-1 2-2\n", encoding="utf-8")
     # diagonal over subwords a b c / x y z: rows of x, y (word 0) point to a, b (word 0), z to c
-    scores, links = evaluate_attention_aer(Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "g.gold")
+    scores, links = evaluate_attention_aer(
+        Diagonal(), FakeSubwords(), tmp_path / "g.src-tgt", tmp_path / "g.gold"
+    )
     assert links[0].tolist() == [[0, 0], [1, 1]] and scores["aer"] == 0.0
 
 
@@ -112,11 +125,18 @@ def test_aer_table_lists_the_aligner_and_the_systems(tmp_path):
 
     stats = tmp_path / "en-de" / "align" / "stats.json"
     stats.parent.mkdir(parents=True)
-    stats.write_text(json.dumps({"aer": {"precision": 0.8, "recall": 0.7, "aer": 0.25}}), encoding="utf-8")
+    stats.write_text(
+        json.dumps({"aer": {"precision": 0.8, "recall": 0.7, "aer": 0.25}}), encoding="utf-8"
+    )
     res = tmp_path / "r.json"
     res.write_text(
         json.dumps(
-            {"precision": 0.5, "recall": 0.4, "aer": 0.55, "meta": {"pair": "en-de", "variant": "rnn_small", "seed": 1}}
+            {
+                "precision": 0.5,
+                "recall": 0.4,
+                "aer": 0.55,
+                "meta": {"pair": "en-de", "variant": "rnn_small", "seed": 1},
+            }
         ),
         encoding="utf-8",
     )

@@ -100,8 +100,18 @@ def check(name: str, code: int, errors: list[str], *must: str) -> None:
             ["line counts differ", "c.en has 3 lines", "c.de has 2"],
         ),
         ("invalid UTF-8", b"a b\n\xff\xfe c\n", b"x\ny\n", ["c.en:2:", "invalid UTF-8"]),
-        ("control characters", b"a b\nc \x07 d\n", b"x\ny\n", ["c.en:2:", "control character U+0007"]),
-        ("overlong line", b"a\n" + b"w " * 15_000 + b"\n", b"x\ny\n", ["c.en:2:", "30,000 characters"]),
+        (
+            "control characters",
+            b"a b\nc \x07 d\n",
+            b"x\ny\n",
+            ["c.en:2:", "control character U+0007"],
+        ),
+        (
+            "overlong line",
+            b"a\n" + b"w " * 15_000 + b"\n",
+            b"x\ny\n",
+            ["c.en:2:", "30,000 characters"],
+        ),
     ],
 )
 def test_corpus_files(case, en, de, must, tmp_path, capsys):
@@ -123,7 +133,11 @@ def test_empty_line_in_a_test_set(tmp_path, capsys):
     for name, en, de in (("train", "a b\nc d\n", "x y\nz w\n"), ("news", "a b\nc\n", "x y\n\n")):
         (tok / f"{name}.en").write_text(en, encoding="utf-8")
         (tok / f"{name}.de").write_text(de, encoding="utf-8")
-    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    data = {
+        "train": {"kind": "local"},
+        "dev": {"kind": "local"},
+        "test": {"news": {"kind": "local"}},
+    }
     (tok / "dev.en").write_text("a\n", encoding="utf-8")
     (tok / "dev.de").write_text("x\n", encoding="utf-8")
     code, errors = run(
@@ -144,7 +158,13 @@ def test_empty_line_in_a_test_set(tmp_path, capsys):
         ],
         capsys,
     )
-    check("empty line in a dev/test set", code, errors, "raw/news.de:2:", "empty line in the 'news' set")
+    check(
+        "empty line in a dev/test set",
+        code,
+        errors,
+        "raw/news.de:2:",
+        "empty line in the 'news' set",
+    )
     assert left_over(tmp_path / "out") == []
 
 
@@ -153,7 +173,11 @@ def test_empty_line_in_a_test_set(tmp_path, capsys):
     [
         ("unknown config key", {"trian": {}}, ["trian"]),
         ("bad config value", {"clean": {"max_len": -3}}, ["max_len"]),
-        ("unknown variant", {"variants": ["transformer_smal"]}, ["unknown variant 'transformer_smal'"]),
+        (
+            "unknown variant",
+            {"variants": ["transformer_smal"]},
+            ["unknown variant 'transformer_smal'"],
+        ),
     ],
 )
 def test_config(case, change, must, tmp_path, capsys, monkeypatch):
@@ -180,7 +204,8 @@ def _registry_with_a_repeat(tmp_path) -> str:
         (
             "test set defined twice",
             lambda t, d: t.replace(
-                "      bible: {holdout: 1000}\n", "      bible: {holdout: 1000}\n      bible: {holdout: 50}\n"
+                "      bible: {holdout: 1000}\n",
+                "      bible: {holdout: 1000}\n      bible: {holdout: 50}\n",
             ),
             "config.yaml:15",
             ["duplicate key 'bible' in data.en-ja.test (first at line 14)"],
@@ -199,13 +224,17 @@ def _registry_with_a_repeat(tmp_path) -> str:
         ),
         (
             "variant listed twice",
-            lambda t, d: t.replace("variants: [transformer_small]", "variants: [transformer_small, transformer_small]"),
+            lambda t, d: t.replace(
+                "variants: [transformer_small]", "variants: [transformer_small, transformer_small]"
+            ),
             "config.yaml:6",
             ["variants: 'transformer_small' is listed twice"],
         ),
         (
             "variant not in the registry",
-            lambda t, d: t.replace("variants: [transformer_small]", "variants: [transformer_small, transformer_smal]"),
+            lambda t, d: t.replace(
+                "variants: [transformer_small]", "variants: [transformer_small, transformer_smal]"
+            ),
             "config.yaml:6",
             ["unknown variant 'transformer_smal'", "not in the registry configs/variants.yaml"],
         ),
@@ -255,7 +284,11 @@ def _registry_entry(tmp_path, name):
             lambda c, t: c.update(experiment=".."),
             ["'experiment'", "'..' is refused", "not '.' or '..'"],
         ),
-        ("experiment named '-h'", lambda c, t: c.update(experiment="-h"), ["'experiment'", "not starting with '-'"]),
+        (
+            "experiment named '-h'",
+            lambda c, t: c.update(experiment="-h"),
+            ["'experiment'", "not starting with '-'"],
+        ),
         (
             "name ending in a newline (splits every shell command)",
             lambda c, t: c.update(experiment="demo\n"),
@@ -276,7 +309,11 @@ def _registry_entry(tmp_path, name):
             lambda c, t: c.update(_registry_entry(t, "..")),
             ["variants.yaml", "the key '..' is refused"],
         ),
-        ("test set named '..'", lambda c, t: _test_set(c, ".."), ["'data.en-ja.test'", "the key '..' is refused"]),
+        (
+            "test set named '..'",
+            lambda c, t: _test_set(c, ".."),
+            ["'data.en-ja.test'", "the key '..' is refused"],
+        ),
         (
             "test set name ending in a newline",
             lambda c, t: _test_set(c, "bible\n"),
@@ -287,9 +324,21 @@ def _registry_entry(tmp_path, name):
             lambda c, t: c.update(pairs=["en-ja\n"]),
             ["'pairs.0'", "'en-ja\\n' is refused"],
         ),
-        ("empty results folder (outputs under /)", lambda c, t: c.update(results=""), ["'results'", "not empty"]),
-        ("newline in a path (logs)", lambda c, t: c.update(logs="logs\nx"), ["'logs'", "control characters"]),
-        ("braces in results (read as wildcards)", lambda c, t: c.update(results="r{pair}"), ["'results'", "braces"]),
+        (
+            "empty results folder (outputs under /)",
+            lambda c, t: c.update(results=""),
+            ["'results'", "not empty"],
+        ),
+        (
+            "newline in a path (logs)",
+            lambda c, t: c.update(logs="logs\nx"),
+            ["'logs'", "control characters"],
+        ),
+        (
+            "braces in results (read as wildcards)",
+            lambda c, t: c.update(results="r{pair}"),
+            ["'results'", "braces"],
+        ),
         (
             "newline in align_gold.links",
             lambda c, t: c["data"]["en-ja"].update(align_gold={"pairs": "p", "links": "l\n"}),
@@ -309,7 +358,9 @@ def _registry_entry(tmp_path, name):
         ),
         (
             "newline in a corpus path",
-            lambda c, t: c["data"]["en-ja"].update(train={"kind": "local", "src": "a\n", "tgt": "b"}),
+            lambda c, t: c["data"]["en-ja"].update(
+                train={"kind": "local", "src": "a\n", "tgt": "b"}
+            ),
             ["data.en-ja.train", "'src'", "control character U+000A"],
         ),
     ],
@@ -395,7 +446,9 @@ def _spm_and_checkpoint(tmp_path: Path, model_options: dict, *vocab: int) -> Pat
     from wordorder.models import build_model
     from wordorder.text.subword import train_sentencepiece
 
-    (tmp_path / "text").write_text("".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8")
+    (tmp_path / "text").write_text(
+        "".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8"
+    )
     spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300)
     model = build_model(model_options, *vocab)
     save_checkpoint(tmp_path / "best.pt", model, model.options.to_dict(), {})
@@ -450,7 +503,13 @@ def _tar(members: dict[str, bytes]) -> bytes:
 def test_checksum_mismatch(site, tmp_path, capsys):
     root, url = site
     (root / "corpus.tgz").write_bytes(_tar({"c.en": b"a\n", "c.de": b"x\n"}))
-    spec = {"kind": "url", "url": f"{url}/corpus.tgz", "sha256": "0" * 64, "src": "c.en", "tgt": "c.de"}
+    spec = {
+        "kind": "url",
+        "url": f"{url}/corpus.tgz",
+        "sha256": "0" * 64,
+        "src": "c.en",
+        "tgt": "c.de",
+    }
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check("checksum mismatch", code, errors, "sha256")
     assert left_over(tmp_path / "out") == []
@@ -538,9 +597,20 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
     try:
         model = build_model({"preset": "tiny"}, 8000)  # ≈ 2 MB of weights
         save_checkpoint(tmp_path / "a.pt", model, model.options.to_dict(), {})
-        code, errors = run(["average-checkpoints", "--inputs", tmp_path / "a.pt", "--output", disk / "avg.pt"], capsys)
-        check("disk full while saving a checkpoint", code, errors, "the disk is full", str(disk / "avg.pt"))
-        assert "unexpected pos" in errors[0] or "write failed" in errors[0]  # what torch said, for the record
+        code, errors = run(
+            ["average-checkpoints", "--inputs", tmp_path / "a.pt", "--output", disk / "avg.pt"],
+            capsys,
+        )
+        check(
+            "disk full while saving a checkpoint",
+            code,
+            errors,
+            "the disk is full",
+            str(disk / "avg.pt"),
+        )
+        assert (
+            "unexpected pos" in errors[0] or "write failed" in errors[0]
+        )  # what torch said, for the record
         assert left_over(disk) == []
         from wordorder.train.options import TrainOptions
         from wordorder.train.resume import Progress, save_state
@@ -660,7 +730,9 @@ def test_archive_above_max_unpacked_bytes(site, tmp_path, capsys):
         "big.tgz",
         "unpacks to 1.1 MiB, more than max_unpacked_bytes (1.0 MiB)",
     )
-    assert left_over(tmp_path / "cache").count("big.tgz") == 1 and not list((tmp_path / "cache").rglob("c.en"))
+    assert left_over(tmp_path / "cache").count("big.tgz") == 1 and not list(
+        (tmp_path / "cache").rglob("c.en")
+    )
 
 
 def warm_up(tmp_path: Path, capsys) -> None:
@@ -689,7 +761,9 @@ def test_download_of_dev_zero_stops_at_the_cap_at_once(tmp_path, capsys):
         "file:///dev/zero",
         "grew past max_download_bytes (4.0 MiB)",
     )
-    assert time.monotonic() - start < 5 and "tries" not in errors[0]  # not retried as a network fault
+    assert (
+        time.monotonic() - start < 5 and "tries" not in errors[0]
+    )  # not retried as a network fault
     assert left_over(tmp_path / "out") == [] and left_over(tmp_path / "cache") == [".lock"]
 
 
@@ -697,7 +771,8 @@ def test_download_announced_above_the_cap(site, tmp_path, capsys):
     root, url = site
     data = _links_tar([("file", "c.en", os.urandom(300_000)), ("file", "c.de", b"x\n")])
     code, errors = run(
-        fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)), capsys
+        fetch_args(tmp_path, _url_spec(root, url, "large.tgz", data, max_download_bytes=100_000)),
+        capsys,
     )
     check(
         "download larger than max_download_bytes",
@@ -724,7 +799,9 @@ def test_overlong_line_is_refused_while_streaming(tmp_path, capsys):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    check("a compressed 50 MB single line", code, errors, "c.en.gz:1:", "more than 20,000 characters")
+    check(
+        "a compressed 50 MB single line", code, errors, "c.en.gz:1:", "more than 20,000 characters"
+    )
     assert peak < 4_000_000, peak  # reading it whole would take 50 MB (and 3.3 GB for a 1 GiB line)
     assert left_over(tmp_path / "out") == []
 
@@ -737,8 +814,16 @@ _LINES = "".join(f"sentence {i} of {i * 7919 % 10007}\n" for i in range(5000)).e
 @pytest.mark.parametrize(
     "case, content, must",
     [
-        ("truncated .gz", gzip.compress(_LINES)[:10_000], ["c.en.gz", "truncated: it ends after line "]),
-        ("plain text named .gz", b"a b\nc d\n", ["c.en.gz", "not gzip-compressed although its name ends in .gz"]),
+        (
+            "truncated .gz",
+            gzip.compress(_LINES)[:10_000],
+            ["c.en.gz", "truncated: it ends after line "],
+        ),
+        (
+            "plain text named .gz",
+            b"a b\nc d\n",
+            ["c.en.gz", "not gzip-compressed although its name ends in .gz"],
+        ),
     ],
     ids=["truncated", "plain"],
 )
@@ -758,7 +843,8 @@ def test_unwritable_download_cache(site, tmp_path, capsys):
     if os.geteuid() == 0:  # root writes anywhere: mount a read-only disk instead
         if (
             subprocess.run(
-                ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)], capture_output=True
+                ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)],
+                capture_output=True,
             ).returncode
             != 0
         ):
@@ -791,7 +877,11 @@ def test_empty_corpus_names_the_source_files_and_the_output(tmp_path, capsys):
 @pytest.mark.parametrize(
     "case, sides, must",
     [
-        ("file:// source and target the same file", "same url", ["'src.url' and 'tgt.url'", "give the same file"]),
+        (
+            "file:// source and target the same file",
+            "same url",
+            ["'src.url' and 'tgt.url'", "give the same file"],
+        ),
         (
             "file:// source and target the same content",
             "same sha256",
@@ -811,8 +901,16 @@ def test_source_and_target_the_same_file(case, sides, must, tmp_path, capsys):
     side = {"url": (tmp_path / "c.en").as_uri(), "sha256": hashlib.sha256(b"a b\n").hexdigest()}
     spec = {
         "same url": {"kind": "url", "src": side, "tgt": dict(side)},
-        "same sha256": {"kind": "url", "src": side, "tgt": {**side, "url": (tmp_path / "copy.en").as_uri()}},
-        "local link": {"kind": "local", "src": str(tmp_path / "c.en"), "tgt": str(tmp_path / "c.de")},
+        "same sha256": {
+            "kind": "url",
+            "src": side,
+            "tgt": {**side, "url": (tmp_path / "copy.en").as_uri()},
+        },
+        "local link": {
+            "kind": "local",
+            "src": str(tmp_path / "c.en"),
+            "tgt": str(tmp_path / "c.de"),
+        },
     }[sides]
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check(case, code, errors, *must)
@@ -836,7 +934,10 @@ def _owned_temp(folder: Path, name: str, kind: str) -> tuple[subprocess.Popen, P
     """A real process that makes a temporary for ``name`` in ``folder`` and waits (to be killed)."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     proc = subprocess.Popen(
-        [sys.executable, "-c", _OWN_A_TEMP, str(folder), name, kind], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", _OWN_A_TEMP, str(folder), name, kind],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     return proc, Path(proc.stdout.readline().strip())
 
@@ -848,11 +949,16 @@ def _killed_fetch(tmp_path: Path, out: Path) -> Path:
     spec = local(tmp_path, line * 300_000, line * 300_000)
     argv = [sys.executable, "-m", "wordorder.cli", *map(str, fetch_args(tmp_path, spec))]
     proc = subprocess.Popen(
-        argv, env={**os.environ, "PYTHONPATH": str(REPO / "src")}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        argv,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while not [p for p in out.glob(f".x.en.*~{proc.pid}.*.tmp") if p.stat().st_size]:
-        assert proc.poll() is None and time.monotonic() < deadline, "the fetch ended before it was killed"
+        assert proc.poll() is None and time.monotonic() < deadline, (
+            "the fetch ended before it was killed"
+        )
         time.sleep(0.002)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -865,7 +971,9 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     out.mkdir()
     killed_dir, dead_dir = _owned_temp(out, "x.en", "dir")  # e.g. an archive being unpacked
     live, live_file = _owned_temp(out, "x.en", "file")  # another fetch of the same file, running
-    dead_file = _killed_fetch(tmp_path, out)  # (made last: making a temporary removes the stale ones)
+    dead_file = _killed_fetch(
+        tmp_path, out
+    )  # (made last: making a temporary removes the stale ones)
     legacy = out / ".fetch.abcd1234"  # left by an older version killed a week ago
     legacy.mkdir()
     (legacy / "src").write_bytes(b"a\n")
@@ -876,7 +984,9 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
         killed_dir.send_signal(signal.SIGKILL)
         killed_dir.wait()
         assert dead_file.stat().st_size > 0 and dead_dir.exists() and not (out / "x.en").exists()
-        assert main([str(a) for a in fetch_args(tmp_path, local(tmp_path, b"a b\n", b"x y\n"))]) == 0
+        assert (
+            main([str(a) for a in fetch_args(tmp_path, local(tmp_path, b"a b\n", b"x y\n"))]) == 0
+        )
         assert not dead_file.exists() and not dead_dir.exists() and not legacy.exists()
         assert live_file.exists()  # another fetch, still running: kept
         assert sorted(p.name for p in out.iterdir()) == sorted([live_file.name, "x.en"])
@@ -886,7 +996,9 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     table = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
     if table:
         with open(table, "a", encoding="utf-8") as f:
-            f.write("| temporaries of a fetch killed with -9 | removed by the next run (a live fetch's are kept) |\n")
+            f.write(
+                "| temporaries of a fetch killed with -9 | removed by the next run (a live fetch's are kept) |\n"
+            )
 
 
 def test_test_sentences_in_training(tmp_path, capsys):
@@ -900,7 +1012,11 @@ def test_test_sentences_in_training(tmp_path, capsys):
     ):
         (tok / f"{name}.en").write_text(en, encoding="utf-8")
         (tok / f"{name}.de").write_text(de, encoding="utf-8")
-    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    data = {
+        "train": {"kind": "local"},
+        "dev": {"kind": "local"},
+        "test": {"news": {"kind": "local"}},
+    }
     code = main(
         [
             "split",
@@ -925,15 +1041,34 @@ def test_test_sentences_in_training(tmp_path, capsys):
     rows = os.environ.get("WORDORDER_BAD_INPUT_TABLE")
     if rows:
         with open(rows, "a", encoding="utf-8") as f:
-            f.write("| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n")
+            f.write(
+                "| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n"
+            )
 
 
 def test_head_similarity_of_no_sentences(tmp_path, capsys):
     """An empty test source for the head-similarity analysis: one error naming the file, no output."""
     spm = _spm_and_checkpoint(tmp_path, {"preset": "tiny"}, 300)
     (tmp_path / "src.bpe").write_text("", encoding="utf-8")
-    argv = ["head-similarity", "--checkpoint", tmp_path / "best.pt", "--spm", spm, "--input", tmp_path / "src.bpe"]
-    argv += ["--output", tmp_path / "out" / "h.json", "--pair", "en-de", "--variant", "v", "--testset", "t"]
+    argv = [
+        "head-similarity",
+        "--checkpoint",
+        tmp_path / "best.pt",
+        "--spm",
+        spm,
+        "--input",
+        tmp_path / "src.bpe",
+    ]
+    argv += [
+        "--output",
+        tmp_path / "out" / "h.json",
+        "--pair",
+        "en-de",
+        "--variant",
+        "v",
+        "--testset",
+        "t",
+    ]
     code, errors = run([*argv, "--seed", "1"], capsys)
     check("no sentences", code, errors, "src.bpe", "no sentences to measure")
     assert left_over(tmp_path / "out") == []

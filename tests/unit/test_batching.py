@@ -50,7 +50,10 @@ def test_collate_exact_tensors():
     batch = collate(pairs)
     assert batch.src.tolist() == [[10, 11, 12, EOS_ID], [13, EOS_ID, PAD_ID, PAD_ID]]
     assert batch.tgt_in.tolist() == [[BOS_ID, 20, PAD_ID, PAD_ID, PAD_ID], [BOS_ID, 21, 22, 23, 24]]
-    assert batch.tgt_out.tolist() == [[20, EOS_ID, PAD_ID, PAD_ID, PAD_ID], [21, 22, 23, 24, EOS_ID]]
+    assert batch.tgt_out.tolist() == [
+        [20, EOS_ID, PAD_ID, PAD_ID, PAD_ID],
+        [21, 22, 23, 24, EOS_ID],
+    ]
     assert batch.src.dtype == torch.long
     assert batch.target_tokens == 7
     assert collate(pairs, [1]).src.tolist() == [[13, EOS_ID]]

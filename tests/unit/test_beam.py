@@ -80,9 +80,13 @@ def test_toy_beam_finds_the_sequence_greedy_misses_with_exact_score():
 
 def test_toy_length_penalty_normalises_by_length_including_eos():
     # Mean log-prob per token: A A EOS = log(0.24)/3 = -0.476 beats B EOS = log(0.36)/2 = -0.511.
-    hyps = beam_search_hypotheses(ToyModel(), toy_src(), beam_size=3, length_penalty=1.0, n_best=3)[0]
+    hyps = beam_search_hypotheses(ToyModel(), toy_src(), beam_size=3, length_penalty=1.0, n_best=3)[
+        0
+    ]
     assert [h.tokens for h in hyps] == [[A, A], [B], [A, B]]
-    assert [h.score for h in hyps] == pytest.approx([math.log(0.24) / 3, math.log(0.36) / 2, math.log(0.18) / 3])
+    assert [h.score for h in hyps] == pytest.approx(
+        [math.log(0.24) / 3, math.log(0.36) / 2, math.log(0.18) / 3]
+    )
     assert beam_search(ToyModel(), toy_src(), beam_size=3, length_penalty=1.0) == [[[A, A]]]
 
 
@@ -110,7 +114,8 @@ def random_transformer(seed=0):
 def random_sources(n=12, seed=3):
     g = torch.Generator().manual_seed(seed)
     return [
-        torch.randint(4, 30, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist() for _ in range(n)
+        torch.randint(4, 30, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist()
+        for _ in range(n)
     ]
 
 
@@ -131,9 +136,13 @@ def test_beam_size_one_equals_greedy():
 
 def test_batched_search_equals_one_sentence_at_a_time():
     model, sources = random_transformer(1), random_sources(8)
-    batched = beam_search_hypotheses(model, padded(sources), beam_size=4, n_best=3, max_len_a=0.5, max_len_b=3)
+    batched = beam_search_hypotheses(
+        model, padded(sources), beam_size=4, n_best=3, max_len_a=0.5, max_len_b=3
+    )
     for s, hyps in zip(sources, batched):
-        alone = beam_search_hypotheses(model, padded([s]), beam_size=4, n_best=3, max_len_a=0.5, max_len_b=3)[0]
+        alone = beam_search_hypotheses(
+            model, padded([s]), beam_size=4, n_best=3, max_len_a=0.5, max_len_b=3
+        )[0]
         assert [h.tokens for h in hyps] == [h.tokens for h in alone]
         assert [h.score for h in hyps] == pytest.approx([h.score for h in alone], abs=1e-4)
 
@@ -147,17 +156,26 @@ def test_max_length_respected_and_n_best_sorted():
     for sent, limit in zip(hyps, limits):
         assert len(sent) == 5
         assert all(len(h.tokens) <= limit for h in sent)
-        assert all(EOS_ID not in h.tokens and PAD_ID not in h.tokens and 2 not in h.tokens for h in sent)
+        assert all(
+            EOS_ID not in h.tokens and PAD_ID not in h.tokens and 2 not in h.tokens for h in sent
+        )
         scores = [h.score for h in sent]
         assert scores == sorted(scores, reverse=True)
 
 
 def test_translate_batches_restores_input_order():
     model, sources = random_transformer(3), random_sources(15)
-    out = translate_batches(model, sources, batch_tokens=20, beam_size=3, max_len_a=1.0, max_len_b=2, progress=False)
-    expected = [beam_search(model, padded([s]), beam_size=3, max_len_a=1.0, max_len_b=2)[0][0] for s in sources]
+    out = translate_batches(
+        model, sources, batch_tokens=20, beam_size=3, max_len_a=1.0, max_len_b=2, progress=False
+    )
+    expected = [
+        beam_search(model, padded([s]), beam_size=3, max_len_a=1.0, max_len_b=2)[0][0]
+        for s in sources
+    ]
     assert out == expected
-    greedy = translate_batches(model, sources, batch_size=4, beam_size=1, max_len_a=1.0, max_len_b=2, progress=False)
+    greedy = translate_batches(
+        model, sources, batch_size=4, beam_size=1, max_len_a=1.0, max_len_b=2, progress=False
+    )
     assert greedy == [greedy_decode(model, padded([s]), 1.0, 2)[0] for s in sources]
     assert translate_batches(model, [], progress=False) == []
 

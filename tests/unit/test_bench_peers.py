@@ -26,8 +26,12 @@ def test_weights_per_token_match_the_linear_layers_of_the_model():
 
     model = build_model({"preset": "small", "norm": "pre"}, 8000)
     linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
-    src, tgt = weights_per_token(ARCH["d"], ARCH["ff"], ARCH["enc_layers"], ARCH["dec_layers"], 8000)
-    assert src + tgt - 8000 * ARCH["d"] == linear  # every weight matrix once (the tied output aside)
+    src, tgt = weights_per_token(
+        ARCH["d"], ARCH["ff"], ARCH["enc_layers"], ARCH["dec_layers"], 8000
+    )
+    assert (
+        src + tgt - 8000 * ARCH["d"] == linear
+    )  # every weight matrix once (the tied output aside)
     assert model.output_weight.numel() == 8000 * ARCH["d"]
 
 

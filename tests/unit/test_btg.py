@@ -30,7 +30,11 @@ from wordorder.preorder.constraint import (
 )
 from wordorder.preorder.metrics import score_orders
 
-SENT = (["i", "bought", "a", "book", "yesterday"], ["PRP", "VBD", "DT", "NN", "NN"], ["c1", "c2", "c3", "c4", "c5"])
+SENT = (
+    ["i", "bought", "a", "book", "yesterday"],
+    ["PRP", "VBD", "DT", "NN", "NN"],
+    ["c1", "c2", "c3", "c4", "c5"],
+)
 
 
 def test_template_inventory():
@@ -79,7 +83,9 @@ def test_templates_on_a_hand_example():
     assert root[1:6] == [(1, 1), (2, 5), (3, 2, 3), (4, 2), (5, 2, 2)] and root[6] == (6, None)
 
 
-@pytest.mark.parametrize("split", [(0, 5, 1, 2, 2), (1, 5, 4, 1, 1), (1, 4, 2, 1, 0), (2, 4, 3, 0, 1), (0, 2, 1, 0, 0)])
+@pytest.mark.parametrize(
+    "split", [(0, 5, 1, 2, 2), (1, 5, 4, 1, 1), (1, 4, 2, 1, 0), (2, 4, 3, 0, 1), (0, 2, 1, 0, 0)]
+)
 def test_feature_rows_hash_the_templates(split):
     b, e, p, nt, side = split
     hashes, _ = hash_tokens([SENT])
@@ -88,14 +94,18 @@ def test_feature_rows_hash_the_templates(split):
     assert rows.tolist() == [k >> 42 for k in keys]
     assert len(set(keys)) == 78  # template ids keep equal values apart
     other = feature_rows(hashes, b, e, p, 0 if nt else 1, 1 - side if side < 2 else 0, hash_bits=22)
-    assert (other[INDEPENDENT] == rows[INDEPENDENT]).all() and (other[DEPENDENT] != rows[DEPENDENT]).all()
+    assert (other[INDEPENDENT] == rows[INDEPENDENT]).all() and (
+        other[DEPENDENT] != rows[DEPENDENT]
+    ).all()
 
 
 def test_token_hashes_are_stable():
     hashes, offsets = hash_tokens([SENT, (["a"], ["DT"], ["c3"])])
     assert offsets.tolist() == [0, 5, 6] and hashes.shape == (6, 3) and hashes.dtype == np.uint64
     assert int(hashes[2, 0]) == int(hashes[5, 0]) == token_hash("a") != token_hash("A")
-    assert token_hash("a") == int.from_bytes(hashlib.blake2b(b"a", digest_size=8).digest(), "little")
+    assert token_hash("a") == int.from_bytes(
+        hashlib.blake2b(b"a", digest_size=8).digest(), "little"
+    )
     assert EMPTY not in {int(h) for h in hashes.ravel()}
 
 
@@ -112,8 +122,12 @@ def _derivations(n):
         b, e, nt, side = stack[-1]
         for p in range(b + 1, e):
             for lab in (0, 1):
-                kids = ([(b, p, lab, 0)] if p - b >= 2 else []) + ([(p, e, lab, 1)] if e - p >= 2 else [])
-                yield from rec(stack[:-1] + kids, acts + [(p, lab)], nodes + [(b, e, p, lab, nt, side)])
+                kids = ([(b, p, lab, 0)] if p - b >= 2 else []) + (
+                    [(p, e, lab, 1)] if e - p >= 2 else []
+                )
+                yield from rec(
+                    stack[:-1] + kids, acts + [(p, lab)], nodes + [(b, e, p, lab, nt, side)]
+                )
 
     yield from rec([(0, n, 2, 2)], [], [])
 
@@ -147,11 +161,15 @@ def test_beam_search_is_exact_with_a_wide_beam_and_valid_with_a_narrow_one(n):
     for memo in (True, False):
         best, _, _ = search(hashes, W, bits, beam=1500, memo=memo)
         assert len(best) == n - 1
-        nodes = next(nd for acts, nd in _derivations(n) if acts == [tuple(a) for a in best.tolist()])
+        nodes = next(
+            nd for acts, nd in _derivations(n) if acts == [tuple(a) for a in best.tolist()]
+        )
         assert _score(hashes, W, bits, nodes, cache) == pytest.approx(max(scores), abs=1e-4)
     for beam in (1, 3):
         acts, _, _ = search(hashes, W, bits, beam=beam)
-        order = permutation_from_actions(n, actions_to_subtrees(n, [tuple(a) for a in acts.tolist()]))
+        order = permutation_from_actions(
+            n, actions_to_subtrees(n, [tuple(a) for a in acts.tolist()])
+        )
         assert sorted(order.tolist()) == list(range(n))
 
 
@@ -201,7 +219,9 @@ def test_one_pa_update_is_exact():
     assert np.allclose(w[w != 0], np.where(w[w != 0] > 0, 1, -1) / 156)
     assert (w[:, 1] >= 0).all() and (w[:, 0] <= 0).all()
     assert model.preorder(sents, progress_bar=False)[0].tolist() == [1, 0]
-    perceptron, _ = BTGPreorderer.train(sents, links, BTGOptions(update="perceptron"), progress_bar=False)
+    perceptron, _ = BTGPreorderer.train(
+        sents, links, BTGOptions(update="perceptron"), progress_bar=False
+    )
     assert set(np.unique(perceptron.weights).tolist()) == {-1.0, 0.0, 1.0}
     pruned, _ = BTGPreorderer.train(sents, links, BTGOptions(min_updates=2), progress_bar=False)
     assert np.count_nonzero(pruned.weights) == 0
@@ -241,9 +261,16 @@ def test_training_learns_a_reordering_rule(update):
     test, test_links = _synthetic(rng, 100)
     lens = [len(s[0]) for s in test]
     model, info = BTGPreorderer.train(
-        train, train_links, BTGOptions(beam=5, iterations=6, update=update, hash_bits=16), progress_bar=False
+        train,
+        train_links,
+        BTGOptions(beam=5, iterations=6, update=update, hash_bits=16),
+        progress_bar=False,
     )
-    assert info["used"] == 300 and info["skipped"] == {"unaligned": 0, "incomparable": 0, "not_btg": 0}
+    assert info["used"] == 300 and info["skipped"] == {
+        "unaligned": 0,
+        "incomparable": 0,
+        "not_btg": 0,
+    }
     assert info["iterations"][0]["errors"] > info["iterations"][-1]["errors"]
     btg = score_orders(model.preorder(test, progress_bar=False), test_links, lens).summary()
     ident = score_orders([np.arange(n) for n in lens], test_links, lens).summary()
@@ -254,7 +281,12 @@ def test_training_stats_and_determinism():
     rng = np.random.default_rng(3)
     sents, links = _synthetic(rng, 40)
     sents += [(["x", "y"], ["X", "Y"], ["1", "1"])] * 3 + [(["x"], ["X"], ["1"])]
-    links += [np.array([[0, 1], [0, 3], [1, 2], [1, 4]]), np.array([[1, 0]]), np.zeros((0, 2), int), np.array([[0, 0]])]
+    links += [
+        np.array([[0, 1], [0, 3], [1, 2], [1, 4]]),
+        np.array([[1, 0]]),
+        np.zeros((0, 2), int),
+        np.array([[0, 0]]),
+    ]
     opts = BTGOptions(beam=3, iterations=2, hash_bits=12, seed=5)
     a, info = BTGPreorderer.train(sents, links, opts, progress_bar=False)
     b, _ = BTGPreorderer.train(sents, links, opts, progress_bar=False)
@@ -266,7 +298,9 @@ def test_training_stats_and_determinism():
     assert [p.tolist() for p in perms[-2:]] == [[0], []] and all(p.dtype == np.int64 for p in perms)
     assert a.preorder([], progress_bar=False) == []
     threaded = a.preorder(sents, progress_bar=False, threads=3)
-    assert all((x == y).all() for x, y in zip(threaded, a.preorder(sents, progress_bar=False, threads=1)))
+    assert all(
+        (x == y).all() for x, y in zip(threaded, a.preorder(sents, progress_bar=False, threads=1))
+    )
 
 
 def test_file_order_ignores_the_seed_and_shuffled_order_follows_it():
@@ -290,11 +324,15 @@ def test_bad_training_input():
     with pytest.raises(WordorderError, match="sentence 1"):
         BTGPreorderer.train(sents, [np.array([[5, 0]])], progress_bar=False)
     with pytest.raises(WordorderError, match="differ in length"):
-        BTGPreorderer.train([(["a", "b"], ["X"], ["1", "2"])], [np.array([[0, 0]])], progress_bar=False)
+        BTGPreorderer.train(
+            [(["a", "b"], ["X"], ["1", "2"])], [np.array([[0, 0]])], progress_bar=False
+        )
     with pytest.raises(WordorderError, match="usable"):
         BTGPreorderer.train(sents, [np.array([[0, 0]])], progress_bar=False)
     with pytest.raises(WordorderError, match="update"):
-        BTGPreorderer.train(sents, [np.array([[0, 1], [1, 0]])], BTGOptions(update="sgd"), progress_bar=False)
+        BTGPreorderer.train(
+            sents, [np.array([[0, 1], [1, 0]])], BTGOptions(update="sgd"), progress_bar=False
+        )
 
 
 # --- model files ----------------------------------------------------------------------------------
@@ -303,12 +341,17 @@ def test_bad_training_input():
 def test_save_load_round_trip_and_corrupt_files(tmp_path):
     rng = np.random.default_rng(1)
     sents, links = _synthetic(rng, 60)
-    model, _ = BTGPreorderer.train(sents, links, BTGOptions(beam=4, iterations=2, hash_bits=14), progress_bar=False)
+    model, _ = BTGPreorderer.train(
+        sents, links, BTGOptions(beam=4, iterations=2, hash_bits=14), progress_bar=False
+    )
     path = tmp_path / "btg.npz"
     model.save(path)
     loaded = BTGPreorderer.load(path)
     assert loaded.options == model.options and (loaded.weights == model.weights).all()
-    before, after = model.preorder(sents, progress_bar=False), loaded.preorder(sents, progress_bar=False)
+    before, after = (
+        model.preorder(sents, progress_bar=False),
+        loaded.preorder(sents, progress_bar=False),
+    )
     assert all((x == y).all() for x, y in zip(before, after))
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"not a zip file at all")

@@ -20,7 +20,12 @@ def test_save_load_gives_identical_outputs(tmp_path):
     torch.manual_seed(0)
     model = build_model({"preset": "tiny", "norm": "pre"}, 50).eval()
     path = tmp_path / "sub" / "model.pt"
-    save_checkpoint(path, model, model.options.to_dict(), {"step": 7, "dev_bleu": 12.5, "spm": tmp_path / "x.model"})
+    save_checkpoint(
+        path,
+        model,
+        model.options.to_dict(),
+        {"step": 7, "dev_bleu": 12.5, "spm": tmp_path / "x.model"},
+    )
     assert [p.name for p in path.parent.iterdir()] == ["model.pt"]  # no temporary file left
     loaded, meta = load_model(path, "cpu")
     assert not loaded.training
@@ -28,7 +33,9 @@ def test_save_load_gives_identical_outputs(tmp_path):
     tgt = torch.tensor([[BOS_ID, 10, 11], [BOS_ID, 12, 0]])
     with torch.no_grad():
         assert torch.equal(model(src, tgt), loaded(src, tgt))
-    assert meta["step"] == 7 and meta["dev_bleu"] == 12.5 and meta["spm"] == str(tmp_path / "x.model")
+    assert (
+        meta["step"] == 7 and meta["dev_bleu"] == 12.5 and meta["spm"] == str(tmp_path / "x.model")
+    )
     assert meta["vocab_size"] == 50 and meta["options"]["norm"] == "pre"
     assert loaded.src_embed.weight is loaded.tgt_embed.weight  # tying survives the round trip
 
@@ -36,7 +43,9 @@ def test_save_load_gives_identical_outputs(tmp_path):
 def test_file_is_plain_and_loads_weights_only(tmp_path):
     model = build_model({"preset": "tiny"}, 30)
     path = tmp_path / "m.pt"
-    save_checkpoint(path, model, model.options.to_dict(), {"variant": {"preset": "tiny"}, "betas": (0.9, 0.98)})
+    save_checkpoint(
+        path, model, model.options.to_dict(), {"variant": {"preset": "tiny"}, "betas": (0.9, 0.98)}
+    )
     obj = torch.load(path, weights_only=True)
     assert set(obj) == {"format", "options", "vocab_size", "state_dict", "meta"}
     assert obj["meta"]["betas"] == [0.9, 0.98]
@@ -81,7 +90,16 @@ def test_train_writes_checkpoints_and_metrics(tmp_path):
             "betas": [0.9, 0.98],
         }
     )
-    summary = train(model, pairs, dev, dev_score, opts, tmp_path, {"variant": "x"}, dev_tgt=[p[1] for p in pairs[:8]])
+    summary = train(
+        model,
+        pairs,
+        dev,
+        dev_score,
+        opts,
+        tmp_path,
+        {"variant": "x"},
+        dev_tgt=[p[1] for p in pairs[:8]],
+    )
     assert summary["steps"] == 7 and summary["best_step"] == 7 and summary["best_dev_bleu"] == 2.0
     assert summary["stop_reason"] == "max_steps" and summary["train_tokens"] > 0
     lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
@@ -122,15 +140,27 @@ def test_best_checkpoint_follows_best_by(tmp_path, best_by):
         }
     )
     summary = train(
-        model, pairs, [p[0] for p in pairs[:8]], falling_bleu, opts, tmp_path, dev_tgt=[p[1] for p in pairs[:8]]
+        model,
+        pairs,
+        [p[0] for p in pairs[:8]],
+        falling_bleu,
+        opts,
+        tmp_path,
+        dev_tgt=[p[1] for p in pairs[:8]],
     )
-    evals = [x for x in map(json.loads, (tmp_path / "metrics.jsonl").read_text().splitlines()) if "dev_bleu" in x]
+    evals = [
+        x
+        for x in map(json.loads, (tmp_path / "metrics.jsonl").read_text().splitlines())
+        if "dev_bleu" in x
+    ]
     assert [x["step"] for x in evals] == [3, 6, 9]
     assert all(abs(x["dev_ppl"] - math.exp(x["dev_loss"])) < 1e-3 * x["dev_ppl"] for x in evals)
     by_ppl = min(evals, key=lambda x: x["dev_loss"])["step"]
     assert by_ppl != 3  # the two criteria disagree here, or the test would prove nothing
     expected = 3 if best_by == "bleu" else by_ppl
-    assert summary["best_step"] == expected and load_model(tmp_path / "best.pt")[1]["step"] == expected
+    assert (
+        summary["best_step"] == expected and load_model(tmp_path / "best.pt")[1]["step"] == expected
+    )
     assert [x["step"] for x in evals if x["best"]][-1] == expected
     with pytest.raises(WordorderError, match="best_by"):
         TrainOptions.from_dict({"best_by": "loss"})
@@ -139,9 +169,13 @@ def test_best_checkpoint_follows_best_by(tmp_path, best_by):
 def test_patience_and_unknown_train_options(tmp_path):
     pairs = [([5, 6], [7, 8])] * 10
     model = build_model({"preset": "tiny"}, 10)
-    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=100, eval_every=1, patience=2, log_every=100)
+    opts = TrainOptions(
+        device="cpu", batch_tokens=30, max_steps=100, eval_every=1, patience=2, log_every=100
+    )
     summary = train(model, pairs, [[5, 6]], lambda hyps: 1.0, opts, tmp_path)
-    assert summary["stop_reason"] == "patience" and summary["steps"] == 3 and summary["best_step"] == 1
+    assert (
+        summary["stop_reason"] == "patience" and summary["steps"] == 3 and summary["best_step"] == 1
+    )
     with pytest.raises(WordorderError) as e:
         TrainOptions.from_dict({"learning_rate": 1e-3})
     assert "learning_rate" in str(e.value) and "lr" in str(e.value)
@@ -156,15 +190,24 @@ def test_min_delta_stops_a_creeping_curve(tmp_path, min_delta, steps):
     model = build_model({"preset": "tiny"}, 10)
     curve = iter([1.0, 1.5, 1.6, 1.7, 1.8, 1.8])
     opts = TrainOptions(
-        device="cpu", batch_tokens=30, max_steps=6, eval_every=1, patience=2, log_every=100, min_delta=min_delta
+        device="cpu",
+        batch_tokens=30,
+        max_steps=6,
+        eval_every=1,
+        patience=2,
+        log_every=100,
+        min_delta=min_delta,
     )
     summary = train(model, pairs, [[5, 6]], lambda hyps: next(curve), opts, tmp_path)
-    assert summary["steps"] == steps and summary["stop_reason"] == ("patience" if min_delta else "max_steps")
+    assert summary["steps"] == steps and summary["stop_reason"] == (
+        "patience" if min_delta else "max_steps"
+    )
     assert summary["best_step"] == (4 if min_delta else 5)
 
 
 @pytest.mark.parametrize(
-    "target, steps, reason", [(1.7, 4, "target_bleu"), (1.6, 3, "target_bleu"), (9.0, 6, "max_steps")]
+    "target, steps, reason",
+    [(1.7, 4, "target_bleu"), (1.6, 3, "target_bleu"), (9.0, 6, "max_steps")],
 )
 def test_target_bleu_stops_at_the_first_evaluation_that_reaches_it(tmp_path, target, steps, reason):
     """Dev BLEU 1.0, 1.5, 1.6, 1.7, ...: target 1.7 stops at the fourth evaluation, 1.6 (equal
@@ -172,7 +215,9 @@ def test_target_bleu_stops_at_the_first_evaluation_that_reaches_it(tmp_path, tar
     pairs = [([5, 6], [7, 8])] * 10
     model = build_model({"preset": "tiny"}, 10)
     curve = iter([1.0, 1.5, 1.6, 1.7, 1.8, 1.8])
-    opts = TrainOptions(device="cpu", batch_tokens=30, max_steps=6, eval_every=1, log_every=100, target_bleu=target)
+    opts = TrainOptions(
+        device="cpu", batch_tokens=30, max_steps=6, eval_every=1, log_every=100, target_bleu=target
+    )
     summary = train(model, pairs, [[5, 6]], lambda hyps: next(curve), opts, tmp_path)
     assert summary["steps"] == steps and summary["stop_reason"] == reason
     assert TrainOptions.from_dict({"target_bleu": 25.0}).target_bleu == 25.0
@@ -203,7 +248,15 @@ def test_train_averages_the_last_evaluations(tmp_path):
     pairs = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
     dev = [p[0] for p in pairs[:8]]
     model = build_model({"preset": "tiny"}, 16)
-    opts = TrainOptions(device="cpu", batch_tokens=60, warmup=2, max_steps=9, eval_every=2, log_every=3, average_last=3)
+    opts = TrainOptions(
+        device="cpu",
+        batch_tokens=60,
+        warmup=2,
+        max_steps=9,
+        eval_every=2,
+        log_every=3,
+        average_last=3,
+    )
     train(model, pairs, dev, lambda h: 1.0, opts, tmp_path)
     kept = sorted(p.name for p in (tmp_path / "history").iterdir())
     assert kept == ["step6.pt", "step8.pt", "step9.pt"]  # evaluations at 2, 4, 6, 8 and the end

@@ -105,10 +105,18 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
         yaml.safe_dump(
             {
                 "variants": {
-                    "sdatt": {"needs": ["trees"], "model": {"family": "transformer", "preset": "tiny"}},
-                    "lingfeat": {"needs": ["pos"], "model": {"family": "transformer", "preset": "tiny"}},
+                    "sdatt": {
+                        "needs": ["trees"],
+                        "model": {"family": "transformer", "preset": "tiny"},
+                    },
+                    "lingfeat": {
+                        "needs": ["pos"],
+                        "model": {"family": "transformer", "preset": "tiny"},
+                    },
                     # reads the tree through its model options alone (no `needs`): the check derives it
-                    "rnn_sdatt": {"model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}},
+                    "rnn_sdatt": {
+                        "model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}
+                    },
                 }
             }
         ),
@@ -122,15 +130,21 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
     config["preorder"] = {"methods": ["gold", "btg"]}  # BTG needs POS only
     load_config(write(tmp_path, config))  # POS is enough: HanTa gives it for German
     config["preorder"] = {"methods": ["rvnn"]}
-    with pytest.raises(WordorderError, match="preorder method 'rvnn' on de-en needs dependency trees"):
+    with pytest.raises(
+        WordorderError, match="preorder method 'rvnn' on de-en needs dependency trees"
+    ):
         load_config(write(tmp_path, config))
     config["preorder"] = {"methods": []}
     config["variants"] = ["sdatt"]
-    with pytest.raises(WordorderError, match=r"variant 'sdatt' on de-en needs dependency trees.*'de' \(hanta\)") as e:
+    with pytest.raises(
+        WordorderError, match=r"variant 'sdatt' on de-en needs dependency trees.*'de' \(hanta\)"
+    ) as e:
         load_config(write(tmp_path, config))
     assert "stanza" in e.value.hint
     config["variants"] = ["rnn_sdatt"]
-    with pytest.raises(WordorderError, match=r"variant 'rnn_sdatt' on de-en needs dependency trees"):
+    with pytest.raises(
+        WordorderError, match=r"variant 'rnn_sdatt' on de-en needs dependency trees"
+    ):
         load_config(write(tmp_path, config))
     config["syntax"] = {"parsers": {"de": {"backend": "stanza", "model_dir": "/models/stanza"}}}
     load_config(write(tmp_path, config))  # a configured stanza model gives trees
@@ -141,7 +155,16 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
 
 @pytest.mark.parametrize(
     "name",
-    ["default", "kawara2021", "kawara2021_clipping", "chen2019", "chen2020", "chen2020_heads", "chen2018", "zhang2018"],
+    [
+        "default",
+        "kawara2021",
+        "kawara2021_clipping",
+        "chen2019",
+        "chen2020",
+        "chen2020_heads",
+        "chen2018",
+        "zhang2018",
+    ],
 )
 def test_every_shipped_config_validates_and_its_variants_build(repo, monkeypatch, name):
     from wordorder.models import build_model
@@ -166,7 +189,9 @@ def test_update_size_must_split_over_the_training_processes(repo, tmp_path, monk
     config = base_config(repo)
     config["train_processes"] = 2
     config["train"]["accum_steps"] = 3
-    with pytest.raises(WordorderError, match=r"accum_steps \(3\) must be a multiple of train_processes \(2\)"):
+    with pytest.raises(
+        WordorderError, match=r"accum_steps \(3\) must be a multiple of train_processes \(2\)"
+    ):
         load_config(write(tmp_path, config))
     config["train"]["accum_steps"] = 4
     assert load_config(write(tmp_path, config))["train_processes"] == 2
@@ -180,7 +205,9 @@ def test_config_model_options_are_checked_before_any_job(repo, tmp_path, monkeyp
         load_config(write(tmp_path, config))
     config["model"] = {"attention_dropout": 0.1}
     config["data"]["en-ja"]["model"] = {"tie_outptu": False}
-    with pytest.raises(WordorderError, match=r"data\.en-ja\.model: unknown model option 'tie_outptu'"):
+    with pytest.raises(
+        WordorderError, match=r"data\.en-ja\.model: unknown model option 'tie_outptu'"
+    ):
         load_config(write(tmp_path, config))
     config["data"]["en-ja"]["model"] = {"preset": "big"}  # sizes come from presets / keep_preset
     with pytest.raises(WordorderError, match=r"data\.en-ja\.model"):
@@ -191,15 +218,22 @@ def test_separate_vocabularies_need_untied_embeddings(repo, tmp_path, monkeypatc
     monkeypatch.chdir(repo)
     config = base_config(repo)
     config["subword"]["joint"] = False
-    with pytest.raises(WordorderError, match=r"subword.joint is false .* ties its source and target embeddings") as e:
+    with pytest.raises(
+        WordorderError, match=r"subword.joint is false .* ties its source and target embeddings"
+    ) as e:
         load_config(write(tmp_path, config))
     assert "tie_embeddings: false" in e.value.hint
     config["model"] = {"tie_embeddings": False}
     assert load_config(write(tmp_path, config))["subword"]["joint"] is False
-    assert load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True  # the default
+    assert (
+        load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True
+    )  # the default
 
 
 def test_variant_names_follow_one_rule_in_config_and_registry(repo):
     config = read_yaml(repo / "workflow" / "schemas" / "config.schema.yaml")
     registry = read_yaml(repo / "workflow" / "schemas" / "variants.schema.yaml")
-    assert config["$defs"]["variant_name"]["pattern"] == registry["properties"]["variants"]["propertyNames"]["pattern"]
+    assert (
+        config["$defs"]["variant_name"]["pattern"]
+        == registry["properties"]["variants"]["propertyNames"]["pattern"]
+    )

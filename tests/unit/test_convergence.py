@@ -51,7 +51,9 @@ def test_markdown_counts_the_converged_runs():
             "pair": "ja-en",
             "variant": v,
             "seed": 1,
-            **run_summary(log([1, 2, 3, 3, 3, 3], [1, 1, 1, 0, 0, 0], {"stop_reason": r, "steps": 600})),
+            **run_summary(
+                log([1, 2, 3, 3, 3, 3], [1, 1, 1, 0, 0, 0], {"stop_reason": r, "steps": 600})
+            ),
         }
         for v, r in (("a", "patience"), ("b", "max_steps"))
     ]
@@ -69,7 +71,9 @@ def test_cli_writes_table_and_figure(tmp_path, capsys):
                 "".join(
                     json.dumps(r) + "\n"
                     for r in log(
-                        [1, 4, 6, 6.5, 6.4, 6.3], [1, 1, 1, 1, 0, 0], {"stop_reason": "patience", "steps": 600}
+                        [1, 4, 6, 6.5, 6.4, 6.3],
+                        [1, 1, 1, 1, 0, 0],
+                        {"stop_reason": "patience", "steps": 600},
                     )
                 )
             )

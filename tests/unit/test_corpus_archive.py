@@ -26,7 +26,9 @@ def make_tar(entries: list[tuple[str, str, object]]) -> bytes:
                 info.size = len(value)
                 tar.addfile(info, io.BytesIO(value))
                 continue
-            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE}[kind]
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE}[
+                kind
+            ]
             info.linkname = value or ""
             tar.addfile(info)
     return buf.getvalue()
@@ -35,7 +37,12 @@ def make_tar(entries: list[tuple[str, str, object]]) -> bytes:
 HOSTILE = {
     # e -> d/l/.. where d/l -> .. : each link alone stays inside, together they leave
     "chain": (
-        [("dir", "d", None), ("sym", "d/l", ".."), ("sym", "e", "d/l/.."), ("file", "e/evil", b"x")],
+        [
+            ("dir", "d", None),
+            ("sym", "d/l", ".."),
+            ("sym", "e", "d/l/.."),
+            ("file", "e/evil", b"x"),
+        ],
         "member 'e': it links to 'd/l/..', outside the archive",
     ),
     # a link that was inside when made, redirected by a later member (b/c -> .)
@@ -45,7 +52,12 @@ HOSTILE = {
     ),
     # ... and a file written through it
     "file through a redirected link": (
-        [("sym", "a", "b/c/../.."), ("dir", "b", None), ("sym", "b/c", "."), ("file", "a/evil", b"x")],
+        [
+            ("sym", "a", "b/c/../.."),
+            ("dir", "b", None),
+            ("sym", "b/c", "."),
+            ("file", "a/evil", b"x"),
+        ],
         "member 'a/evil': its folder 'a' leads outside the archive through links",
     ),
     "through a link to '.'": (
@@ -57,7 +69,10 @@ HOSTILE = {
         "member 'h': it links to 'd/l/../x', outside the archive",
     ),
     "hard link to outside": ([("hard", "h", "d/../../etc/passwd")], "member 'h': it links to"),
-    "absolute target": ([("sym", "abs", "/etc")], "member 'abs': it links to '/etc', outside the archive"),
+    "absolute target": (
+        [("sym", "abs", "/etc")],
+        "member 'abs': it links to '/etc', outside the archive",
+    ),
     "loop": (
         [("sym", "x", "y"), ("sym", "y", "x"), ("file", "x/f", b"z")],
         "member 'x/f': its folder 'x' cannot be reached: its links form a loop",
@@ -66,7 +81,9 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("data_filter", [False, True], ids=["own check only", "with the data filter"])
+@pytest.mark.parametrize(
+    "data_filter", [False, True], ids=["own check only", "with the data filter"]
+)
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_hostile_link_trees_are_refused_naming_the_member(tmp_path, case, data_filter):
     entries, message = HOSTILE[case]
@@ -110,13 +127,20 @@ def test_links_that_stay_inside_are_unpacked(tmp_path, data_filter):
 
 def test_a_hard_link_to_a_member_that_is_not_there(tmp_path):
     (tmp_path / "a.tar").write_bytes(make_tar([("hard", "h", "nothere")]))
-    with pytest.raises(WordorderError, match="cannot unpack the archive: linkname 'nothere' not found"):
+    with pytest.raises(
+        WordorderError, match="cannot unpack the archive: linkname 'nothere' not found"
+    ):
         safe_extract(tmp_path / "a.tar", tmp_path / "dest")
 
 
 def test_tar_above_the_cap_is_refused_before_unpacking(tmp_path):
-    (tmp_path / "a.tar").write_bytes(make_tar([("file", "a", b"x" * 600), ("file", "b", b"y" * 600)]))
-    with pytest.raises(WordorderError, match=r"unpacks to 1,200 bytes, more than max_unpacked_bytes \(1,024 bytes\)"):
+    (tmp_path / "a.tar").write_bytes(
+        make_tar([("file", "a", b"x" * 600), ("file", "b", b"y" * 600)])
+    )
+    with pytest.raises(
+        WordorderError,
+        match=r"unpacks to 1,200 bytes, more than max_unpacked_bytes \(1,024 bytes\)",
+    ):
         safe_extract(tmp_path / "a.tar", tmp_path / "dest", max_bytes=1024)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tar"]
     safe_extract(tmp_path / "a.tar", tmp_path / "dest", max_bytes=1200)  # at the cap: fine
@@ -135,7 +159,9 @@ def _zip(claimed: int | None = None) -> bytes:
 
 def test_zip_cap_and_a_zip_whose_header_lies(tmp_path):
     (tmp_path / "z.zip").write_bytes(_zip())
-    with pytest.raises(WordorderError, match=r"unpacks to 120,000 bytes, more than max_unpacked_bytes \(102,400"):
+    with pytest.raises(
+        WordorderError, match=r"unpacks to 120,000 bytes, more than max_unpacked_bytes \(102,400"
+    ):
         safe_extract(tmp_path / "z.zip", tmp_path / "dest", max_bytes=100 * 1024)
     safe_extract(tmp_path / "z.zip", tmp_path / "dest")
     assert (tmp_path / "dest" / "a.en").stat().st_size == 120_000
@@ -158,7 +184,15 @@ def test_default_unpack_cap_is_a_multiple_of_the_archive_size_with_a_floor(tmp_p
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(1, 1), ("500M", 500 << 20), ("80G", 80 << 30), ("1.5T", 3 << 39), ("64 GiB", 64 << 30), ("2k", 2048), ("7", 7)],
+    [
+        (1, 1),
+        ("500M", 500 << 20),
+        ("80G", 80 << 30),
+        ("1.5T", 3 << 39),
+        ("64 GiB", 64 << 30),
+        ("2k", 2048),
+        ("7", 7),
+    ],
 )
 def test_parse_size(value, expected):
     assert parse_size(value, "max_download_bytes", "url source") == expected
@@ -166,7 +200,9 @@ def test_parse_size(value, expected):
 
 @pytest.mark.parametrize("value", [0, -5, True, "", "10X", "G", 1.5, "0.1"])
 def test_parse_size_refuses(value):
-    with pytest.raises(WordorderError, match="'max_unpacked_bytes' in url source must be a positive number"):
+    with pytest.raises(
+        WordorderError, match="'max_unpacked_bytes' in url source must be a positive number"
+    ):
         parse_size(value, "max_unpacked_bytes", "url source")
 
 
@@ -184,7 +220,10 @@ def test_line_reader_reads_at_most_4_bytes_per_character_and_the_line_end(tmp_pa
     path = Path(tmp_path / "t.txt")
     clef = "\U0001d11e"  # 4 bytes in UTF-8
     path.write_bytes((clef * 10 + "\r\n" + "a" * 41 + "\n").encode())
-    assert list(iter_lines(path, max_chars=10)) == [clef * 10, "a" * 41]  # 42 bytes each: at the bound
+    assert list(iter_lines(path, max_chars=10)) == [
+        clef * 10,
+        "a" * 41,
+    ]  # 42 bytes each: at the bound
     path.write_bytes(b"ok\n" + b"a" * 42 + b"\n")
     lines = iter_lines(path, max_chars=10)
     assert next(lines) == "ok"

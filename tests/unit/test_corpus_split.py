@@ -13,7 +13,9 @@ from wordorder.errors import WordorderError
 @st.composite
 def problems(draw):
     n = draw(st.integers(0, 400))
-    names = draw(st.lists(st.sampled_from(["dev", "test", "held", "news"]), unique=True, max_size=3))
+    names = draw(
+        st.lists(st.sampled_from(["dev", "test", "held", "news"]), unique=True, max_size=3)
+    )
     sizes = {}
     left = n
     for name in names:
@@ -65,7 +67,9 @@ def test_holdouts_look_random_not_a_block():
 
 
 def test_too_large_holdouts_say_how_many_lines_there_are():
-    with pytest.raises(WordorderError, match=r"need 1000 lines \(dev 500 \+ test 500\) but only 900"):
+    with pytest.raises(
+        WordorderError, match=r"need 1000 lines \(dev 500 \+ test 500\) but only 900"
+    ):
         holdout_split(900, {"dev": 500, "test": 500}, seed=1)
 
 

@@ -79,7 +79,10 @@ def register(monkeypatch, tmp_path, url: str, md5: str | None):
 
     home = tmp_path / "sacrebleu"
     dataset = FakeSGMLDataset(
-        NAME, data=[url], md5=[md5] if md5 else None, langpairs={"en-de": ["fake/src.en.sgm", "fake/ref.de.sgm"]}
+        NAME,
+        data=[url],
+        md5=[md5] if md5 else None,
+        langpairs={"en-de": ["fake/src.en.sgm", "fake/ref.de.sgm"]},
     )
     dataset._outdir = str(home / NAME)  # sacreBLEU fixes these from $SACREBLEU at import time
     dataset._rawdir = str(home / NAME / "raw")
@@ -91,16 +94,26 @@ def register(monkeypatch, tmp_path, url: str, md5: str | None):
 def fetch(spec, tmp_path, src="en", tgt="de"):
     out_src, out_tgt = tmp_path / "out" / "src", tmp_path / "out" / "tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
+    return (
+        n,
+        out_src.read_text(encoding="utf-8").splitlines(),
+        out_tgt.read_text(encoding="utf-8").splitlines(),
+    )
 
 
-def test_test_set_is_downloaded_by_sacrebleu_then_read_from_its_cache(served, tmp_path, monkeypatch):
+def test_test_set_is_downloaded_by_sacrebleu_then_read_from_its_cache(
+    served, tmp_path, monkeypatch
+):
     base, root = served
     data = tarball()
     (root / "fake.tgz").write_bytes(data)
     register(monkeypatch, tmp_path, base + "/fake.tgz", hashlib.md5(data).hexdigest())
     spec = {"kind": "sacrebleu", "test_set": NAME, "langpair": "en-de"}
-    expected_src = ["Hello world.", "A second line.", "Translated from German."]  # sacreBLEU's cleaning
+    expected_src = [
+        "Hello world.",
+        "A second line.",
+        "Translated from German.",
+    ]  # sacreBLEU's cleaning
     expected_ref = ["Hallo Welt.", "Eine zweite Zeile.", "Aus dem Deutschen übersetzt."]
     assert fetch(spec, tmp_path) == (3, expected_src, expected_ref)
     (root / "fake.tgz").unlink()  # from now on only sacreBLEU's cache can answer

@@ -33,7 +33,9 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def make_tar(members: dict[str, bytes], mode: str = "w:gz", links: dict[str, str] | None = None) -> bytes:
+def make_tar(
+    members: dict[str, bytes], mode: str = "w:gz", links: dict[str, str] | None = None
+) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode=mode) as tar:
         for name, data in members.items():
@@ -92,7 +94,9 @@ class Server:
                     server.cut_done.add(self.path)
                     body = body[: len(body) // 2]
                     self.close_connection = True
-                server.sent += len(body)  # before writing: the client may finish before this thread resumes
+                server.sent += len(
+                    body
+                )  # before writing: the client may finish before this thread resumes
                 self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -126,7 +130,11 @@ def closed_port() -> int:
 def fetch(spec, tmp_path, src="en", tgt="de"):
     out_src, out_tgt = tmp_path / "out" / "src", tmp_path / "out" / "tgt"
     n = fetch_source(spec, src, tgt, out_src, out_tgt, tmp_path / "cache")
-    return n, out_src.read_text(encoding="utf-8").splitlines(), out_tgt.read_text(encoding="utf-8").splitlines()
+    return (
+        n,
+        out_src.read_text(encoding="utf-8").splitlines(),
+        out_tgt.read_text(encoding="utf-8").splitlines(),
+    )
 
 
 def test_tar_gz_with_two_members_is_downloaded_once_and_cached(server, tmp_path):
@@ -240,7 +248,13 @@ def test_wrong_sha256_is_an_error_and_leaves_no_file(server, tmp_path):
     data = make_tar({"a.en": text(EN), "a.de": text(DE)})
     server.files["/c.tgz"] = data
     wrong = "0" * 64
-    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": wrong, "src": "a.en", "tgt": "a.de"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.tgz",
+        "sha256": wrong,
+        "src": "a.en",
+        "tgt": "a.de",
+    }
     with pytest.raises(WordorderError) as e:
         fetch(spec, tmp_path)
     msg = str(e.value)
@@ -251,7 +265,13 @@ def test_wrong_sha256_is_an_error_and_leaves_no_file(server, tmp_path):
 
 
 def test_http_404_is_not_retried(server, tmp_path):
-    spec = {"kind": "url", "url": server.url + "/missing.tgz", "sha256": "1" * 64, "src": "a", "tgt": "b"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/missing.tgz",
+        "sha256": "1" * 64,
+        "src": "a",
+        "tgt": "b",
+    }
     with pytest.raises(WordorderError, match="HTTP 404"):
         fetch(spec, tmp_path)
     assert len(server.requests) == 1
@@ -263,7 +283,13 @@ def test_unsafe_member_names_are_refused(server, tmp_path, bad):
     name = str(outside) if bad == "ABSOLUTE" else bad
     data = make_tar({"ok.en": text(EN), name: b"pwned\n", "ok.de": text(DE)}, mode="w")
     server.files["/bad.tar"] = data
-    spec = {"kind": "url", "url": server.url + "/bad.tar", "sha256": sha(data), "src": "ok.en", "tgt": "ok.de"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/bad.tar",
+        "sha256": sha(data),
+        "src": "ok.en",
+        "tgt": "ok.de",
+    }
     with pytest.raises(WordorderError) as e:
         fetch(spec, tmp_path)
     assert "bad.tar" in str(e.value) and repr(name) in str(e.value)
@@ -328,7 +354,10 @@ def test_file_url(tmp_path):
     spec = {
         "kind": "url",
         "src": {"url": (tmp_path / "src.txt").as_uri(), "sha256": sha(text(EN[:4]))},
-        "tgt": {"url": (tmp_path / "tgt.gz").as_uri(), "sha256": sha((tmp_path / "tgt.gz").read_bytes())},
+        "tgt": {
+            "url": (tmp_path / "tgt.gz").as_uri(),
+            "sha256": sha((tmp_path / "tgt.gz").read_bytes()),
+        },
     }
     assert fetch(spec, tmp_path) == (4, EN[:4], DE[:4])
 
@@ -346,7 +375,10 @@ def test_file_url(tmp_path):
             "unknown key 'md5' in 'src' of the url source",
         ),
         ({"src": "a", "tgt": "b"}, "or a mapping with its own url and sha256"),
-        ({"url": "http://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b", "retries": 0}, "retries"),
+        (
+            {"url": "http://x/y", "sha256": "a" * 64, "src": "a", "tgt": "b", "retries": 0},
+            "retries",
+        ),
     ],
 )
 def test_bad_url_specs(tmp_path, spec, message):
@@ -357,7 +389,13 @@ def test_bad_url_specs(tmp_path, spec, message):
 def test_two_jobs_fetching_the_same_archive_at_once_share_one_download(server, tmp_path):
     data = make_tar({"a.en": text(EN), "a.de": text(DE)})
     server.files["/c.tgz"] = data
-    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "a.{src}", "tgt": "a.{tgt}"}
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.tgz",
+        "sha256": sha(data),
+        "src": "a.{src}",
+        "tgt": "a.{tgt}",
+    }
     results, errors = {}, []
 
     def job(name):
@@ -378,14 +416,28 @@ def test_two_jobs_fetching_the_same_archive_at_once_share_one_download(server, t
 
 
 def test_source_and_target_must_be_two_files(server, tmp_path):
-    data = make_tar({"c.en": text(EN)}, links={"c.de": "c.en"})  # a member that is a link to the other
+    data = make_tar(
+        {"c.en": text(EN)}, links={"c.de": "c.en"}
+    )  # a member that is a link to the other
     server.files["/c.tgz"] = data
-    spec = {"kind": "url", "url": server.url + "/c.tgz", "sha256": sha(data), "src": "c.en", "tgt": "c.de"}
-    with pytest.raises(WordorderError, match=r"'src' and 'tgt' of the url source are the same file"):
+    spec = {
+        "kind": "url",
+        "url": server.url + "/c.tgz",
+        "sha256": sha(data),
+        "src": "c.en",
+        "tgt": "c.de",
+    }
+    with pytest.raises(
+        WordorderError, match=r"'src' and 'tgt' of the url source are the same file"
+    ):
         fetch(spec, tmp_path)
-    with pytest.raises(WordorderError, match=r"'src' and 'tgt' of the url source name the same member"):
+    with pytest.raises(
+        WordorderError, match=r"'src' and 'tgt' of the url source name the same member"
+    ):
         fetch({**spec, "tgt": "c.en"}, tmp_path)
-    with pytest.raises(WordorderError, match=r"'src.url' and 'tgt.url' of the url source give the same file"):
+    with pytest.raises(
+        WordorderError, match=r"'src.url' and 'tgt.url' of the url source give the same file"
+    ):
         side = {"url": server.url + "/c.tgz", "sha256": sha(data), "member": "c.en"}
         fetch({"kind": "url", "src": side, "tgt": side}, tmp_path)
 
@@ -403,6 +455,11 @@ def test_url_caps_are_read_from_the_spec(server, tmp_path):
     }
     with pytest.raises(WordorderError, match=f"announces {len(data):,} bytes"):
         fetch(spec, tmp_path)
-    assert fetch({**spec, "max_download_bytes": len(data), "max_unpacked_bytes": "10K"}, tmp_path)[0] == 200
-    with pytest.raises(WordorderError, match="'max_unpacked_bytes' in url source must be a positive number"):
+    assert (
+        fetch({**spec, "max_download_bytes": len(data), "max_unpacked_bytes": "10K"}, tmp_path)[0]
+        == 200
+    )
+    with pytest.raises(
+        WordorderError, match="'max_unpacked_bytes' in url source must be a positive number"
+    ):
         fetch({**spec, "max_unpacked_bytes": "lots"}, tmp_path)

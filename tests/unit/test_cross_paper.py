@@ -11,7 +11,11 @@ from wordorder.evaluate.cross_paper import cross_paper_markdown, cross_paper_tab
 
 def scores():
     rows = []
-    for variant, bleus in (("base", [20.0, 22.0]), ("both_res", [23.0, 25.0]), ("sdatt", [18.0, 18.5])):
+    for variant, bleus in (
+        ("base", [20.0, 22.0]),
+        ("both_res", [23.0, 25.0]),
+        ("sdatt", [18.0, 18.5]),
+    ):
         for seed, bleu in enumerate(bleus, start=1):
             rows.append(
                 {

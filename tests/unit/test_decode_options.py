@@ -23,8 +23,15 @@ def test_beam_search_keyword_defaults_are_decode_options():
     from wordorder.decode import beam
 
     want = dataclasses.asdict(DecodeOptions())
-    del want["device"]  # translate_batches' device is a torch device (None: the model's), resolved by the runner
-    for fn in (beam.beam_search_hypotheses, beam.beam_search, beam.greedy_decode, beam.translate_batches):
+    del want[
+        "device"
+    ]  # translate_batches' device is a torch device (None: the model's), resolved by the runner
+    for fn in (
+        beam.beam_search_hypotheses,
+        beam.beam_search,
+        beam.greedy_decode,
+        beam.translate_batches,
+    ):
         for name, param in inspect.signature(fn).parameters.items():
             if name in want:
                 assert param.default == want[name], (fn.__name__, name)

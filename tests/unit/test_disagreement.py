@@ -7,7 +7,11 @@ import itertools
 import pytest
 import torch
 
-from wordorder.models.disagreement import output_disagreement, position_disagreement, subspace_disagreement
+from wordorder.models.disagreement import (
+    output_disagreement,
+    position_disagreement,
+    subspace_disagreement,
+)
 
 
 def _one_token(*head_vectors: list[float]) -> torch.Tensor:
@@ -43,7 +47,9 @@ def test_matches_pairwise_cosine_sum():
         if not valid[b, t]:
             continue
         total = sum(
-            torch.cosine_similarity(heads[b, i, t], heads[b, j, t], dim=0).item() for i in range(3) for j in range(3)
+            torch.cosine_similarity(heads[b, i, t], heads[b, j, t], dim=0).item()
+            for i in range(3)
+            for j in range(3)
         )
         expected += -total / 9
         count += 1

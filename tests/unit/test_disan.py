@@ -28,7 +28,13 @@ def _reference_direction(direction, x: torch.Tensor, length: int, forward: bool)
         s = torch.zeros_like(h[i])
         if keys:
             logits = torch.stack(
-                [5 * torch.tanh((direction.key(h[j]) + direction.query(h[i]) + direction.logit_bias) / 5) for j in keys]
+                [
+                    5
+                    * torch.tanh(
+                        (direction.key(h[j]) + direction.query(h[i]) + direction.logit_bias) / 5
+                    )
+                    for j in keys
+                ]
             )  # (|keys|, dim)
             probs = torch.softmax(logits, dim=0)  # per feature
             s = (probs * h[list(keys)]).sum(0)

@@ -35,8 +35,12 @@ def cited_sections(text: str) -> list[str]:
 def test_the_patterns_find_what_they_look_for():
     planted = "see the spe" + "c §4 and ../shared/spe" + "cs/algorithms.md"
     assert len(EXTERNAL.findall(planted)) == 2
-    assert not EXTERNAL.search("the spec as the corpus source sees it; --spec JSON; a test-set spec")
-    assert cited_sections("(docs/algorithms.md §RIBES, §TER and §SIG) and `docs/algorithms.md` §FLEX: x") == [
+    assert not EXTERNAL.search(
+        "the spec as the corpus source sees it; --spec JSON; a test-set spec"
+    )
+    assert cited_sections(
+        "(docs/algorithms.md §RIBES, §TER and §SIG) and `docs/algorithms.md` §FLEX: x"
+    ) == [
         "RIBES",
         "TER",
         "SIG",
@@ -56,8 +60,14 @@ def test_nothing_cites_the_external_spec():
 
 def test_every_cited_section_exists():
     sections = set(HEADING.findall(DOC.read_text(encoding="utf-8")))
-    cited = {(p.relative_to(REPO), s) for p in files() for s in cited_sections(p.read_text(encoding="utf-8"))}
-    assert len({s for _, s in cited}) >= 20  # the code cites most sections; an empty scan is a bug here
+    cited = {
+        (p.relative_to(REPO), s)
+        for p in files()
+        for s in cited_sections(p.read_text(encoding="utf-8"))
+    }
+    assert (
+        len({s for _, s in cited}) >= 20
+    )  # the code cites most sections; an empty scan is a bug here
     missing = sorted(f"{path}: §{s}" for path, s in cited if s not in sections)
     assert not missing, f"sections cited but not in {DOC.relative_to(REPO)}:\n" + "\n".join(missing)
 

@@ -63,7 +63,9 @@ def test_dropout_add_is_the_residual_of_dropout():
 
 def _reference(hidden, weight, target, eps):
     logits = F.linear(hidden, weight).view(-1, weight.size(0))
-    loss = F.cross_entropy(logits, target.view(-1), ignore_index=0, label_smoothing=eps, reduction="sum")
+    loss = F.cross_entropy(
+        logits, target.view(-1), ignore_index=0, label_smoothing=eps, reduction="sum"
+    )
     nll = F.cross_entropy(logits, target.view(-1), ignore_index=0, reduction="sum")
     return loss, nll
 

@@ -18,7 +18,9 @@ from wordorder.evaluate.findings import findings_markdown, seed_paired_bootstrap
 
 @pytest.fixture(scope="module")
 def refs(shared_data):
-    with gzip.open(shared_data / "multi30k_task1_en-de-cs" / "test_2016_flickr.de.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(
+        shared_data / "multi30k_task1_en-de-cs" / "test_2016_flickr.de.gz", "rt", encoding="utf-8"
+    ) as f:
         return [line.rstrip("\n") for line in f][:300]
 
 
@@ -32,7 +34,11 @@ def test_one_seed_equals_sacrebleus_paired_bootstrap(refs):
     system, baseline = damaged(refs, 0.10, 1), damaged(refs, 0.13, 2)
     ours = seed_paired_bootstrap([system], [baseline], [refs], samples=200, seed=12345)
     test = PairedTest(
-        [("baseline", baseline), ("system", system)], {"BLEU": BLEU()}, [refs], test_type="bs", n_samples=200
+        [("baseline", baseline), ("system", system)],
+        {"BLEU": BLEU()},
+        [refs],
+        test_type="bs",
+        n_samples=200,
     )
     import os
 
@@ -40,7 +46,8 @@ def test_one_seed_equals_sacrebleus_paired_bootstrap(refs):
     _, results = test()
     assert ours["p"] == results["BLEU"][1].p_value
     assert ours["delta"] == pytest.approx(
-        BLEU().corpus_score(system, [refs]).score - BLEU().corpus_score(baseline, [refs]).score, abs=1e-4
+        BLEU().corpus_score(system, [refs]).score - BLEU().corpus_score(baseline, [refs]).score,
+        abs=1e-4,
     )
     assert ours["sd"] == 0.0 and len(ours["per_seed"]) == 1
 
@@ -50,7 +57,8 @@ def test_several_seeds_mean_sd_and_symmetry(refs):
     baseline = [damaged(refs, 0.30, s) for s in (4, 5, 6)]
     out = seed_paired_bootstrap(system, baseline, [refs], samples=100)
     per_seed = [
-        BLEU().corpus_score(s, [refs]).score - BLEU().corpus_score(b, [refs]).score for s, b in zip(system, baseline)
+        BLEU().corpus_score(s, [refs]).score - BLEU().corpus_score(b, [refs]).score
+        for s, b in zip(system, baseline)
     ]
     assert out["per_seed"] == pytest.approx(per_seed, abs=1e-4)
     assert out["delta"] == pytest.approx(sum(per_seed) / 3, abs=1e-4) and out["sd"] > 0
@@ -97,12 +105,19 @@ def test_markdown_row():
         ],
         "Findings",
     )
-    assert "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 | 3 | 0.012 | reproduced |" in md
+    assert (
+        "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 | 3 | 0.012 | reproduced |"
+        in md
+    )
 
 
 def test_findings_cli(tmp_path, capsys, refs):
     paths = {}
-    for name, lines in (("ref", refs), ("s1", damaged(refs, 0.05, 1)), ("b1", damaged(refs, 0.3, 2))):
+    for name, lines in (
+        ("ref", refs),
+        ("s1", damaged(refs, 0.05, 1)),
+        ("b1", damaged(refs, 0.3, 2)),
+    ):
         paths[name] = str(tmp_path / name)
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     spec = {
@@ -139,7 +154,10 @@ def test_findings_cli(tmp_path, capsys, refs):
     assert code == 0, errors
     row = json.loads((tmp_path / "f.json").read_text())["findings"][0]
     assert row["verdict"] == "reproduced" and row["seeds"] == 1 and row["delta"] > 5
-    assert "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |" in (tmp_path / "f.md").read_text()
+    assert (
+        "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |"
+        in (tmp_path / "f.md").read_text()
+    )
 
 
 def test_cost_sums_the_jobs_cpu_footers(tmp_path):
@@ -147,10 +165,12 @@ def test_cost_sums_the_jobs_cpu_footers(tmp_path):
 
     (tmp_path / "train").mkdir()
     (tmp_path / "train" / "a.log").write_text(
-        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n", encoding="utf-8"
+        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n",
+        encoding="utf-8",
     )
     (tmp_path / "b.log").write_text(
-        "x\n2026 INFO wordorder: translate finished in 10.0 s; peak memory 9 MB; cpu 1800.0 s\n", encoding="utf-8"
+        "x\n2026 INFO wordorder: translate finished in 10.0 s; peak memory 9 MB; cpu 1800.0 s\n",
+        encoding="utf-8",
     )
     (tmp_path / "failed.log").write_text("error: something\n", encoding="utf-8")
     cost = cost_summary(tmp_path)

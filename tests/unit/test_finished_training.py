@@ -42,11 +42,21 @@ def run(tmp_path: Path, scores: list | None = None, **changes) -> dict:
         return float(sum(a == b for h, (_, t) in zip(hyps, PAIRS) for a, b in zip(h, t)))
 
     opts = TrainOptions(**{**OPTIONS, **changes})
-    return train(model, PAIRS, DEV, dev_score, opts, tmp_path / "out", state_path=tmp_path / "resume" / "state.pt")
+    return train(
+        model,
+        PAIRS,
+        DEV,
+        dev_score,
+        opts,
+        tmp_path / "out",
+        state_path=tmp_path / "resume" / "state.pt",
+    )
 
 
 def contents(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+    }
 
 
 def delete_outputs(out: Path) -> None:
@@ -80,11 +90,18 @@ def test_a_finished_run_is_restored_instead_of_trained_again(tmp_path, capsys):
     again = run(tmp_path, scores)
     assert again == first and scores == []  # no evaluation: nothing was trained
     assert contents(out) == before  # byte-identical
-    assert os.stat(out / "best.pt").st_ino == os.stat(kept / "final" / "best.pt").st_ino  # the kept file itself
-    assert os.stat(out / "metrics.jsonl").st_ino != os.stat(kept / "final" / "metrics.jsonl").st_ino  # a copy
+    assert (
+        os.stat(out / "best.pt").st_ino == os.stat(kept / "final" / "best.pt").st_ino
+    )  # the kept file itself
+    assert (
+        os.stat(out / "metrics.jsonl").st_ino != os.stat(kept / "final" / "metrics.jsonl").st_ino
+    )  # a copy
     message = capsys.readouterr().out
     assert "training had already finished at update 8 (stop: max_steps)" in message
-    assert f"delete {kept / 'final'} and {tmp_path / 'resume' / 'state.pt.done'} to train again" in message
+    assert (
+        f"delete {kept / 'final'} and {tmp_path / 'resume' / 'state.pt.done'} to train again"
+        in message
+    )
 
 
 def test_other_options_train_anew(tmp_path, capsys):
@@ -98,16 +115,25 @@ def test_other_options_train_anew(tmp_path, capsys):
     assert scores and summary["steps"] == 10
     message = capsys.readouterr().out
     marker = tmp_path / "resume" / "state.pt.done"
-    assert f"training anew: {marker} does not stand for this run (it was trained with other options or data)" in message
-    assert json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary  # the record is replaced
-    assert (tmp_path / "out" / "best.pt").is_file() and (tmp_path / "out" / "metrics.jsonl").is_file()
+    assert (
+        f"training anew: {marker} does not stand for this run (it was trained with other options or data)"
+        in message
+    )
+    assert (
+        json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary
+    )  # the record is replaced
+    assert (tmp_path / "out" / "best.pt").is_file() and (
+        tmp_path / "out" / "metrics.jsonl"
+    ).is_file()
 
 
 def test_other_code_trains_anew(tmp_path, monkeypatch, capsys):
     run(tmp_path)
     delete_outputs(tmp_path / "out")
     capsys.readouterr()
-    monkeypatch.setattr(finished, "code_fingerprint", lambda: "0" * 64)  # as if a source file changed
+    monkeypatch.setattr(
+        finished, "code_fingerprint", lambda: "0" * 64
+    )  # as if a source file changed
     scores: list = []
     run(tmp_path, scores)
     assert scores and "trained by other code" in capsys.readouterr().out
@@ -129,8 +155,24 @@ def test_incomplete_kept_outputs_train_anew(tmp_path, capsys):
     "text",
     [
         "{not json",
-        json.dumps({"format": finished.FORMAT, "key": "k", "folder": "../elsewhere", "files": {}, "summary": {}}),
-        json.dumps({"format": finished.FORMAT, "key": "k", "folder": "final", "files": {"../x": 1}, "summary": {}}),
+        json.dumps(
+            {
+                "format": finished.FORMAT,
+                "key": "k",
+                "folder": "../elsewhere",
+                "files": {},
+                "summary": {},
+            }
+        ),
+        json.dumps(
+            {
+                "format": finished.FORMAT,
+                "key": "k",
+                "folder": "final",
+                "files": {"../x": 1},
+                "summary": {},
+            }
+        ),
     ],
 )
 def test_a_record_that_is_not_ours_is_removed(tmp_path, capsys, text):
@@ -139,13 +181,20 @@ def test_a_record_that_is_not_ours_is_removed(tmp_path, capsys, text):
     (tmp_path / "elsewhere").mkdir()
     assert finished.restore(tmp_path / "state.pt", tmp_path / "out", "k", main=True) is None
     assert "it is not a record of a finished training" in capsys.readouterr().out
-    assert not marker.exists() and (tmp_path / "elsewhere").is_dir() and not (tmp_path / "out").exists()
+    assert (
+        not marker.exists()
+        and (tmp_path / "elsewhere").is_dir()
+        and not (tmp_path / "out").exists()
+    )
 
 
 def records(path: Path) -> list[dict]:
     """The metrics log without its timings."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")} for line in lines]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in ("tokens_per_s", "elapsed_s")}
+        for line in lines
+    ]
 
 
 def test_a_kill_before_the_record_leaves_the_resumable_state(tmp_path, monkeypatch, capsys):
@@ -164,7 +213,11 @@ def test_a_kill_before_the_record_leaves_the_resumable_state(tmp_path, monkeypat
     capsys.readouterr()
     summary = run(tmp_path)
     assert f"resuming from {state} at update 6" in capsys.readouterr().out
-    assert summary["steps"] == 8 and not state.exists() and (tmp_path / "resume" / "state.pt.done").is_file()
+    assert (
+        summary["steps"] == 8
+        and not state.exists()
+        and (tmp_path / "resume" / "state.pt.done").is_file()
+    )
     # Nothing lost: on the CPU the resumed run ends with the same checkpoints, bit for bit.
     after = contents(out)
     for name in ("best.pt", "best_single.pt", "last.pt", "history/step6.pt", "history/step8.pt"):
@@ -184,10 +237,17 @@ def toy_corpus(tmp_path: Path) -> tuple[dict[str, Path], Path]:
     src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]
     tgt = [" ".join(reversed(line.split())) for line in src]
     files = {}
-    for name, lines in (("train.src", src), ("train.tgt", tgt), ("dev.src", src[:6]), ("dev.ref", tgt[:6])):
+    for name, lines in (
+        ("train.src", src),
+        ("train.tgt", tgt),
+        ("dev.src", src[:6]),
+        ("dev.ref", tgt[:6]),
+    ):
         files[name] = tmp_path / name
         files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return files, train_sentencepiece([files["train.src"], files["train.tgt"]], tmp_path / "spm", vocab_size=40)
+    return files, train_sentencepiece(
+        [files["train.src"], files["train.tgt"]], tmp_path / "spm", vocab_size=40
+    )
 
 
 def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_path, capsys):
@@ -220,7 +280,9 @@ def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_pat
     capsys.readouterr()
     assert job() == summary
     assert "training had already finished at update 4" in capsys.readouterr().out
-    assert (output.parent / "metrics.jsonl").read_bytes() == log  # the summary record once, not twice
+    assert (
+        output.parent / "metrics.jsonl"
+    ).read_bytes() == log  # the summary record once, not twice
 
 
 def test_the_run_key_covers_all_the_training_data():
@@ -255,6 +317,8 @@ def test_an_interrupted_training_leaves_no_declared_output(tmp_path):
     out, state = tmp_path / "out", tmp_path / "resume" / "state.pt"
     with pytest.raises(TrainingInterrupted, match="after update 7"):
         train(model, PAIRS, DEV, dev_score, TrainOptions(**OPTIONS), out, state_path=state)
-    assert state.is_file() and (out / "last.pt").is_file()  # the evaluation did write its checkpoints
+    assert (
+        state.is_file() and (out / "last.pt").is_file()
+    )  # the evaluation did write its checkpoints
     assert not (out / "best.pt").exists() and not (out / "metrics.jsonl").exists()
     assert run(tmp_path)["steps"] == 8 and (out / "best.pt").is_file()

@@ -35,7 +35,9 @@ def test_kawara_full_configs_have_the_papers_directions_and_units(monkeypatch):
     """§V-A: eight directions; footnote 12: word-level preorders; Table I: k in {1, 2, 4, 8}."""
     monkeypatch.chdir(REPO)
     main = load_config(REPO / "configs" / "full" / "kawara2021.yaml")
-    assert sorted(main["pairs"]) == sorted(["ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"])
+    assert sorted(main["pairs"]) == sorted(
+        ["ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"]
+    )
     sweep = load_config(REPO / "configs" / "full" / "kawara2021_clipping.yaml")
     for config in (main, sweep):
         assert config["preorder"]["positions"] == "word"
@@ -61,7 +63,11 @@ def test_full_config_is_valid_and_its_sources_resolve(path, monkeypatch):
     for name in config["variants"]:
         family = variants[name]["model"].get("family", "transformer")
         # a size the paper names for the system (keep_preset), else the config's for the family
-        want = registry[name]["model"]["preset"] if registry[name].get("keep_preset") else config["presets"][family]
+        want = (
+            registry[name]["model"]["preset"]
+            if registry[name].get("keep_preset")
+            else config["presets"][family]
+        )
         assert variants[name]["model"]["preset"] == want
     kinds = set()
     for pair in config["pairs"]:
@@ -95,7 +101,11 @@ def test_presets_replace_the_registry_preset_per_family():
     }
     out = apply_presets(registry, {"rnn": "rnmt", "transformer": "base"})
     assert out["t"]["model"] == {"family": "transformer", "preset": "base", "relative_k": 4}
-    assert out["r"]["model"] == {"family": "rnn", "preset": "rnmt", "d_model": 300}  # explicit keys stay
+    assert out["r"]["model"] == {
+        "family": "rnn",
+        "preset": "rnmt",
+        "d_model": 300,
+    }  # explicit keys stay
     assert out["u"]["model"]["preset"] == "base"  # no family = transformer
     assert registry["t"]["model"]["preset"] == "small"  # the registry itself is untouched
     assert apply_presets(registry, {}) == registry
@@ -114,7 +124,8 @@ def test_an_entry_with_keep_preset_keeps_its_size():
 def test_keep_preset_without_a_preset_is_an_error(tmp_path):
     path = tmp_path / "variants.yaml"
     path.write_text(
-        "variants:\n  v: {keep_preset: true, model: {family: transformer, relative_k: 4}}\n", encoding="utf-8"
+        "variants:\n  v: {keep_preset: true, model: {family: transformer, relative_k: 4}}\n",
+        encoding="utf-8",
     )
     with pytest.raises(WordorderError, match="keep_preset") as e:
         load_variants(path)
@@ -122,7 +133,9 @@ def test_keep_preset_without_a_preset_is_an_error(tmp_path):
 
 
 def test_model_options_of_a_variant_on_a_pair_layer_registry_config_and_pair():
-    variants = {"v": {"model": {"family": "transformer", "preset": "base", "dropout": 0.3, "relative_k": 4}}}
+    variants = {
+        "v": {"model": {"family": "transformer", "preset": "base", "dropout": 0.3, "relative_k": 4}}
+    }
     config = {
         "model": {"dropout": 0.1, "attention_dropout": 0.1, "tie_output": False},
         "data": {"zh-en": {"model": {"tie_output": True}}, "en-de": {}},
@@ -144,7 +157,9 @@ def test_schema_presets_are_the_registry_presets():
 
     from wordorder.models.registry import PRESETS
 
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
+    schema = yaml.safe_load(
+        (REPO / "workflow" / "schemas" / "config.schema.yaml").read_text(encoding="utf-8")
+    )
     allowed = schema["properties"]["presets"]["properties"]
     by_family = {"transformer": set(), "rnn": set()}
     for name, preset in PRESETS.items():

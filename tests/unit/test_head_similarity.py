@@ -33,7 +33,9 @@ def test_cosines_of_known_heads():
     heads = torch.tensor([[[[1.0, 0.0]], [[2.0, 0.0]], [[0.0, 3.0]]]])  # (B=1, H=3, S=1, d=2)
     cos, n = token_cosines(heads, torch.tensor([[True]]))
     assert n == 1
-    torch.testing.assert_close(cos, torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+    torch.testing.assert_close(
+        cos, torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    )
     sim = group_similarity(cos.numpy(), n, [("global", 1), ("rec", 2)])
     # Eq. 14 averages over all pairs i, j of the two groups (i = j included)
     np.testing.assert_allclose(sim, [[1.0, 0.5], [0.5, 0.5]])
@@ -45,7 +47,9 @@ def test_padding_and_token_count():
     cos, n = token_cosines(heads, valid)
     assert n == 3
     manual = sum(
-        torch.nn.functional.cosine_similarity(heads[b, :, s, None, :], heads[b, None, :, s, :], dim=-1)
+        torch.nn.functional.cosine_similarity(
+            heads[b, :, s, None, :], heads[b, None, :, s, :], dim=-1
+        )
         for b, s in [(0, 0), (0, 1), (1, 0)]
     )
     torch.testing.assert_close(cos, manual)
@@ -53,13 +57,17 @@ def test_padding_and_token_count():
 
 def test_encoder_of_a_grouped_model():
     torch.manual_seed(0)
-    model = build_model({"preset": "tiny", "input_groups": [["global", 2], ["rec", 1], ["loc", 1]]}, 30)
+    model = build_model(
+        {"preset": "tiny", "input_groups": [["global", 2], ["rec", 1], ["loc", 1]]}, 30
+    )
     assert head_groups(model.options) == [("global", 2), ("rec", 1), ("loc", 1)]
     result = encoder_head_similarity(model, [[5, 6, 7], [8, 9]], None, batch_size=1)
     sim = np.array(result["similarity"])
     assert result["tokens"] == 5 and sim.shape == (3, 3)
     np.testing.assert_allclose(sim, sim.T, atol=1e-6)
-    assert sim[1, 1] == pytest.approx(1.0) and sim[2, 2] == pytest.approx(1.0)  # one head: only i = j
+    assert sim[1, 1] == pytest.approx(1.0) and sim[2, 2] == pytest.approx(
+        1.0
+    )  # one head: only i = j
     assert np.all(np.abs(sim) <= 1 + 1e-6) and result["average"] == pytest.approx(sim.mean())
     md = similarity_markdown([("x (seed 1)", result)], "t")
     assert "| group | global | rec | loc |" in md and "| average |" in md

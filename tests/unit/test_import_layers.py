@@ -134,7 +134,9 @@ def test_every_part_of_the_package_has_one_layer():
     listed = [name for layer in LAYERS for name in layer]
     assert len(listed) == len(set(listed))
     parts = {part(m) for m in modules(SRC)} - {""}
-    assert parts == set(listed), "place new modules or subpackages in LAYERS (and in README's Architecture)"
+    assert parts == set(listed), (
+        "place new modules or subpackages in LAYERS (and in README's Architecture)"
+    )
 
 
 def test_no_import_cycles():
@@ -157,5 +159,7 @@ def test_the_checks_see_a_planted_back_edge_and_loop(tmp_path):
     graph = import_graph(tmp_path)
     assert graph["wordorder.errors"] == {"wordorder.decode.beam"}
     assert graph["wordorder.decode.beam"] == {"wordorder.errors"}
-    assert back_edges(graph, [{"errors"}, {"decode"}]) == ["wordorder.errors -> wordorder.decode.beam"]
+    assert back_edges(graph, [{"errors"}, {"decode"}]) == [
+        "wordorder.errors -> wordorder.decode.beam"
+    ]
     assert cycles(graph) == [["wordorder.decode.beam", "wordorder.errors"]]

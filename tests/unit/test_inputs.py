@@ -156,7 +156,9 @@ def test_left_padding_is_rejected_by_the_rec_group():
 
 
 def _gru_params(d_r: int) -> int:
-    return 2 * 3 * (d_r * d_r + d_r * d_r + 2 * d_r) + (2 * d_r * d_r + d_r)  # BiGRU + Linear(2d_r→d_r)
+    return 2 * 3 * (d_r * d_r + d_r * d_r + 2 * d_r) + (
+        2 * d_r * d_r + d_r
+    )  # BiGRU + Linear(2d_r→d_r)
 
 
 def _conv_params(d_l: int, m: int = 5) -> int:
@@ -165,7 +167,9 @@ def _conv_params(d_l: int, m: int = 5) -> int:
 
 def test_parameter_count_formula_per_group():
     d, pos_vocab = 24, 9
-    module = GroupedInput(d, [("global", 6), ("rec", 6), ("loc", 8), ("syn", 4)], pos_vocab=pos_vocab)
+    module = GroupedInput(
+        d, [("global", 6), ("rec", 6), ("loc", 8), ("syn", 4)], pos_vocab=pos_vocab
+    )
     assert _params(module) == d * d + _gru_params(6) + _conv_params(8) + pos_vocab * 4
     lstm = GroupedInput(d, [("global", 18), ("rec", 6)], rec_cell="lstm")
     assert _params(lstm) == d * d + 2 * 4 * (2 * 6 * 6 + 2 * 6) + (2 * 6 * 6 + 6)
@@ -211,7 +215,10 @@ def test_factored_layout_word_columns_then_factors_in_order():
     module = _factored()
     assert module.word_dim == 7
     word = torch.randn(2, 4, 12)
-    feats = {"pos": torch.tensor([[1, 2, 3, 0], [7, 7, 1, 0]]), "bieo": torch.tensor([[1, 2, 4, 0], [3, 3, 3, 0]])}
+    feats = {
+        "pos": torch.tensor([[1, 2, 3, 0], [7, 7, 1, 0]]),
+        "bieo": torch.tensor([[1, 2, 4, 0], [3, 3, 3, 0]]),
+    }
     out = module(word, feats)
     unscaled = (out - sinusoidal_table(4, 12)) / math.sqrt(12)
     torch.testing.assert_close(unscaled[..., :7], word[..., :7])

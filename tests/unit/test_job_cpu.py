@@ -36,10 +36,28 @@ def test_a_restored_training_job_reports_the_finished_trainings_cpu(tmp_path):
     """The second job finds the training finished and restores it in a moment, yet its log's
     cost line counts the CPU that training took (the first job's log is gone in real life)."""
     files, spm = toy_corpus(tmp_path)
-    train_options = {"device": "cpu", "batch_tokens": 200, "warmup": 2, "max_steps": 60, "eval_every": 20}
+    train_options = {
+        "device": "cpu",
+        "batch_tokens": 200,
+        "warmup": 2,
+        "max_steps": 60,
+        "eval_every": 20,
+    }
     argv = ["train", "--train-src", str(files["train.src"]), "--train-tgt", str(files["train.tgt"])]
-    argv += ["--dev-src", str(files["dev.src"]), "--dev-ref", str(files["dev.ref"]), "--spm", str(spm)]
-    argv += ["--model-options", json.dumps({"preset": "tiny"}), "--train-options", json.dumps(train_options)]
+    argv += [
+        "--dev-src",
+        str(files["dev.src"]),
+        "--dev-ref",
+        str(files["dev.ref"]),
+        "--spm",
+        str(spm),
+    ]
+    argv += [
+        "--model-options",
+        json.dumps({"preset": "tiny"}),
+        "--train-options",
+        json.dumps(train_options),
+    ]
     argv += ["--seed", "1", "--threads", "1", "--state", str(tmp_path / "resume" / "state.pt")]
     argv += ["--output", str(tmp_path / "out" / "best.pt")]
 
@@ -48,7 +66,9 @@ def test_a_restored_training_job_reports_the_finished_trainings_cpu(tmp_path):
         and the CPU the process really used."""
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run([sys.executable, "-m", "wordorder.cli", *argv], env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "wordorder.cli", *argv], env=env, capture_output=True, text=True
+        )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         assert done.returncode == 0, done.stderr[-2000:]
         (footer,) = [m for m in FOOTER.finditer(done.stderr)]

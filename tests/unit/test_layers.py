@@ -51,7 +51,9 @@ def test_cross_attention_equals_reference():
 def test_self_attention_with_padding_equals_reference():
     mha = make_mha(12, 3)
     x = torch.randn(3, 6, 12, dtype=torch.double)
-    pad = torch.tensor([[0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1], [0, 1, 1, 1, 1, 1]], dtype=torch.bool)
+    pad = torch.tensor(
+        [[0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1], [0, 1, 1, 1, 1, 1]], dtype=torch.bool
+    )
     out, _ = mha(x, mask=key_padding_mask(pad))
     ref = reference_attention(mha, x, x, allowed=~pad[:, None, :])
     assert torch.allclose(out, ref, atol=1e-6)

@@ -54,7 +54,10 @@ def test_a_live_holder_refuses_and_a_killed_one_is_taken_over(tmp_path, capsys):
         f"taking over the lock of a run that is gone (host {socket.gethostname()}, pid {holder.pid}"
         in capsys.readouterr().err
     )
-    assert json.loads((tmp_path / "exp" / lock.LOCK_NAME).read_text(encoding="utf-8"))["pid"] == os.getpid()
+    assert (
+        json.loads((tmp_path / "exp" / lock.LOCK_NAME).read_text(encoding="utf-8"))["pid"]
+        == os.getpid()
+    )
     lock.take(tmp_path / "exp")  # this process again: already held, no error
     lock.release_all()
     assert (tmp_path / "exp" / lock.LOCK_NAME).read_text(encoding="utf-8") == ""
@@ -62,9 +65,13 @@ def test_a_live_holder_refuses_and_a_killed_one_is_taken_over(tmp_path, capsys):
 
 def test_details_left_by_another_host_refuse(tmp_path):
     (tmp_path / lock.LOCK_NAME).write_text(
-        json.dumps({"host": "node-elsewhere", "pid": 1, "cwd": "/x", "start": "2026-01-01 00:00:00 +0000"}),
+        json.dumps(
+            {"host": "node-elsewhere", "pid": 1, "cwd": "/x", "start": "2026-01-01 00:00:00 +0000"}
+        ),
         encoding="utf-8",
     )
-    with pytest.raises(WordorderError, match="may still be running on another host .*host node-elsewhere") as e:
+    with pytest.raises(
+        WordorderError, match="may still be running on another host .*host node-elsewhere"
+    ) as e:
         lock.take(tmp_path)
     assert f"delete {tmp_path / lock.LOCK_NAME}" in e.value.hint

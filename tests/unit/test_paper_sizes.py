@@ -87,7 +87,10 @@ PAPER_PARAMS: dict[tuple[str, str, str], Paper] = {
     ("chen2020", "en-de", "chen2020_rel_pe"): Paper(97.35, "Table II", EN_DE_BASE, 0.05),
     ("chen2020", "en-de", "chen2020_disan"): Paper(97.39, "Table II", EN_DE_BASE, 0.05),
     ("chen2020", "en-de", "chen2020_linguistic_features"): Paper(
-        97.35, "Table II", EN_DE_BASE + "; the word embedding is d_model minus the 25 factor dimensions wide", 0.06
+        97.35,
+        "Table II",
+        EN_DE_BASE + "; the word embedding is d_model minus the 25 factor dimensions wide",
+        0.06,
     ),
     ("chen2020", "en-de", "chen2020_rec_diverse"): Paper(97.88, "Table II", EN_DE_BASE, 0.05),
     ("chen2020", "en-de", "chen2020_loc_diverse"): Paper(97.35, "Table II", EN_DE_BASE, 0.05),
@@ -144,11 +147,15 @@ def paper_systems(path: Path, monkeypatch) -> tuple[dict, dict[tuple[str, str], 
         return _SYSTEMS[path]
     config = load_config(path)
     variants = apply_presets(load_variants(config["variants_file"]), config["presets"])
-    vocab = int(config["subword"]["vocab_size"])  # sentencepiece gives exactly this on a full corpus
+    vocab = int(
+        config["subword"]["vocab_size"]
+    )  # sentencepiece gives exactly this on a full corpus
     counts = {}
     for pair in config["pairs"]:
         for name in config["variants"]:
-            counts[pair, name] = count_on_meta(variant_model(config, variants, name, pair), vocab, vocab)
+            counts[pair, name] = count_on_meta(
+                variant_model(config, variants, name, pair), vocab, vocab
+            )
     _SYSTEMS[path] = config, counts
     return config, counts
 
@@ -168,7 +175,11 @@ def test_every_system_builds_at_its_paper_size(path, monkeypatch):
         family = entry["model"].get("family", "transformer")
         preset = entry["model"]["preset"] if entry.get("keep_preset") else config["presets"][family]
         model = variant_model(config, variants, name, pair)
-        explicit = set(entry["model"]) | set(config["model"]) | set(config["data"][pair].get("model") or {})
+        explicit = (
+            set(entry["model"])
+            | set(config["model"])
+            | set(config["data"][pair].get("model") or {})
+        )
         resolved = resolve_options(model)
         for key, value in PRESETS[preset].items():
             if key not in explicit:
@@ -179,16 +190,22 @@ def test_every_system_builds_at_its_paper_size(path, monkeypatch):
 def test_parameters_match_the_papers_tables(path, monkeypatch):
     rows = {k: v for k, v in PAPER_PARAMS.items() if k[0] == path.stem}
     if not rows:
-        assert path.stem in NO_TABLE, f"record {path.stem}'s #params in PAPER_PARAMS, or why there are none"
+        assert path.stem in NO_TABLE, (
+            f"record {path.stem}'s #params in PAPER_PARAMS, or why there are none"
+        )
         pytest.skip(NO_TABLE[path.stem])
     config, counts = paper_systems(path, monkeypatch)
     report = []
     for (_, pair, name), paper in rows.items():
-        assert (pair, name) in counts, f"{paper.where} row {pair} {name} is not a system of {path.name}"
+        assert (pair, name) in counts, (
+            f"{paper.where} row {pair} {name} is not a system of {path.name}"
+        )
         assert paper.bound == 0.03 or paper.reason, "a bound wider than 3 % needs a written reason"
         ours = counts[pair, name] / 1e6
         error = ours / paper.millions - 1
-        report.append(f"{pair} {name}: ours {ours:.2f}M, {paper.where} {paper.millions}M ({100 * error:+.1f} %)")
+        report.append(
+            f"{pair} {name}: ours {ours:.2f}M, {paper.where} {paper.millions}M ({100 * error:+.1f} %)"
+        )
         assert abs(error) <= paper.bound, "\n".join(report)
 
 
@@ -208,8 +225,17 @@ def test_chen2020_table_one_splits_at_eight_heads(monkeypatch):
     assert groups("chen2020_loc_diverse") == [("global", 6), ("loc", 2)]
     assert groups("chen2020_syn_diverse") == [("global", 5), ("syn", 3)]
     assert groups("chen2020_fusing_diverse") == [("global", 2), ("rec", 2), ("loc", 2), ("syn", 2)]
-    assert groups("chen2020_big_fusing_diverse") == [("global", 4), ("rec", 4), ("loc", 4), ("syn", 4)]
-    assert resolve_options(variant_model(config, variants, "chen2020_syn_diverse", "en-de")).head_dim * 3 == 192
+    assert groups("chen2020_big_fusing_diverse") == [
+        ("global", 4),
+        ("rec", 4),
+        ("loc", 4),
+        ("syn", 4),
+    ]
+    assert (
+        resolve_options(variant_model(config, variants, "chen2020_syn_diverse", "en-de")).head_dim
+        * 3
+        == 192
+    )
 
 
 @pytest.mark.parametrize("stem", ["chen2019", "chen2020"])
@@ -224,14 +250,20 @@ def test_chen_full_configs_train_as_the_papers_state(stem, monkeypatch):
     variants = apply_presets(load_variants(config["variants_file"]), config["presets"])
     train = config["train"]
     assert (train["schedule"], train["lr"], train["warmup"]) == ("noam", 1.0, 8000)
-    assert peak_lr(train["lr"], train["warmup"], train["schedule"], 512) == pytest.approx(4.94e-4, rel=1e-3)
-    assert train["batch_tokens"] * train["accum_steps"] == 4096 * 4 and train["max_steps"] == 200_000
+    assert peak_lr(train["lr"], train["warmup"], train["schedule"], 512) == pytest.approx(
+        4.94e-4, rel=1e-3
+    )
+    assert (
+        train["batch_tokens"] * train["accum_steps"] == 4096 * 4 and train["max_steps"] == 200_000
+    )
     assert train["eval_every"] == 1000 and config["decode"]["beam_size"] == 4 == train["eval_beam"]
     assert config["subword"] == {**config["subword"], "vocab_size": 32000, "joint": False}
     for pair in config["pairs"]:
         for name in config["variants"]:
             o = resolve_options(variant_model(config, variants, name, pair))
-            assert o.attention_dropout == 0.1 and o.dropout == (0.3 if o.d_model == 1024 else 0.1), (pair, name)
+            assert o.attention_dropout == 0.1 and o.dropout == (
+                0.3 if o.d_model == 1024 else 0.1
+            ), (pair, name)
             assert not o.tie_embeddings
     if stem == "chen2020":  # Table II-III's Rel_PE row: Shaw et al. on the encoder only
         o = resolve_options(variant_model(config, variants, "chen2020_rel_pe", "en-de"))

@@ -11,7 +11,9 @@ from wordorder.cli import main
 
 @pytest.fixture
 def corpus(tmp_path):
-    (tmp_path / "s.tok").write_text("i bought a book yesterday\nhello\n\nyes no\n", encoding="utf-8")
+    (tmp_path / "s.tok").write_text(
+        "i bought a book yesterday\nhello\n\nyes no\n", encoding="utf-8"
+    )
     (tmp_path / "s.align").write_text("0-0 1-3 3-2 4-1\n0-0\n\n0-1 1-0\n", encoding="utf-8")
     return tmp_path
 
@@ -69,7 +71,9 @@ def test_gold_and_report(corpus, capsys):
     assert quality["identity"]["frs"] == pytest.approx((0.2 + 1 + 1 + 0) / 4)
     assert quality["gold"]["tau"] == 1.0 and quality["gold"]["complete_match"] == 1.0
     # Kawara's Eq. 7 on [-1, 1]: 0 (book), 1, 1, -1 (swap) -> 0.25; gold is 1 on both scales
-    assert quality["identity"]["tau_eq7"] == pytest.approx(0.25) and quality["gold"]["tau_eq7"] == 1.0
+    assert (
+        quality["identity"]["tau_eq7"] == pytest.approx(0.25) and quality["gold"]["tau_eq7"] == 1.0
+    )
     md = (corpus / "q.md").read_text()
     assert "| method | test tau | test tau_eq7 | test FRS | test CM |" in md
     assert "| identity | 0.625 | 0.250 |" in md
@@ -105,7 +109,9 @@ def test_bad_alignment_is_one_error_and_no_output(corpus, capsys, links, message
 
 
 def test_bad_permutation_file_in_projection(corpus, capsys):
-    (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
+    (corpus / "s.bpe").write_text(
+        "▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8"
+    )
     (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 1\n", encoding="utf-8")
     outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
     assert (
@@ -133,7 +139,9 @@ def test_bad_permutation_file_in_projection(corpus, capsys):
 
 
 def test_projection_writes_the_unit_it_is_given(corpus, capsys):
-    (corpus / "s.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8")
+    (corpus / "s.bpe").write_text(
+        "▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8"
+    )
     (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 0\n", encoding="utf-8")
     outs = [str(corpus / n) for n in ("o.tok", "o.bpe", "o.pos")]
     args = [

@@ -20,7 +20,12 @@ from wordorder.preorder.constraint import (
     permutation_from_actions,
     split_valid,
 )
-from wordorder.preorder.metrics import alignment_ranks, fuzzy_reordering_score, kendall_tau, order_ranks
+from wordorder.preorder.metrics import (
+    alignment_ranks,
+    fuzzy_reordering_score,
+    kendall_tau,
+    order_ranks,
+)
 
 
 def _links(*pairs: str) -> np.ndarray:
@@ -103,7 +108,9 @@ def _parsable(seq: list) -> bool:
     if len(seq) <= 1:
         return True
     return any(
-        (max(seq[:p]) <= min(seq[p:]) or max(seq[p:]) <= min(seq[:p])) and _parsable(seq[:p]) and _parsable(seq[p:])
+        (max(seq[:p]) <= min(seq[p:]) or max(seq[p:]) <= min(seq[:p]))
+        and _parsable(seq[:p])
+        and _parsable(seq[p:])
         for p in range(1, len(seq))
     )
 
@@ -119,7 +126,9 @@ def _brute(links: np.ndarray, n: int):
     groups = {frozenset(sets[i]) for i in aligned}
     ranks = [-1] * n
     for i in aligned:
-        ranks[i] = sum(1 for g in groups if _cpp_le(set(g), sets[i]) and not _cpp_le(sets[i], set(g)))
+        ranks[i] = sum(
+            1 for g in groups if _cpp_le(set(g), sets[i]) and not _cpp_le(sets[i], set(g))
+        )
     if not _parsable([ranks[i] for i in aligned]):
         return None, "not_btg"
     return ranks, ""
@@ -128,7 +137,9 @@ def _brute(links: np.ndarray, n: int):
 @settings(max_examples=300, deadline=None)
 @given(
     st.integers(1, 7).flatmap(
-        lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=12))
+        lambda n: st.tuples(
+            st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=12)
+        )
     )
 )
 def test_matches_brute_force_relation(case):
@@ -144,7 +155,9 @@ def test_matches_brute_force_relation(case):
 def test_split_valid():
     ranks = np.array([2, -1, 0, 1])
     assert split_valid(ranks, 0, 4, 1, INV) and not split_valid(ranks, 0, 4, 1, STR)
-    assert split_valid(ranks, 0, 2, 1, STR) and split_valid(ranks, 0, 2, 1, INV)  # one side unaligned
+    assert split_valid(ranks, 0, 2, 1, STR) and split_valid(
+        ranks, 0, 2, 1, INV
+    )  # one side unaligned
     assert split_valid(ranks, 2, 4, 3, STR) and not split_valid(ranks, 2, 4, 3, INV)
     tied = np.array([1, 1])
     assert split_valid(tied, 0, 2, 1, STR) and split_valid(tied, 0, 2, 1, INV)
@@ -172,7 +185,9 @@ def test_derivations_give_permutations(n, draws):
     # All-STR keeps the order; flipping every label reverses it.
     flipped = [(b, e, p, 1 - lab) for b, e, p, lab in subtrees]
     assert (permutation_from_actions(n, flipped) == order[::-1]).all()
-    assert permutation_from_actions(n, [(b, e, p, STR) for b, e, p, _ in subtrees]).tolist() == list(range(n))
+    assert permutation_from_actions(
+        n, [(b, e, p, STR) for b, e, p, _ in subtrees]
+    ).tolist() == list(range(n))
 
 
 @settings(max_examples=100, deadline=None)

@@ -109,7 +109,11 @@ def sentences(draw):
 
 
 @settings(max_examples=200, deadline=None)
-@given(sentences(), st.sampled_from(["mean", "min", "median", "max"]), st.sampled_from(["left", "right"]))
+@given(
+    sentences(),
+    st.sampled_from(["mean", "min", "median", "max"]),
+    st.sampled_from(["left", "right"]),
+)
 def test_gold_is_a_permutation_and_removes_all_crossings_of_one_link_words(sentence, key, attach):
     n, links = sentence
     perm = gold_permutation(links, n, key, attach)
@@ -146,9 +150,13 @@ def test_eq7_tau_worked_examples():
     assert kendall_tau_eq7(r) == pytest.approx(0.0) and kendall_tau(r) == pytest.approx(0.5)
     # ties count against under Eq. 7 (strict <) but not in the normalised tau, nor in Kawara's oracle
     tied = np.array([0, 1, 0])
-    assert kendall_tau_eq7(tied) == pytest.approx(-1 / 3) and kendall_tau(tied) == pytest.approx(2 / 3)
+    assert kendall_tau_eq7(tied) == pytest.approx(-1 / 3) and kendall_tau(tied) == pytest.approx(
+        2 / 3
+    )
     assert kendall_tau_eq7(np.array([1, 1])) == -1.0 and kendall_tau_eq7(np.array([7])) == 1.0
-    assert kendall_tau_eq7(np.arange(6)) == 1.0 and kendall_tau_eq7(np.arange(6)[::-1].copy()) == -1.0
+    assert (
+        kendall_tau_eq7(np.arange(6)) == 1.0 and kendall_tau_eq7(np.arange(6)[::-1].copy()) == -1.0
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -166,4 +174,6 @@ def test_eq7_tau_is_twice_the_normalised_minus_one_without_ties(values):
 def test_score_orders_reports_both_scales():
     links = np.array([[0, 2], [1, 0], [2, 1]])
     s = score_orders([np.arange(3), np.array([1, 2, 0])], [links, links], [3, 3]).summary()
-    assert s["tau"] == pytest.approx((1 / 3 + 1) / 2) and s["tau_eq7"] == pytest.approx((-1 / 3 + 1) / 2)
+    assert s["tau"] == pytest.approx((1 / 3 + 1) / 2) and s["tau_eq7"] == pytest.approx(
+        (-1 / 3 + 1) / 2
+    )

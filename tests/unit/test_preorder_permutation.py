@@ -36,7 +36,9 @@ def test_parse_rejects_non_permutations(tmp_path):
 def test_preordered_outputs(tmp_path):
     (tmp_path / "t.tok").write_text("i bought a book yesterday\nhello\n\n")
     (tmp_path / "t.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hel lo\n\n")
-    write_permutations(tmp_path / "t.perm", [np.array([0, 4, 2, 3, 1]), np.array([0]), np.array([], int)])
+    write_permutations(
+        tmp_path / "t.perm", [np.array([0, 4, 2, 3, 1]), np.array([0]), np.array([], int)]
+    )
     out = [tmp_path / n for n in ("o.tok", "o.bpe", "o.pos")]
     stats = write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out)
     assert stats == {"sentences": 3, "reordered": 1}
@@ -49,7 +51,9 @@ def test_preordered_outputs(tmp_path):
     assert out[1].read_text() == "▁i ▁yes ter day ▁a ▁book ▁bou ght\n▁hel lo\n\n"
     assert out[2].read_text() == "0 4 4 2 3 1 1 1\n0 0\n\n"
     with pytest.raises(WordorderError, match="unknown position unit 'morpheme'"):
-        write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out, unit="morpheme")
+        write_preordered(
+            tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out, unit="morpheme"
+        )
 
 
 def test_mismatched_subwords_leave_no_output(tmp_path):

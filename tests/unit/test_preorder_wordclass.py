@@ -36,7 +36,10 @@ def random_corpus(seed, n=150, vocab=25):
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(vocab)]
     # skewed frequencies, some empty sentences
-    return [[rng.choice(words[: rng.randint(1, vocab)]) for _ in range(rng.randint(0, 8))] for _ in range(n)]
+    return [
+        [rng.choice(words[: rng.randint(1, vocab)]) for _ in range(rng.randint(0, 8))]
+        for _ in range(n)
+    ]
 
 
 @settings(max_examples=25, deadline=None)
@@ -62,10 +65,18 @@ def test_converged_classes_are_a_local_optimum():
 
 def test_separable_groups():
     rng = random.Random(0)
-    nouns, verbs = ["cat", "dog", "fish", "bird", "cow"], ["runs", "eats", "sees", "sleeps", "hides"]
-    corpus = [[rng.choice(nouns if k % 2 == 0 else verbs) for k in range(rng.randint(1, 4) * 2)] for _ in range(300)]
+    nouns, verbs = (
+        ["cat", "dog", "fish", "bird", "cow"],
+        ["runs", "eats", "sees", "sleeps", "hides"],
+    )
+    corpus = [
+        [rng.choice(nouns if k % 2 == 0 else verbs) for k in range(rng.randint(1, 4) * 2)]
+        for _ in range(300)
+    ]
     for seed in (1, 2, 3):
-        classes = train_word_classes(corpus, n_classes=2, iterations=10, seed=seed, progress_bar=False)
+        classes = train_word_classes(
+            corpus, n_classes=2, iterations=10, seed=seed, progress_bar=False
+        )
         assert len({classes[w] for w in nouns}) == 1 and len({classes[w] for w in verbs}) == 1
         assert classes["cat"] != classes["runs"]
 

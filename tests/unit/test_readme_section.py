@@ -21,7 +21,9 @@ def test_splice_replaces_only_the_section():
     # idempotent: splicing the same content again changes nothing
     assert splice(new, "effects", "| a | b |\n|---|---|\n") == new
     # another experiment's markers are not touched
-    assert splice(README.replace("effects", "other"), "other", "x") != README.replace("effects", "other")
+    assert splice(README.replace("effects", "other"), "other", "x") != README.replace(
+        "effects", "other"
+    )
 
 
 @pytest.mark.parametrize(
@@ -38,7 +40,10 @@ def test_splice_refuses_bad_markers(text, message):
 
 
 def test_demote_and_block():
-    assert demote("# T\n\n## a, b\ntext # not a heading\n") == "### T\n\n#### a, b\ntext # not a heading\n"
+    assert (
+        demote("# T\n\n## a, b\ntext # not a heading\n")
+        == "### T\n\n#### a, b\ntext # not a heading\n"
+    )
     assert block(["# F\n| x |\n", "# C\n"], "Generated.") == "Generated.\n\n### F\n| x |\n\n### C\n"
 
 
@@ -47,17 +52,41 @@ def test_cli_updates_atomically_or_not_at_all(tmp_path, capsys):
     readme.write_text(README, encoding="utf-8")
     src.write_text("# Findings\n\n| paper |\n|---|\n| Kawara 2021 |\n", encoding="utf-8")
     code, errors = run(
-        ["readme-section", "--readme", readme, "--name", "effects", "--source", src, "--block", out], capsys
+        [
+            "readme-section",
+            "--readme",
+            readme,
+            "--name",
+            "effects",
+            "--source",
+            src,
+            "--block",
+            out,
+        ],
+        capsys,
     )
     assert code == 0, errors
-    assert readme.read_text(encoding="utf-8") == README.replace("old\n", out.read_text(encoding="utf-8"))
+    assert readme.read_text(encoding="utf-8") == README.replace(
+        "old\n", out.read_text(encoding="utf-8")
+    )
     assert "### Findings" in out.read_text(encoding="utf-8")
 
     broken = README.replace("<!-- wordorder:effects:end -->\n", "")
     readme.write_text(broken, encoding="utf-8")
     out.unlink()
     code, errors = run(
-        ["readme-section", "--readme", readme, "--name", "effects", "--source", src, "--block", out], capsys
+        [
+            "readme-section",
+            "--readme",
+            readme,
+            "--name",
+            "effects",
+            "--source",
+            src,
+            "--block",
+            out,
+        ],
+        capsys,
     )
     assert code != 0 and len(errors) == 1 and str(readme) in errors[0] and "end" in errors[0]
     assert readme.read_text(encoding="utf-8") == broken and not out.exists()

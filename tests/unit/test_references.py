@@ -27,12 +27,20 @@ def test_bleu_on_several_references_equals_sacrebleus():
     assert two["bleu"] > one["bleu"] + 10
     assert (one["n_references"], two["n_references"]) == (1, 2)
     # a reference equal to the output makes it perfect whatever the others say
-    assert score_translations(HYPS, REF1, "en", extra_refs=[REF2, HYPS])["bleu"] == pytest.approx(100.0)
+    assert score_translations(HYPS, REF1, "en", extra_refs=[REF2, HYPS])["bleu"] == pytest.approx(
+        100.0
+    )
 
 
 def test_tokenized_bleu_uses_every_reference_too():
-    s = score_translations(HYPS, REF1, "en", hyps_tok=HYPS, refs_tok=REF1, extra_refs=[REF2], extra_refs_tok=[REF2])
-    expected = BLEU(tokenize="none", smooth_method="none", force=True).corpus_score(HYPS, [REF1, REF2]).score
+    s = score_translations(
+        HYPS, REF1, "en", hyps_tok=HYPS, refs_tok=REF1, extra_refs=[REF2], extra_refs_tok=[REF2]
+    )
+    expected = (
+        BLEU(tokenize="none", smooth_method="none", force=True)
+        .corpus_score(HYPS, [REF1, REF2])
+        .score
+    )
     assert s["bleu_tok"] == pytest.approx(expected, abs=1e-9)
 
 
@@ -58,7 +66,10 @@ def test_significance_with_references_and_case():
     # case-insensitively the system gains on every sentence that the second reference explains
     sign = bleu_sign_test(HYPS, base, REF1, extra_refs=[REF2], lowercase=True)
     direct = BLEU(lowercase=True)
-    delta = direct.corpus_score(HYPS, [REF1, REF2]).score - direct.corpus_score(base, [REF1, REF2]).score
+    delta = (
+        direct.corpus_score(HYPS, [REF1, REF2]).score
+        - direct.corpus_score(base, [REF1, REF2]).score
+    )
     assert sign["delta"] == pytest.approx(delta, abs=1e-9)
     boot = bleu_paired_bootstrap(HYPS, base, REF1, samples=50, extra_refs=[REF2], lowercase=True)
     assert 0.0 <= boot["p"] <= 1.0
@@ -113,7 +124,12 @@ def test_reference_step_checks_and_normalises(tmp_path, capsys):
             ["mt03.en1", "has 1 lines but the test set has 2"],
         ),
         ("extra reference with an empty line", "a\n\n", 1, ["mt03.en1:2", "empty reference line"]),
-        ("extra reference with a control character", "a\x07b\nc\n", 1, ["mt03.en1:1", "control character"]),
+        (
+            "extra reference with a control character",
+            "a\x07b\nc\n",
+            1,
+            ["mt03.en1:1", "control character"],
+        ),
         ("manual extra reference not in place", "a\nb\n", 2, ["mt03.en2", "not in place"]),
     ],
 )

@@ -97,7 +97,9 @@ def test_checkpointed_gradient_equals_naive():
 
     for quirk in (False, True):
         naive = grads(lambda quirk=quirk: naive_graph_propagation(c, valid, layers, quirk, 0.1))
-        chunked = grads(lambda quirk=quirk: graph_propagation(c, valid, layers, 2, quirk, 0.1, True))
+        chunked = grads(
+            lambda quirk=quirk: graph_propagation(c, valid, layers, 2, quirk, 0.1, True)
+        )
         for a, b in zip(chunked, naive):
             torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
 

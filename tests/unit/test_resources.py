@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from wordorder.resources import CUDA_HOST_MB, HEADROOM, MEMORY, RETRY_GROWTH, gpus, mem_mb, memory_mb
+from wordorder.resources import (
+    CUDA_HOST_MB,
+    HEADROOM,
+    MEMORY,
+    RETRY_GROWTH,
+    gpus,
+    mem_mb,
+    memory_mb,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,7 +59,15 @@ def test_every_rule_asking_for_memory_is_in_the_table():
         named |= set(re.findall(r'mem_mb\("(\w+)"', smk.read_text(encoding="utf-8")))
     assert named and named <= set(MEMORY)
     # the heavy stages all declare it
-    assert {"split", "subword_train", "align", "word_classes", "train", "parse_shard", "translate"} <= named
+    assert {
+        "split",
+        "subword_train",
+        "align",
+        "word_classes",
+        "train",
+        "parse_shard",
+        "translate",
+    } <= named
 
 
 def test_every_command_logs_its_time_and_peak_memory(caplog, monkeypatch):
@@ -61,5 +77,7 @@ def test_every_command_logs_its_time_and_peak_memory(caplog, monkeypatch):
     with caplog.at_level("INFO", logger="wordorder"):
         assert main(["check-config", "--config", "configs/default.yaml"]) == 0
     line = caplog.records[-1].getMessage()
-    match = re.fullmatch(r"check-config finished in [\d.]+ s; peak memory (\d+) MB; cpu [\d.]+ s", line)
+    match = re.fullmatch(
+        r"check-config finished in [\d.]+ s; peak memory (\d+) MB; cpu [\d.]+ s", line
+    )
     assert match and 20 < int(match.group(1)) < 4000

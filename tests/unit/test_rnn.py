@@ -22,14 +22,21 @@ from wordorder.models.rnn_attention import (
     gaussian,
 )
 from wordorder.models.rnn_decoder import GRUCell
-from wordorder.models.source_tree import dependency_units, subword_distances, subword_parents, word_heads
+from wordorder.models.source_tree import (
+    dependency_units,
+    subword_distances,
+    subword_parents,
+    word_heads,
+)
 from wordorder.specials import BOS_ID, EOS_ID
 
 # "I saw the dog" + EOS: saw is the root, I and dog hang under it, the under dog.
 HEADS = [2, 0, 4, 2]
 
 
-def _tree_inputs(words: list[int], heads: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _tree_inputs(
+    words: list[int], heads: list[int]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(1, S) word/head inputs for subwords of ``words`` (word index per piece) + EOS."""
     n = max(words) + 1
     word = torch.tensor([words + [n]])
@@ -57,7 +64,9 @@ def test_local_p_centre(pre, expected):
     assert pred(q, torch.tensor([20]))[0].item() == pytest.approx(expected, abs=1e-4)
 
 
-@pytest.mark.parametrize("p, s, factor", [(10.0, 8, 0.92312), (10.0, 15, 0.60653), (14.6212, 12, 0.87161)])
+@pytest.mark.parametrize(
+    "p, s, factor", [(10.0, 8, 0.92312), (10.0, 15, 0.60653), (14.6212, 12, 0.87161)]
+)
 def test_local_p_gaussian(p, s, factor):
     assert gaussian(torch.tensor(s - p), 10 / 2).item() == pytest.approx(factor, abs=1e-5)
 
@@ -123,7 +132,9 @@ def test_padding_does_not_change_the_tree():
     """Padding (word 0, head 0 by the batching convention) must not touch word 0's head."""
     word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
     pad = torch.zeros(1, 3, dtype=torch.long)
-    padded = subword_distances(torch.cat([word, pad], 1), torch.cat([head, pad], 1), torch.cat([valid, pad.bool()], 1))
+    padded = subword_distances(
+        torch.cat([word, pad], 1), torch.cat([head, pad], 1), torch.cat([valid, pad.bool()], 1)
+    )
     assert torch.equal(padded[0, :5, :5], subword_distances(word, head, valid)[0])
     assert torch.all(padded[0, 5:] == -1) and torch.all(padded[0, :, 5:] == -1)
 
@@ -144,7 +155,10 @@ def test_dependency_unit_example():
     assert units[1].tolist() == [-2, 0, 3, -1]  # saw: ⟨<null>, [], [I, dog]⟩ (EOS is no member)
     assert units[2].tolist() == [3, -1, -1, -1]  # the: a leaf with no siblings
     assert units[4].tolist() == [1, 0, 3, -1]  # EOS hangs under the root
-    assert dependency_units(subword_parents(word, head, valid), valid, size=2)[0, 3].tolist() == [1, 0]  # truncated
+    assert dependency_units(subword_parents(word, head, valid), valid, size=2)[0, 3].tolist() == [
+        1,
+        0,
+    ]  # truncated
 
 
 def test_syntax_attention_normalises_within_distance_n():
@@ -246,10 +260,14 @@ def test_forced_decoding_returns_the_attention_matrix():
 
 def test_gradients_reach_every_parameter():
     torch.manual_seed(0)
-    model = build_model({"preset": "rnn_tiny", "second_context": "sdr", "tie_embeddings": False}, 30)
+    model = build_model(
+        {"preset": "rnn_tiny", "second_context": "sdr", "tie_embeddings": False}, 30
+    )
     src, tgt, feats = _batch()
     model(src, tgt, feats).sum().backward()
-    missing = [n for n, p in model.named_parameters() if p.grad is None or not torch.any(p.grad != 0)]
+    missing = [
+        n for n, p in model.named_parameters() if p.grad is None or not torch.any(p.grad != 0)
+    ]
     assert missing == []
 
 
@@ -257,18 +275,45 @@ def test_gradients_reach_every_parameter():
     "options, message",
     [
         ({"preset": "rnn_tiny", "relative_k": 4}, "relative_k does not apply to the rnn family"),
-        ({"preset": "tiny", "attention": "syntax"}, "attention does not apply to the transformer family"),
-        ({"preset": "rnn_tiny", "attention": "local", "second_context": "syntax"}, "double-context"),
+        (
+            {"preset": "tiny", "attention": "syntax"},
+            "attention does not apply to the transformer family",
+        ),
+        (
+            {"preset": "rnn_tiny", "attention": "local", "second_context": "syntax"},
+            "double-context",
+        ),
         ({"preset": "rnn_tiny", "decoder": "lstm"}, "decoder must be one of"),
-        ({"preset": "rnn_tiny", "relation_layers": True, "relation_convs": [[2, 96]]}, "kernel widths must be odd"),
-        ({"preset": "rnn_tiny", "relation_convs": [[3]]}, r"relation_convs must be a non-empty list of \[kernel"),
+        (
+            {"preset": "rnn_tiny", "relation_layers": True, "relation_convs": [[2, 96]]},
+            "kernel widths must be odd",
+        ),
+        (
+            {"preset": "rnn_tiny", "relation_convs": [[3]]},
+            r"relation_convs must be a non-empty list of \[kernel",
+        ),
         ({"preset": "rnn_tiny", "relation_convs": []}, "relation_convs must be a non-empty list"),
-        ({"preset": "rnn_tiny", "relation_convs": [[3, 0]]}, "relation_convs must be a non-empty list"),
-        ({"preset": "tiny", "relation_convs": [[3, 96]]}, "relation_convs does not apply to the transformer family"),
-        ({"preset": "tiny", "output_dropout": 0.5}, "output_dropout does not apply to the transformer family"),
+        (
+            {"preset": "rnn_tiny", "relation_convs": [[3, 0]]},
+            "relation_convs must be a non-empty list",
+        ),
+        (
+            {"preset": "tiny", "relation_convs": [[3, 96]]},
+            "relation_convs does not apply to the transformer family",
+        ),
+        (
+            {"preset": "tiny", "output_dropout": 0.5},
+            "output_dropout does not apply to the transformer family",
+        ),
         ({"preset": "rnn_tiny", "output_dropout": 1.0}, r"output_dropout must be in \[0, 1\)"),
-        ({"preset": "rnn_tiny", "init_uniform": -0.1}, "init_uniform must be a non-negative number"),
-        ({"preset": "rnn_tiny", "attention_dim": -1}, "attention_dim must be a non-negative integer"),
+        (
+            {"preset": "rnn_tiny", "init_uniform": -0.1},
+            "init_uniform must be a non-negative number",
+        ),
+        (
+            {"preset": "rnn_tiny", "attention_dim": -1},
+            "attention_dim must be a non-negative integer",
+        ),
     ],
 )
 def test_option_conflicts(options, message):
@@ -289,7 +334,9 @@ def test_syntax_variants_need_the_tree():
 
 def test_output_dropout_drops_the_readout_and_nothing_else():
     torch.manual_seed(0)
-    model = build_model({"preset": "rnn_tiny", "dropout": 0.0, "output_dropout": 0.5, "relation_layers": True}, 30)
+    model = build_model(
+        {"preset": "rnn_tiny", "dropout": 0.0, "output_dropout": 0.5, "relation_layers": True}, 30
+    )
     assert model.dropout.p == 0.0 and model.decoder.dropout.p == 0.5
     src, tgt, _ = _batch()
     model.train()
@@ -307,12 +354,22 @@ def test_output_dropout_drops_the_readout_and_nothing_else():
 def test_init_uniform_draws_every_parameter_from_the_interval():
     torch.manual_seed(0)
     model = build_model(
-        {"preset": "rnn_tiny", "relation_layers": True, "init_uniform": 0.1, "tie_embeddings": False}, 30
+        {
+            "preset": "rnn_tiny",
+            "relation_layers": True,
+            "init_uniform": 0.1,
+            "tie_embeddings": False,
+        },
+        30,
     )
     values = torch.cat([p.detach().flatten() for p in model.parameters()])
     assert values.abs().max() <= 0.1 and values.abs().max() > 0.099  # many draws reach the ends
-    assert abs(values.mean().item()) < 0.005 and values.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.02)
-    assert model.src_embed.weight[0].abs().max() == 0 and model.tgt_embed.weight[0].abs().max() == 0  # PAD
+    assert abs(values.mean().item()) < 0.005 and values.std().item() == pytest.approx(
+        0.1 / 3**0.5, rel=0.02
+    )
+    assert (
+        model.src_embed.weight[0].abs().max() == 0 and model.tgt_embed.weight[0].abs().max() == 0
+    )  # PAD
     default = build_model({"preset": "rnn_tiny"}, 30)
     assert any(p.abs().max() > 0.1 for p in default.parameters())  # 0 keeps the layers' own init
 
@@ -323,7 +380,10 @@ def test_attention_dim_sizes_the_scorer():
     assert model.decoder.scorer.query.weight.shape == (48, 64)
     assert model.decoder.scorer.v.weight.shape == (1, 48)
     assert model.decoder.unit_scorer.key.weight.shape == (48, 128)
-    assert build_model({"preset": "rnn_tiny"}, 30).decoder.scorer.key.weight.shape == (64, 128)  # 0 = d_model
+    assert build_model({"preset": "rnn_tiny"}, 30).decoder.scorer.key.weight.shape == (
+        64,
+        128,
+    )  # 0 = d_model
 
 
 @pytest.mark.parametrize("name", ["rnmt", "rnmt_ende"])
@@ -334,7 +394,9 @@ def test_rnmt_with_the_cgru_decoder_beam_search(name):
     model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **VARIANTS[name]}, 30).eval()
     assert model.decoder.cgru and model.decoder.gru1 is not None
     src, _, _ = _batch()
-    assert beam_search(model, src, beam_size=1, length_penalty=0.0) == [[h] for h in greedy_decode(model, src)]
+    assert beam_search(model, src, beam_size=1, length_penalty=0.0) == [
+        [h] for h in greedy_decode(model, src)
+    ]
     hyps = beam_search_hypotheses(model, src, beam_size=4, length_penalty=0.0, n_best=2)
     for b, sent in enumerate(hyps):
         assert len(sent) == 2 and sent[0].score >= sent[1].score
@@ -343,5 +405,11 @@ def test_rnmt_with_the_cgru_decoder_beam_search(name):
         gold = torch.tensor([[*best, EOS_ID]])
         n = int(src[b].ne(0).sum())
         with torch.no_grad():
-            forced = model(src[b : b + 1, :n], tgt_in).log_softmax(-1).gather(-1, gold[..., None]).sum().item()
+            forced = (
+                model(src[b : b + 1, :n], tgt_in)
+                .log_softmax(-1)
+                .gather(-1, gold[..., None])
+                .sum()
+                .item()
+            )
         assert sent[0].score == pytest.approx(forced, abs=1e-4)

@@ -55,7 +55,9 @@ def test_zhang2018_relation_layers_per_pair(pair, convs, mlp):
         assert [tuple(c.weight.shape) for c in rn.convs] == convs
         assert rn.norm.num_features == channels and rn.norm.affine  # BN with learnable parameters
         # graph propagation: a 4-hidden-layer MLP on [c_i; c_j] (Eq. 8)
-        assert [tuple(lin.weight.shape) for lin in rn.gp] == [(mlp, 2 * channels)] + [(mlp, mlp)] * 3
+        assert [tuple(lin.weight.shape) for lin in rn.gp] == [(mlp, 2 * channels)] + [
+            (mlp, mlp)
+        ] * 3
         # the MLP layer: 2 hidden layers back to the 512-wide states (Eq. 10)
         assert [tuple(lin.weight.shape) for lin in rn.mlp] == [(mlp, mlp), (512, mlp)]
 
@@ -80,9 +82,17 @@ def test_zhang2018_training_setup():
         for preset in ("rnmt", "rnn_small"):  # the CPU demo runs the same setup
             model = paper_model(name, "en-de", preset)
             o = model.options
-            assert (o.dropout, o.output_dropout, o.init_uniform, o.tie_embeddings) == (0.0, 0.5, 0.1, False)
+            assert (o.dropout, o.output_dropout, o.init_uniform, o.tie_embeddings) == (
+                0.0,
+                0.5,
+                0.1,
+                False,
+            )
             assert model.dropout.p == 0.0 and model.decoder.dropout.p == 0.5
-            assert model.src_embed is not model.tgt_embed and model.output_weight is model.tgt_embed.weight
+            assert (
+                model.src_embed is not model.tgt_embed
+                and model.output_weight is model.tgt_embed.weight
+            )
         o = paper_model(name, "zh-en", "rnmt").options
         assert (o.d_model, o.embed_dim) == (512, 512)
 
@@ -105,7 +115,9 @@ def test_zhang2018_extra_parameters_of_rnmt():
     assert n_params(enc.fwd_gru) + n_params(enc.bwd_gru) == n_params(star.encoder)
     extra = n_params(rnmt) - n_params(star)
     assert extra == 2 * relation + 2_360_832 + 2_622_464 == 5_592_384
-    assert extra - n_params(enc.out) + (5 * 512 * 512 + 512) == 4_281_152  # with 512-wide annotations
+    assert (
+        extra - n_params(enc.out) + (5 * 512 * 512 + 512) == 4_281_152
+    )  # with 512-wide annotations
 
 
 def test_zhang2018_configs_have_the_three_rows_and_rnnsearch_star_as_baseline(monkeypatch):
@@ -132,7 +144,9 @@ def test_chen2018_systems_at_nematus_sizes():
             model = paper_model(name, pair, "rnnsearch", 50000)
             o = model.options
             assert (o.d_model, o.embed_dim, o.attention_dim) == (1000, 620, 2000), name
-            assert model.decoder.cgru and model.dropout.p == 0.2 and model.decoder.dropout.p == 0.2, name
+            assert (
+                model.decoder.cgru and model.dropout.p == 0.2 and model.decoder.dropout.p == 0.2
+            ), name
             assert model.src_embed.weight.shape == model.tgt_embed.weight.shape == (50000, 620)
             assert model.src_embed is not model.tgt_embed
             assert tuple(model.decoder.scorer.key.weight.shape) == (2000, 2000)
@@ -179,7 +193,8 @@ def test_pair_model_replaces_the_entry_options_on_its_pair_only():
 def test_pair_model_cannot_change_family_or_preset(tmp_path, pair_model, message):
     path = tmp_path / "variants.yaml"
     path.write_text(
-        yaml.safe_dump({"variants": {"x": {"model": {"family": "rnn"}, "pair_model": pair_model}}}), encoding="utf-8"
+        yaml.safe_dump({"variants": {"x": {"model": {"family": "rnn"}, "pair_model": pair_model}}}),
+        encoding="utf-8",
     )
     with pytest.raises(WordorderError, match=message) as e:
         load_variants(path)

@@ -30,7 +30,9 @@ def one_torch_thread():
 # --- level-batched forward == recursion node by node -------------------------------------------
 
 
-def recursive_logits(net: RvNNNet, tree, words: torch.Tensor, pos: torch.Tensor) -> list[torch.Tensor]:
+def recursive_logits(
+    net: RvNNNet, tree, words: torch.Tensor, pos: torch.Tensor
+) -> list[torch.Tensor]:
     """Post-order logits, one node at a time (the obvious, slow definition)."""
     out: list[torch.Tensor] = []
 
@@ -56,7 +58,9 @@ def test_batched_forward_and_gradients_match_recursion(trees, seed):
     word_ids, pos_ids = rng.integers(0, 11, sum(lengths)), rng.integers(0, 5, sum(lengths))
     offsets = np.r_[0, np.cumsum(lengths)]
     flat = flatten_trees(trees, lengths)
-    batch = collate(flat, word_ids, pos_ids, offsets, np.arange(len(trees))[::-1].copy())  # any order
+    batch = collate(
+        flat, word_ids, pos_ids, offsets, np.arange(len(trees))[::-1].copy()
+    )  # any order
     batched = net(batch)
     expected = torch.zeros(len(flat.spans), 2, dtype=torch.float64)
     expected_rows = []
@@ -68,7 +72,9 @@ def test_batched_forward_and_gradients_match_recursion(trees, seed):
         assert batched.shape == (0, 2)
         return
     expected = torch.stack(expected_rows)  # rows of flat, i.e. tree after tree in post-order
-    torch.testing.assert_close(batched, expected[torch.from_numpy(batch.rows)], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(
+        batched, expected[torch.from_numpy(batch.rows)], rtol=1e-12, atol=1e-12
+    )
     weights = torch.randn(len(expected), 2, dtype=torch.float64)
     grads = []
     for logits in (batched, expected[torch.from_numpy(batch.rows)]):
@@ -81,13 +87,17 @@ def test_batched_forward_and_gradients_match_recursion(trees, seed):
 
 def test_levels_are_computed_in_one_step_each():
     flat = flatten_trees([((0, 1), ((2, (3, 4)), 5)), (0, 1), ((0, 1), 2)])
-    batch = collate(flat, np.zeros(11, np.int64), np.zeros(11, np.int64), np.array([0, 6, 8, 11]), np.arange(3))
+    batch = collate(
+        flat, np.zeros(11, np.int64), np.zeros(11, np.int64), np.array([0, 6, 8, 11]), np.arange(3)
+    )
     # heights: tree 0 has 1,1,2,3,4; tree 1 has 1; tree 2 has 1,2 -> 4 nodes at height 1, 2 at 2, ...
     assert batch.bounds == [0, 4, 6, 7, 8]
     heights = flat.height[batch.rows]
     assert heights.tolist() == [1, 1, 1, 1, 2, 2, 3, 4]
     # every child row is a leaf (< 11) or an internal node of a lower level
-    child_level = np.where(batch.children.numpy() < 11, 0, np.r_[heights][np.maximum(batch.children.numpy() - 11, 0)])
+    child_level = np.where(
+        batch.children.numpy() < 11, 0, np.r_[heights][np.maximum(batch.children.numpy() - 11, 0)]
+    )
     assert (child_level < heights[:, None]).all()
     assert len(batch.words) == 11 and batch.n_trees == 3
 
@@ -156,8 +166,12 @@ def nkt(perm: np.ndarray, links: np.ndarray) -> float:
 def test_learns_a_head_final_language(tmp_path):
     words, pos, trees, links = synthetic_corpus(1700, seed=0)
     train, test = slice(0, 1500), slice(1500, 1700)
-    options = RvNNOptions(epochs=6, batch_size=50, embed=24, hidden=48, lr=5e-3, device="cpu", seed=3)
-    model, stats = train_rvnn(words[train], pos[train], trees[train], links[train], options, progress_bar=False)
+    options = RvNNOptions(
+        epochs=6, batch_size=50, embed=24, hidden=48, lr=5e-3, device="cpu", seed=3
+    )
+    model, stats = train_rvnn(
+        words[train], pos[train], trees[train], links[train], options, progress_bar=False
+    )
     assert stats["used"] == 1500 and stats["skipped"] == {"empty": 0, "one_word": 0, "no_links": 0}
     assert 0.2 < stats["label_share_inverted"] < 0.8
     assert stats["epochs"][-1]["loss"] < stats["epochs"][0]["loss"]
@@ -170,7 +184,9 @@ def test_learns_a_head_final_language(tmp_path):
     path = tmp_path / "m.pt"
     model.save(path)
     loaded = RvNNPreorderer.load(path, device="cpu")
-    assert loaded.words == model.words and loaded.pos == model.pos and loaded.options == model.options
+    assert (
+        loaded.words == model.words and loaded.pos == model.pos and loaded.options == model.options
+    )
     again = loaded.preorder(words[test], pos[test], trees[test], progress_bar=False)
     assert all(np.array_equal(a, b) for a, b in zip(perms, again))
 
@@ -182,13 +198,25 @@ def test_skips_are_counted_and_short_sentences_preordered():
     words = [["a", "b"], [], ["c"], ["d", "e", "f"]]
     pos = [["X", "Y"], [], ["X"], ["X", "Y", "X"]]
     trees = [(0, 1), None, 0, (0, (1, 2))]
-    links = [np.array([[0, 1], [1, 0]]), np.zeros((0, 2), np.int64), np.array([[0, 0]]), np.zeros((0, 2), np.int64)]
+    links = [
+        np.array([[0, 1], [1, 0]]),
+        np.zeros((0, 2), np.int64),
+        np.array([[0, 0]]),
+        np.zeros((0, 2), np.int64),
+    ]
     model, stats = train_rvnn(
-        words, pos, trees, links, RvNNOptions(epochs=1, embed=4, hidden=4, device="cpu"), progress_bar=False
+        words,
+        pos,
+        trees,
+        links,
+        RvNNOptions(epochs=1, embed=4, hidden=4, device="cpu"),
+        progress_bar=False,
     )
     assert stats["used"] == 1 and stats["skipped"] == {"empty": 1, "one_word": 1, "no_links": 1}
     assert stats["label_share_inverted"] == 1.0 and stats["nodes"] == 1
-    perms = model.preorder(words + [["zzz-unknown", "q"]], pos + [["NOPE", "X"]], trees + [(0, 1)], progress_bar=False)
+    perms = model.preorder(
+        words + [["zzz-unknown", "q"]], pos + [["NOPE", "X"]], trees + [(0, 1)], progress_bar=False
+    )
     assert [sorted(p.tolist()) for p in perms] == [[0, 1], [], [0], [0, 1, 2], [0, 1]]
 
 
@@ -197,15 +225,26 @@ def test_input_errors_name_the_line():
     words, pos = [["a", "b"], ["c", "d"]], [["X", "Y"], ["X", "Y"]]
     ok = [np.array([[0, 0]]), np.array([[0, 0]])]
     with pytest.raises(WordorderError, match="leaves") as err:
-        train_rvnn(words, pos, [(0, 1), ((0, 1), 2)], ok, opts, progress_bar=False, tree_path="t.tree")
+        train_rvnn(
+            words, pos, [(0, 1), ((0, 1), 2)], ok, opts, progress_bar=False, tree_path="t.tree"
+        )
     assert err.value.line == 2 and err.value.path == "t.tree"
     with pytest.raises(WordorderError, match="POS") as err:
         train_rvnn(words, [["X", "Y"], ["X"]], [(0, 1), (0, 1)], ok, opts, progress_bar=False)
     assert err.value.line == 2
     with pytest.raises(WordorderError, match="outside"):
-        train_rvnn(words, pos, [(0, 1), (0, 1)], [np.array([[0, 0]]), np.array([[5, 0]])], opts, progress_bar=False)
+        train_rvnn(
+            words,
+            pos,
+            [(0, 1), (0, 1)],
+            [np.array([[0, 0]]), np.array([[5, 0]])],
+            opts,
+            progress_bar=False,
+        )
     with pytest.raises(WordorderError, match="no sentence"):
-        train_rvnn(words, pos, [(0, 1), (0, 1)], [np.zeros((0, 2), np.int64)] * 2, opts, progress_bar=False)
+        train_rvnn(
+            words, pos, [(0, 1), (0, 1)], [np.zeros((0, 2), np.int64)] * 2, opts, progress_bar=False
+        )
 
 
 def test_vocabulary_by_frequency_capped():
@@ -225,7 +264,14 @@ def test_corrupt_or_foreign_model_files(tmp_path):
         RvNNPreorderer.load(foreign)
     broken = tmp_path / "broken.pt"
     torch.save(
-        {"format": "wordorder-rvnn", "version": 1, "options": {}, "words": ["<unk>"], "pos": ["<unk>"], "state": {}},
+        {
+            "format": "wordorder-rvnn",
+            "version": 1,
+            "options": {},
+            "words": ["<unk>"],
+            "pos": ["<unk>"],
+            "state": {},
+        },
         broken,
     )
     with pytest.raises(WordorderError, match="incomplete"):

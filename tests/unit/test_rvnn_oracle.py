@@ -131,9 +131,17 @@ def test_many_to_many_and_unaligned():
     tree = (0, (1, (2, 3)))
     links = np.array([[0, 0], [0, 1], [3, 2], [3, 3], [1, 4]])
     labels = oracle_labels(tree, links)
-    assert labels.tolist() == [0, 1, 0]  # (a book) straight, (bought (a book)) inverted, root straight
+    assert labels.tolist() == [
+        0,
+        1,
+        0,
+    ]  # (a book) straight, (bought (a book)) inverted, root straight
     assert apply_labels(tree, labels).tolist() == [0, 2, 3, 1]
-    assert oracle_labels(tree, np.zeros((0, 2), dtype=np.int64)).tolist() == [0, 0, 0]  # nothing aligned
+    assert oracle_labels(tree, np.zeros((0, 2), dtype=np.int64)).tolist() == [
+        0,
+        0,
+        0,
+    ]  # nothing aligned
 
 
 @settings(max_examples=200, deadline=None)
@@ -162,7 +170,9 @@ def reference_apply(tree, labels):
 @given(binary_trees(), st.data())
 def test_apply_labels_gives_a_permutation(tree, data):
     n = len(leaves(tree))
-    labels = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n - 1, max_size=n - 1)), dtype=np.int8)
+    labels = np.array(
+        data.draw(st.lists(st.integers(0, 1), min_size=n - 1, max_size=n - 1)), dtype=np.int8
+    )
     perm = apply_labels(tree, labels)
     assert sorted(perm.tolist()) == list(range(n))
     assert perm.tolist() == reference_apply(tree, labels)
@@ -193,7 +203,13 @@ def test_corpus_path_matches_per_tree(cases):
 def test_flat_tree_layout():
     flat = flatten_trees([((0, 1), ((2, (3, 4)), 5))])
     assert flat.spans.tolist() == [[0, 1, 2], [3, 4, 5], [2, 3, 5], [2, 5, 6], [0, 2, 6]]
-    assert flat.children.tolist() == [[0, 1], [3, 4], [2, 7], [8, 5], [6, 9]]  # internal k -> id n + k
+    assert flat.children.tolist() == [
+        [0, 1],
+        [3, 4],
+        [2, 7],
+        [8, 5],
+        [6, 9],
+    ]  # internal k -> id n + k
     assert flat.height.tolist() == [1, 1, 2, 3, 4]
 
 

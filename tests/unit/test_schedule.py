@@ -44,7 +44,11 @@ def test_noam_gives_each_width_vaswanis_peak():
     from wordorder.train.schedule import peak_lr
 
     # Vaswani et al. Eq. 3 at step = warmup: d^-0.5 * warmup^-0.5 (Chen 2019/2020: warmup 8000)
-    assert peak_lr(1.0, 8000, "noam", 512) == pytest.approx(512**-0.5 * 8000**-0.5) == pytest.approx(4.941e-4, rel=1e-3)
+    assert (
+        peak_lr(1.0, 8000, "noam", 512)
+        == pytest.approx(512**-0.5 * 8000**-0.5)
+        == pytest.approx(4.941e-4, rel=1e-3)
+    )
     assert peak_lr(1.0, 8000, "noam", 1024) == pytest.approx(3.494e-4, rel=1e-3)
     assert peak_lr(2.0, 4000, "noam", 512) == pytest.approx(2 * 6.988e-4, rel=1e-3)
     assert peak_lr(7e-4, 4000, "inverse_sqrt", 1024) == 7e-4  # the peak itself, whatever the width
@@ -53,7 +57,9 @@ def test_noam_gives_each_width_vaswanis_peak():
     assert opt.param_groups[0]["lr"] == pytest.approx(64**-0.5 * 100**-0.5)
     sched = inverse_sqrt_scheduler(opt, 100)
     for step in range(1, 301):  # the whole curve is Eq. 3
-        assert opt.param_groups[0]["lr"] == pytest.approx(64**-0.5 * min(step**-0.5, step * 100**-1.5))
+        assert opt.param_groups[0]["lr"] == pytest.approx(
+            64**-0.5 * min(step**-0.5, step * 100**-1.5)
+        )
         opt.step()
         sched.step()
 

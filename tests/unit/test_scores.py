@@ -75,7 +75,9 @@ def test_hand_checked_bleu():
 def test_bleu_tok_lowercase_and_no_smoothing():
     hyps_tok, refs_tok = ["The Cat sat"], ["the cat sat"]
     cased = score_translations(["x"], ["x"], "en", hyps_tok=hyps_tok, refs_tok=refs_tok)
-    lower = score_translations(["x"], ["x"], "en", hyps_tok=hyps_tok, refs_tok=refs_tok, lowercase_tok=True)
+    lower = score_translations(
+        ["x"], ["x"], "en", hyps_tok=hyps_tok, refs_tok=refs_tok, lowercase_tok=True
+    )
     # cased: 1/3 unigrams, 0 bigrams -> multi-bleu gives 0
     assert cased["bleu_tok"] == 0.0
     # lowercased: 3/3, 2/2, 1/1, 0/0 trigram+... -> 4-gram total is 0: BLEU 0 without smoothing

@@ -41,11 +41,17 @@ def shell_commands(text: str, name: str) -> list[tuple[int, str]]:
         parts, j = [], i + 2
         while j < len(tokens) and (tokens[j].type in _SKIP or tokens[j].type == tokenize.STRING):
             if tokens[j].type == tokenize.STRING:
-                prefix = tokens[j].string[: len(tokens[j].string) - len(tokens[j].string.lstrip("rRbBuUfF"))]
-                assert "f" not in prefix.lower(), f"{name}:{tokens[j].start[0]}: shell command is an f-string"
+                prefix = tokens[j].string[
+                    : len(tokens[j].string) - len(tokens[j].string.lstrip("rRbBuUfF"))
+                ]
+                assert "f" not in prefix.lower(), (
+                    f"{name}:{tokens[j].start[0]}: shell command is an f-string"
+                )
                 parts.append(ast.literal_eval(tokens[j].string))
             j += 1
-        assert parts, f"{name}:{tok.start[0]}: shell command is not a string literal (cannot be checked)"
+        assert parts, (
+            f"{name}:{tok.start[0]}: shell command is not a string literal (cannot be checked)"
+        )
         out.append((tok.start[0], "".join(parts)))
     return out
 
@@ -65,7 +71,10 @@ def test_the_check_finds_an_unquoted_field():
     """The checker itself: it must flag these, or the test below could not fail."""
     text = 'rule x:\n    shell:\n        "cmd {input:q} {params.gold}"\n        " > {log}"\n'
     assert shell_commands(text, "x.smk") == [(2, "cmd {input:q} {params.gold} > {log}")]
-    assert unquoted_fields("cmd {input:q} {params.gold} > {log} {threads} {{literal}}") == ["{params.gold}", "{log}"]
+    assert unquoted_fields("cmd {input:q} {params.gold} > {log} {threads} {{literal}}") == [
+        "{params.gold}",
+        "{log}",
+    ]
     assert unquoted_fields("cmd {input.gold[0]:q} {wildcards.pair:q}") == []
     with pytest.raises(AssertionError, match="f-string"):
         shell_commands('rule x:\n    shell:\n        f"cmd {x}"\n', "x.smk")
@@ -78,6 +87,13 @@ def test_every_shell_interpolation_is_quoted():
     for path in WORKFLOW_FILES:
         for line, command in shell_commands(path.read_text(encoding="utf-8"), path.name):
             found += 1
-            bad += [f"{path.relative_to(REPO)}:{line}: {field}" for field in unquoted_fields(command)]
-    assert found >= 39, f"only {found} shell commands found (39 when written): is the parser still reading the rules?"
-    assert not bad, "unquoted in a shell command (add :q, or make a multi-word param a list):\n" + "\n".join(bad)
+            bad += [
+                f"{path.relative_to(REPO)}:{line}: {field}" for field in unquoted_fields(command)
+            ]
+    assert found >= 39, (
+        f"only {found} shell commands found (39 when written): is the parser still reading the rules?"
+    )
+    assert not bad, (
+        "unquoted in a shell command (add :q, or make a multi-word param a list):\n"
+        + "\n".join(bad)
+    )

@@ -19,7 +19,9 @@ def test_a_second_holder_waits_then_gives_up_naming_the_first(tmp_path):
     state = tmp_path / "resume" / "state.pt"
     first = exclusive.hold(state)
     started = time.monotonic()
-    with pytest.raises(WordorderError, match=rf"still holds its state after 0.6 s \(host \S+, pid {os.getpid()}\)"):
+    with pytest.raises(
+        WordorderError, match=rf"still holds its state after 0.6 s \(host \S+, pid {os.getpid()}\)"
+    ):
         exclusive.hold(state, wait_s=0.6)
     assert time.monotonic() - started >= 0.6
     first.release()
@@ -36,7 +38,9 @@ def test_training_starts_only_when_the_earlier_trainer_has_ended(tmp_path, capsy
 
     def end_the_earlier_attempt():
         time.sleep(1.5)
-        seen["outputs before the release"] = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+        seen["outputs before the release"] = sorted(
+            p.name for p in tmp_path.rglob("*") if p.is_file()
+        )
         dying.release()
 
     ender = threading.Thread(target=end_the_earlier_attempt)

@@ -152,7 +152,9 @@ _tokens = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(tokens=_tokens)
 def test_word_index_properties(model, tokens):
     pieces = model.encode(tokens)

@@ -31,7 +31,9 @@ def test_format_sentence_columns():
 def test_round_trip_with_empty_and_pos_only(tmp_path):
     empty = Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty")
     pos_only = Sentence(["Die", "Katze"], ["der", "Katze"], ["DET", "NOUN"], ["ART", "NN"])
-    flat = Sentence(["a", "b"], ["_", "_"], ["X", "X"], ["_", "_"], np.array([2, 0]), ["dep", "root"], "flat")
+    flat = Sentence(
+        ["a", "b"], ["_", "_"], ["X", "X"], ["_", "_"], np.array([2, 0]), ["dep", "root"], "flat"
+    )
     path = tmp_path / "x.conllu"
     with open(path, "w", encoding="utf-8") as f:
         assert write_conllu(f, [_sent(), empty, pos_only, flat]) == 4
@@ -47,9 +49,12 @@ def test_round_trip_with_empty_and_pos_only(tmp_path):
 def test_malformed_rows_name_the_line(tmp_path):
     path = tmp_path / "bad.conllu"
     path.write_text(
-        "# sent_id = 1\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n", encoding="utf-8"
+        "# sent_id = 1\n1\ta\t_\tX\t_\t_\t0\troot\t_\t_\n3\tb\t_\tX\t_\t_\t1\tdep\t_\t_\n\n",
+        encoding="utf-8",
     )
-    with pytest.raises(WordorderError, match=r"bad.conllu:3: malformed CoNLL-U: token id '3', expected 2"):
+    with pytest.raises(
+        WordorderError, match=r"bad.conllu:3: malformed CoNLL-U: token id '3', expected 2"
+    ):
         list(read_conllu(path))
     path.write_text("1\ta\t_\tX\n\n", encoding="utf-8")
     with pytest.raises(WordorderError, match=r":1: malformed CoNLL-U: 4 tab-separated columns"):

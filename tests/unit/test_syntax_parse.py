@@ -16,7 +16,9 @@ from wordorder.syntax.parse import _parse_batch, gather, parse_file, parse_scatt
 
 def _slice(shared_data, lang: str, n: int, tmp_path):
     path = tmp_path / f"in.{lang}"
-    with gzip.open(shared_data / "ja-en_small_parallel_enja" / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(
+        shared_data / "ja-en_small_parallel_enja" / f"train.{lang}.gz", "rt", encoding="utf-8"
+    ) as f:
         path.write_text("".join(next(f) for _ in range(n)), encoding="utf-8")
     return path
 
@@ -87,7 +89,9 @@ def test_empty_line_is_a_counted_empty_sentence(tmp_path):
 def test_control_character_is_an_error_naming_the_line(tmp_path):
     inp = tmp_path / "in.en"
     inp.write_text("fine line .\nbad\x07token here\n", encoding="utf-8")
-    with pytest.raises(WordorderError, match=r"in.en:2: the token 'bad\\x07token' contains a control character"):
+    with pytest.raises(
+        WordorderError, match=r"in.en:2: the token 'bad\\x07token' contains a control character"
+    ):
         parse_file(inp, tmp_path / "out.conllu", "en", progress_bar=False)
     assert not (tmp_path / "out.conllu").exists()
 
@@ -107,14 +111,18 @@ class _FailsOn(SpacyBackend):
 
 def test_parser_failure_falls_back_to_a_flat_tree_for_that_sentence_only():
     backend = _FailsOn("CRASH")
-    out = _parse_batch(backend, [["a", "dog", "barks"], ["CRASH", "here", "now"], ["cats", "sleep"]])
+    out = _parse_batch(
+        backend, [["a", "dog", "barks"], ["CRASH", "here", "now"], ["cats", "sleep"]]
+    )
     assert [s.fallback for s in out] == ["", "flat", ""]
     assert out[1].forms == ["CRASH", "here", "now"] and out[1].heads.tolist() == [3, 3, 0]
     assert (out[0].heads == 0).sum() == 1
 
 
 def test_missing_model_unknown_language_and_stanza_fail_fast(tmp_path):
-    with pytest.raises(WordorderError, match=r"spaCy model 'xx_missing_model' is not installed") as e:
+    with pytest.raises(
+        WordorderError, match=r"spaCy model 'xx_missing_model' is not installed"
+    ) as e:
         get_backend("en", {"en": {"backend": "spacy", "model": "xx_missing_model"}})
     assert "pip install" in e.value.hint
     with pytest.raises(WordorderError, match="no parser is configured for the language 'fi'"):
@@ -142,7 +150,20 @@ def test_cli_parse_reports_bad_shard(tmp_path, capsys):
     inp = tmp_path / "in.en"
     inp.write_text("a b\n", encoding="utf-8")
     assert (
-        main(["parse", "--lang", "en", "--input", str(inp), "--output", str(tmp_path / "o"), "--shard", "3-of-2"]) == 2
+        main(
+            [
+                "parse",
+                "--lang",
+                "en",
+                "--input",
+                str(inp),
+                "--output",
+                str(tmp_path / "o"),
+                "--shard",
+                "3-of-2",
+            ]
+        )
+        == 2
     )
     assert "bad shard '3-of-2'" in capsys.readouterr().err
 

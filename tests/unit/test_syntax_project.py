@@ -14,7 +14,15 @@ from wordorder.text.subword import word_index
 def test_bieo_worked_example():
     # docs/algorithms.md §FACTORS: "un@@ believ@@ able story" gives B I E O (here in sentencepiece form)
     assert bieo_tags(word_index(["▁un", "believ", "able", "▁story"])) == ["B", "I", "E", "O"]
-    assert bieo_tags(word_index(["▁a", "b", "▁c", "▁d", "e", "f", "g"])) == ["B", "E", "O", "B", "I", "I", "E"]
+    assert bieo_tags(word_index(["▁a", "b", "▁c", "▁d", "e", "f", "g"])) == [
+        "B",
+        "E",
+        "O",
+        "B",
+        "I",
+        "I",
+        "E",
+    ]
     assert bieo_tags([]) == []
 
 
@@ -49,7 +57,9 @@ def test_project_file_writes_seven_aligned_files(tmp_path):
     bpe = ["▁my ▁fa ther ▁is ▁a ▁teach er ▁.", "▁Kat ze ▁schläft", ""]
     conllu, bpe_path, outs = _write(tmp_path, sents, bpe)
     counts = project_file(conllu, bpe_path, *outs, progress_bar=False)
-    pos, bieo, heads, tree, dep, word, head = (p.read_text(encoding="utf-8").splitlines() for p in outs)
+    pos, bieo, heads, tree, dep, word, head = (
+        p.read_text(encoding="utf-8").splitlines() for p in outs
+    )
     assert pos == ["PRON NOUN NOUN AUX DET NOUN NOUN PUNCT", "NOUN NOUN VERB", ""]
     # every piece carries its word's label; a sentence without a tree gets "_"
     assert dep == ["poss nsubj nsubj root det attr attr punct", "_ _ _", ""]
@@ -63,9 +73,13 @@ def test_project_file_writes_seven_aligned_files(tmp_path):
 
 
 def test_mismatched_words_name_the_line_and_write_nothing(tmp_path):
-    sents = [Sentence(["a", "b"], ["_"] * 2, ["X"] * 2, ["_"] * 2, np.array([0, 1]), ["root", "dep"])] * 2
+    sents = [
+        Sentence(["a", "b"], ["_"] * 2, ["X"] * 2, ["_"] * 2, np.array([0, 1]), ["root", "dep"])
+    ] * 2
     conllu, bpe, outs = _write(tmp_path, sents, ["▁a ▁b", "▁a b"])
-    with pytest.raises(WordorderError, match=r"x.bpe:2: 1 words in the subword line but 2 in the parse"):
+    with pytest.raises(
+        WordorderError, match=r"x.bpe:2: 1 words in the subword line but 2 in the parse"
+    ):
         project_file(conllu, bpe, *outs, progress_bar=False)
     assert not any(p.exists() for p in outs)
     conllu, bpe, outs = _write(tmp_path, sents, ["▁a ▁b"])

@@ -31,7 +31,13 @@ def _write(tmp_path, name, variant, pair, testset, seed, bleu, chrf, sig=SIG):
         "n_sentences": 10,
         "bleu_detail": {"precisions": [1, 2, 3, 4], "bp": 1.0, "sys_len": 5, "ref_len": 5},
     }
-    meta = {"pair": pair, "variant": variant, "seed": seed, "testset": testset, "checkpoint": "best.pt"}
+    meta = {
+        "pair": pair,
+        "variant": variant,
+        "seed": seed,
+        "testset": testset,
+        "checkpoint": "best.pt",
+    }
     write_scores(path, scores, meta)
     return path
 
@@ -154,10 +160,16 @@ def _log(path, rows):
 def test_plot_training_curves(tmp_path):
     a = _log(
         tmp_path / "a.jsonl",
-        [{"step": 100 * i, "train_loss": 8.0 / i, "lr": 3e-4, "tokens_per_s": 5000.0} for i in range(1, 21)]
+        [
+            {"step": 100 * i, "train_loss": 8.0 / i, "lr": 3e-4, "tokens_per_s": 5000.0}
+            for i in range(1, 21)
+        ]
         + [{"step": 500 * i, "dev_bleu": 3.0 * i, "dev_loss": 6.0 - i} for i in range(1, 5)],
     )
-    b = _log(tmp_path / "b.jsonl", [{"step": 100, "train_loss": 7.0}, {}, {"step": 200, "train_loss": 6.5}])
+    b = _log(
+        tmp_path / "b.jsonl",
+        [{"step": 100, "train_loss": 7.0}, {}, {"step": 200, "train_loss": 6.5}],
+    )
     out = tmp_path / "plots" / "curves.png"
     plot_training_curves({"en-ja transformer_small seed1": a, "en-ja reordered seed1": b}, out)
     data = out.read_bytes()
@@ -180,8 +192,17 @@ def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign, delta=1.5):
     path = tmp_path / f"sig_{name}.json"
     write_scores(
         path,
-        {"bootstrap": {"p": p_boot}, "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta}},
-        {"pair": "en-ja", "variant": variant, "baseline": "baseline", "seed": seed, "testset": "test"},
+        {
+            "bootstrap": {"p": p_boot},
+            "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta},
+        },
+        {
+            "pair": "en-ja",
+            "variant": variant,
+            "baseline": "baseline",
+            "seed": seed,
+            "testset": "test",
+        },
     )
     return path
 
@@ -190,10 +211,15 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
     from wordorder.evaluate.tables import collect_significance, significance_markers
 
     sig = collect_significance(
-        [_write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03), _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2)]
+        [
+            _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03),
+            _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2),
+        ]
     )
     assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
-    assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}  # seed 2: p = 0.2
+    assert significance_markers(sig, "sign") == {
+        ("reordered", "en-ja", "test"): ""
+    }  # seed 2: p = 0.2
     worse = collect_significance(
         [
             _write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),
@@ -212,13 +238,23 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
     md, csv = tmp_path / "t.md", tmp_path / "t.csv"
     tex = tmp_path / "t.tex"
     write_table(
-        results_table(collect_scores(score_files)), csv, md, "T", markers=markers, marker_note="NOTE", tex_path=tex
+        results_table(collect_scores(score_files)),
+        csv,
+        md,
+        "T",
+        markers=markers,
+        marker_note="NOTE",
+        tex_path=tex,
     )
     latex = tex.read_text(encoding="utf-8")
     assert r"reordered & 20.5 $\pm$ 0.7$^{++}$ (n=2) & 40.5 $\pm$ 0.7 (n=2) & -- & -- \\" in latex
     assert latex.startswith(r"\begin{table}") and r"\caption{T Mean $\pm$ sample" in latex
     text = md.read_text(encoding="utf-8")
-    assert "| reordered | 20.5 ± 0.7++ (n=2) |" in text and "| baseline | 12.0 ± 2.8 (n=2) |" in text and "NOTE" in text
+    assert (
+        "| reordered | 20.5 ± 0.7++ (n=2) |" in text
+        and "| baseline | 12.0 ± 2.8 (n=2) |" in text
+        and "NOTE" in text
+    )
 
 
 def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
@@ -227,7 +263,9 @@ def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
     from wordorder.cli import main
 
     (tmp_path / "en-ja" / "baseline" / "1").mkdir(parents=True)
-    log = _log(tmp_path / "en-ja" / "baseline" / "1" / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}])
+    log = _log(
+        tmp_path / "en-ja" / "baseline" / "1" / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}]
+    )
     sig = _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03)
     out = tmp_path / "out"
     rc = main(

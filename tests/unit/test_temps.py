@@ -36,8 +36,12 @@ def test_only_temporaries_of_dead_processes_of_this_host_for_this_target_are_sta
     }
     for key, name in names.items():
         (tmp_path / name).mkdir() if key == "dead folder" else (tmp_path / name).write_text("x")
-    assert stale_temps(tmp_path, "x.en") == sorted([tmp_path / names["dead"], tmp_path / names["dead folder"]])
-    assert remove_stale(tmp_path, "x.en") == sorted([tmp_path / names["dead"], tmp_path / names["dead folder"]])
+    assert stale_temps(tmp_path, "x.en") == sorted(
+        [tmp_path / names["dead"], tmp_path / names["dead folder"]]
+    )
+    assert remove_stale(tmp_path, "x.en") == sorted(
+        [tmp_path / names["dead"], tmp_path / names["dead folder"]]
+    )
     left = {p.name for p in tmp_path.iterdir()}
     assert left == {v for k, v in names.items() if not k.startswith("dead")}
     assert stale_temps(tmp_path, "x.en.gz") == [tmp_path / names["other target"]]
@@ -47,7 +51,9 @@ def test_a_new_output_removes_the_stale_temporary_of_its_target(tmp_path):
     stale = tmp_path / f".out.txt.{host()}~{dead_pid()}.zzz999.tmp"
     stale.write_text("half")
     with atomic_paths(tmp_path / "out.txt") as (tmp,):
-        assert tmp.name.startswith(f".out.txt.{host()}~{os.getpid()}.") and tmp.name.endswith(".tmp")
+        assert tmp.name.startswith(f".out.txt.{host()}~{os.getpid()}.") and tmp.name.endswith(
+            ".tmp"
+        )
         tmp.write_text("done")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
 
@@ -63,7 +69,11 @@ def test_temp_dir_and_make_temp(tmp_path):
 
 def test_legacy_fetch_folders_are_removed_only_when_untouched_for_a_day(tmp_path):
     now = time.time()
-    for name, age in ((".fetch.abcd1234", 2 * 86400), (".fetch.efgh5678", 3600), (".fetch.toolongname1", 9e6)):
+    for name, age in (
+        (".fetch.abcd1234", 2 * 86400),
+        (".fetch.efgh5678", 3600),
+        (".fetch.toolongname1", 9e6),
+    ):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "src").write_text("x")
@@ -74,4 +84,8 @@ def test_legacy_fetch_folders_are_removed_only_when_untouched_for_a_day(tmp_path
     (fresh_file / "tgt").write_text("x")
     os.utime(fresh_file, (now - 9e6, now - 9e6))
     assert remove_legacy_fetch_dirs(tmp_path, now) == [tmp_path / ".fetch.abcd1234"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".fetch.efgh5678", ".fetch.ijkl9012", ".fetch.toolongname1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".fetch.efgh5678",
+        ".fetch.ijkl9012",
+        ".fetch.toolongname1",
+    ]

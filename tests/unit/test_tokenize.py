@@ -27,7 +27,18 @@ def test_moses_english_round_trip():
 
 def test_moses_does_not_escape_and_uses_language_rules():
     en = get_tokenizer("en")
-    assert en.tokenize('Tom & Jerry say "hi" <b>') == ["Tom", "&", "Jerry", "say", '"', "hi", '"', "<", "b", ">"]
+    assert en.tokenize('Tom & Jerry say "hi" <b>') == [
+        "Tom",
+        "&",
+        "Jerry",
+        "say",
+        '"',
+        "hi",
+        '"',
+        "<",
+        "b",
+        ">",
+    ]
     assert en.detokenize(["Tom", "&amp;", "Jerry"]) == "Tom &amp; Jerry"  # nothing unescaped
     assert en.tokenize("I can't go.") == ["I", "can", "'t", "go", "."]
     # English non-breaking prefix: "Mr." stays one token, German "z.B." likewise

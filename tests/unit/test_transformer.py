@@ -18,7 +18,14 @@ V = 40
 def random_model(norm="post", tie=True, seed=0):
     torch.manual_seed(seed)
     return build_model(
-        {"preset": "tiny", "norm": norm, "tie_embeddings": tie, "encoder_layers": 2, "decoder_layers": 3}, V
+        {
+            "preset": "tiny",
+            "norm": norm,
+            "tie_embeddings": tie,
+            "encoder_layers": 2,
+            "decoder_layers": 3,
+        },
+        V,
     ).eval()
 
 
@@ -227,7 +234,9 @@ def test_family_picks_the_options_class_and_the_flat_dict_round_trips():
     transformer = build_model({"preset": "tiny", "relative_k": 4}, 100).options
     assert type(transformer) is TransformerOptions and not hasattr(transformer, "attention")
     flat = transformer.to_dict()
-    assert flat.keys() == FLAT_RNN.keys() and flat["attention"] == "global" and flat["relative_k"] == 4
+    assert (
+        flat.keys() == FLAT_RNN.keys() and flat["attention"] == "global" and flat["relative_k"] == 4
+    )
     assert ModelOptions.from_dict(flat) == transformer
 
 
@@ -235,12 +244,18 @@ def test_another_familys_option_or_class_is_an_error_naming_the_family_that_has_
     with pytest.raises(WordorderError, match="relative_k does not apply to the rnn family") as e:
         ModelOptions.from_dict({**FLAT_RNN, "relative_k": 4})
     assert "family: transformer" in e.value.hint
-    with pytest.raises(WordorderError, match="decoder does not apply to the transformer family") as e:
+    with pytest.raises(
+        WordorderError, match="decoder does not apply to the transformer family"
+    ) as e:
         build_model({"preset": "tiny", "decoder": "rnnsearch"}, 100)
     assert "family: rnn" in e.value.hint
-    with pytest.raises(WordorderError, match="the options of a transformer model are TransformerOptions, not Mo"):
+    with pytest.raises(
+        WordorderError, match="the options of a transformer model are TransformerOptions, not Mo"
+    ):
         build_model(ModelOptions(d_model=64, heads=4), 100)
-    with pytest.raises(WordorderError, match="the options of a transformer model are TransformerOptions, not RNN"):
+    with pytest.raises(
+        WordorderError, match="the options of a transformer model are TransformerOptions, not RNN"
+    ):
         build_model(RNNOptions(family="transformer"), 100)
 
 

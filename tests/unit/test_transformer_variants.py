@@ -17,7 +17,12 @@ SIZES = {"pos": 12, "bieo": 7, "dep": 15}
 
 
 def test_shaw_bucket_matrix():
-    assert sequence_buckets(4, 2).tolist() == [[2, 3, 4, 4], [1, 2, 3, 4], [0, 1, 2, 3], [0, 0, 1, 2]]
+    assert sequence_buckets(4, 2).tolist() == [
+        [2, 3, 4, 4],
+        [1, 2, 3, 4],
+        [0, 1, 2, 3],
+        [0, 0, 1, 2],
+    ]
     # incremental: query t=3 against keys 0..3 is row 3 of the full matrix
     assert sequence_buckets(4, 2, offset=3, queries=1).tolist() == [[0, 0, 1, 2]]
 
@@ -30,7 +35,9 @@ def test_shaw_scores_row():
         table.values.zero_()
     q = torch.ones(1, 1, 4, 1)
     k = torch.ones(1, 1, 4, 1)
-    _, weights = relative_attention(q, k, torch.zeros(1, 1, 4, 1), [(sequence_buckets(4, 2), table)], None, False)
+    _, weights = relative_attention(
+        q, k, torch.zeros(1, 1, 4, 1), [(sequence_buckets(4, 2), table)], None, False
+    )
     expected = torch.softmax(torch.tensor([1.0, 2.0, 3.0, 3.0]), dim=0)
     assert torch.allclose(weights[0, 0, 0], expected)
 
@@ -42,7 +49,9 @@ def test_relative_value_term_equals_naive_sum():
     buckets = sequence_buckets(5, 2)
     out, weights = relative_attention(q, k, v, [(buckets, table)], None, False)
     a_k, a_v = table.keys[buckets], table.values[buckets]  # (T, S, d)
-    scores = (torch.einsum("bhid,bhjd->bhij", q, k) + torch.einsum("bhid,ijd->bhij", q, a_k)) / 3**0.5
+    scores = (
+        torch.einsum("bhid,bhjd->bhij", q, k) + torch.einsum("bhid,ijd->bhij", q, a_k)
+    ) / 3**0.5
     alpha = scores.softmax(-1)
     naive = alpha @ v + torch.einsum("bhij,ijd->bhid", alpha, a_v)
     assert torch.allclose(weights, alpha, atol=1e-6)
@@ -51,7 +60,13 @@ def test_relative_value_term_equals_naive_sum():
 
 def make(options, seed=0):
     torch.manual_seed(seed)
-    opts = {"preset": "tiny", "encoder_layers": 2, "decoder_layers": 2, "feature_sizes": SIZES, **options}
+    opts = {
+        "preset": "tiny",
+        "encoder_layers": 2,
+        "decoder_layers": 2,
+        "feature_sizes": SIZES,
+        **options,
+    }
     return build_model(opts, V).eval()
 
 
@@ -81,7 +96,12 @@ DECODER_OPTIONS = [
     {"relative_k": 2},
     {"relative_k": 3, "relative_sides": "decoder"},
     {"reordering_embeddings": "decoder"},
-    {"reordering_embeddings": "both", "relative_k": 2, "preorder_encoding": "relative", "preorder_k": 2},
+    {
+        "reordering_embeddings": "both",
+        "relative_k": 2,
+        "preorder_encoding": "relative",
+        "preorder_k": 2,
+    },
     {"additional_pe": "both"},
     {"positions": "none", "relative_k": 4},
 ]
@@ -150,9 +170,9 @@ def test_parameter_formulas():
     head = d // 4
     # Shaw: 2 tables of (2k+1) x d_z per layer and side
     assert count(make({"relative_k": 4})) - base == 2 * layers * 2 * 9 * head
-    assert count(make({"relative_k": 4, "preorder_encoding": "relative", "preorder_k": 3})) - base == (
-        2 * layers * 2 * 9 * head + layers * 2 * 7 * head
-    )
+    assert count(
+        make({"relative_k": 4, "preorder_encoding": "relative", "preorder_k": 3})
+    ) - base == (2 * layers * 2 * 9 * head + layers * 2 * 7 * head)
     assert count(make({"preorder_encoding": "absolute"})) == base
 
 
@@ -174,14 +194,19 @@ def test_reordering_embeddings_base_share():
 )
 def test_diverse_inputs_change_parameters_by_less_than_one_percent(groups):
     base = count(build_model({"preset": "base"}, 32000))
-    model = build_model({"preset": "base", "input_groups": groups, "feature_sizes": {"pos": 20}}, 32000)
+    model = build_model(
+        {"preset": "base", "input_groups": groups, "feature_sizes": {"pos": 20}}, 32000
+    )
     assert 0 < count(model) - base < 0.01 * base
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"input_groups": [["global", 7], ["rec", 1]]}, "without a head"),  # 3.5 + 0.5 of 4 heads → 4 + 0
+        (
+            {"input_groups": [["global", 7], ["rec", 1]]},
+            "without a head",
+        ),  # 3.5 + 0.5 of 4 heads → 4 + 0
         ({"input_groups": [["global", 4]], "factors": {"pos": 4}}, "conflict"),
         ({"reordering_embeddings": "both", "additional_pe": "encoder"}, "same slot"),
         ({"reordering_embeddings": "encoder", "norm": "pre"}, "post-norm"),

@@ -20,7 +20,11 @@ def heads(n, groups):
     return options.group_heads()
 
 
-REC, LOC, SYN = [["global", 6], ["rec", 2]], [["global", 6], ["loc", 2]], [["global", 5], ["syn", 3]]
+REC, LOC, SYN = (
+    [["global", 6], ["rec", 2]],
+    [["global", 6], ["loc", 2]],
+    [["global", 5], ["syn", 3]],
+)
 FUSING = [["global", 2], ["rec", 2], ["loc", 2], ["syn", 2]]
 
 
@@ -38,10 +42,22 @@ def test_table_one_splits_at_eight_heads_and_what_other_sizes_get():
     assert heads(16, SYN) == [("global", 10), ("syn", 6)]
     assert heads(16, FUSING) == [("global", 4), ("rec", 4), ("loc", 4), ("syn", 4)]
     # largest remainder, not the first group: 1:1:1 of 4 heads is 2+1+1, 1:2:2 of 4 is 0.8/1.6/1.6 -> 1+2+1
-    assert heads(4, [["global", 1], ["rec", 1], ["loc", 1]]) == [("global", 2), ("rec", 1), ("loc", 1)]
-    assert heads(4, [["global", 1], ["rec", 2], ["loc", 2]]) == [("global", 1), ("rec", 2), ("loc", 1)]
+    assert heads(4, [["global", 1], ["rec", 1], ["loc", 1]]) == [
+        ("global", 2),
+        ("rec", 1),
+        ("loc", 1),
+    ]
+    assert heads(4, [["global", 1], ["rec", 2], ["loc", 2]]) == [
+        ("global", 1),
+        ("rec", 2),
+        ("loc", 1),
+    ]
     # shares that add up to the heads are heads, as before
-    assert heads(4, [["global", 2], ["rec", 1], ["syn", 1]]) == [("global", 2), ("rec", 1), ("syn", 1)]
+    assert heads(4, [["global", 2], ["rec", 1], ["syn", 1]]) == [
+        ("global", 2),
+        ("rec", 1),
+        ("syn", 1),
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 7, 8, 12, 16])
@@ -59,8 +75,12 @@ def test_resolved_heads_add_up_and_stay_within_one_of_the_quota(n, groups):
 
 
 def test_a_group_without_a_head_is_an_error_naming_it():
-    with pytest.raises(WordorderError, match=r"leaves the group\(s\) syn without a head of the model's 2"):
-        TransformerOptions(d_model=128, heads=2, input_groups=[["global", 5], ["rec", 2], ["syn", 1]]).validate()
+    with pytest.raises(
+        WordorderError, match=r"leaves the group\(s\) syn without a head of the model's 2"
+    ):
+        TransformerOptions(
+            d_model=128, heads=2, input_groups=[["global", 5], ["rec", 2], ["syn", 1]]
+        ).validate()
     with pytest.raises(WordorderError, match="whole share"):
         TransformerOptions(heads=8, input_groups=[["global", 6], ["rec", 1.5]]).validate()
 
@@ -112,7 +132,9 @@ def test_defaults_are_the_joint_tied_model():
     assert not any(name.startswith("output_proj") for name in model.state_dict())
     torch.manual_seed(0)
     same = build_model({"preset": "tiny"}, 40, 40)
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), same.state_dict().values()))
+    assert all(
+        torch.equal(a, b) for a, b in zip(model.state_dict().values(), same.state_dict().values())
+    )
 
 
 def test_factored_input_with_an_untied_source_matrix_holds_only_the_word_part():
@@ -134,7 +156,9 @@ def test_factored_input_with_an_untied_source_matrix_holds_only_the_word_part():
 
 def test_checkpoint_of_separate_vocabularies_round_trips(tmp_path):
     torch.manual_seed(0)
-    model = build_model({"preset": "tiny", "tie_embeddings": False, "tie_output": False}, 30, 50).eval()
+    model = build_model(
+        {"preset": "tiny", "tie_embeddings": False, "tie_output": False}, 30, 50
+    ).eval()
     path = tmp_path / "best.pt"
     save_checkpoint(path, model, model.options.to_dict(), {"spm": "a.model", "spm_tgt": "b.model"})
     assert torch.load(path, weights_only=True)["tgt_vocab_size"] == 50
@@ -152,7 +176,13 @@ def test_a_checkpoint_written_before_these_options_still_loads(tmp_path):
     model = build_model({"preset": "tiny"}, 40).eval()
     options = model.options.to_dict()
     del options["tie_output"]
-    obj = {"format": 1, "options": options, "vocab_size": 40, "state_dict": model.state_dict(), "meta": {}}
+    obj = {
+        "format": 1,
+        "options": options,
+        "vocab_size": 40,
+        "state_dict": model.state_dict(),
+        "meta": {},
+    }
     from wordorder.model_io import checkpoint
 
     obj["format"] = checkpoint.FORMAT

@@ -101,7 +101,9 @@ def test_ter_edits_add_up_to_sacrebleus_ter():
     for r in refs:
         w = r.split()
         rng.shuffle(w)  # reorderings make TER shift
-        hyps.append(" ".join(w[: rng.randrange(1, len(w) + 2)] + rng.choices(vocab, k=rng.randrange(0, 3))))
+        hyps.append(
+            " ".join(w[: rng.randrange(1, len(w) + 2)] + rng.choices(vocab, k=rng.randrange(0, 3)))
+        )
     ours = generation_errors(hyps, refs)
     theirs = TER(case_sensitive=True).corpus_score(hyps, [refs]).score
     assert ours["ter"] == pytest.approx(theirs, abs=1e-9)
@@ -117,7 +119,9 @@ def test_sign_test_p_values():
 
 def test_markers():
     assert [marker(p) for p in (0.001, 0.01, 0.049, 0.05, None)] == ["++", "+", "+", "", ""]
-    assert [marker(p, -0.3) for p in (0.001, 0.03, 0.2)] == ["−−", "−", ""] and marker(0.001, 0.0) == ""
+    assert [marker(p, -0.3) for p in (0.001, 0.03, 0.2)] == ["−−", "−", ""] and marker(
+        0.001, 0.0
+    ) == ""
 
 
 def test_bootstrap_p_value_formula_of_the_pinned_sacrebleu():

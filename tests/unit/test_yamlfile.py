@@ -17,7 +17,9 @@ def write(tmp_path, name, text):
 
 
 def test_repeated_key_deep_inside_names_its_line_and_the_first(tmp_path):
-    path = write(tmp_path, "c.yaml", "data:\n  en-de:\n    test:\n      a: 1\n      b: 2\n      a: 3\n")
+    path = write(
+        tmp_path, "c.yaml", "data:\n  en-de:\n    test:\n      a: 1\n      b: 2\n      a: 3\n"
+    )
     with pytest.raises(WordorderError) as e:
         read_yaml(path)
     assert (e.value.path, e.value.line) == (str(path), 6)

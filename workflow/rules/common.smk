@@ -11,7 +11,13 @@ from wordorder.config import (
     load_variants,
     variant_model,
 )
-from wordorder.corpus.pairdata import is_holdout, pair_langs, split_names, split_extra_refs, split_spec
+from wordorder.corpus.pairdata import (
+    is_holdout,
+    pair_langs,
+    split_names,
+    split_extra_refs,
+    split_spec,
+)
 from wordorder.resources import gpus, mem_mb
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
@@ -65,7 +71,10 @@ def source_splits_of(w):
 def runs():
     """Every (pair, variant, seed) to train."""
     return [
-        dict(pair=p, variant=v, seed=s) for p in config["pairs"] for v in config["variants"] for s in config["seeds"]
+        dict(pair=p, variant=v, seed=s)
+        for p in config["pairs"]
+        for v in config["variants"]
+        for s in config["seeds"]
     ]
 
 
@@ -95,7 +104,9 @@ def variant_features(w, split):
     for name in sorted(ModelOptions.from_dict(model).required_features()):
         if name == "order":
             method = entry["preorder"]
-            files[name] = PREORDERED.format(pair=w.pair, method=method, split=split, kind="positions", lang=src)
+            files[name] = PREORDERED.format(
+                pair=w.pair, method=method, split=split, kind="positions", lang=src
+            )
         else:
             files[name] = data_file(w, split, name, "src")
     return files
@@ -108,7 +119,9 @@ def subword_only_variants(pair):
     out = []
     for v in config["variants"]:
         w = SimpleNamespace(pair=pair, variant=v)
-        if variant_entry(w).get("source", "original") == "original" and not variant_features(w, "test"):
+        if variant_entry(w).get("source", "original") == "original" and not variant_features(
+            w, "test"
+        ):
             out.append(v)
     return out
 
@@ -122,7 +135,11 @@ def aer_pairs():
 
 
 def transformer_variants():
-    return [v for v in config["variants"] if VARIANTS[v]["model"].get("family", "transformer") == "transformer"]
+    return [
+        v
+        for v in config["variants"]
+        if VARIANTS[v]["model"].get("family", "transformer") == "transformer"
+    ]
 
 
 # --- params functions
@@ -191,7 +208,11 @@ def train_launcher():
     """One process, or torchrun starting train_processes DDP processes (one per GPU).
     A list: the shell command quotes each word."""
     n = config["train_processes"]
-    return ["torchrun", "--standalone", "--nproc_per_node", str(n), "-m", "wordorder.cli"] if n > 1 else ["wordorder"]
+    return (
+        ["torchrun", "--standalone", "--nproc_per_node", str(n), "-m", "wordorder.cli"]
+        if n > 1
+        else ["wordorder"]
+    )
 
 
 # evaluation
@@ -214,7 +235,12 @@ def length_hyp_args(w, input):
 def length_tau_args(w, input):
     if not METHODS:
         return []
-    return ["--align", input.align[0], "--perms", *(f"{m}={p}" for m, p in zip(METHODS, input.perms))]
+    return [
+        "--align",
+        input.align[0],
+        "--perms",
+        *(f"{m}={p}" for m, p in zip(METHODS, input.perms)),
+    ]
 
 
 def length_title(w):
@@ -258,7 +284,10 @@ def findings_claims():
 
 def findings_spec(wildcards=None):
     def hyps(c, variant):
-        return [HYP.format(pair=c["pair"], variant=variant, seed=s, testset=c["testset"]) for s in config["seeds"]]
+        return [
+            HYP.format(pair=c["pair"], variant=variant, seed=s, testset=c["testset"])
+            for s in config["seeds"]
+        ]
 
     claims = []
     for c in findings_claims():
@@ -303,7 +332,17 @@ def all_targets():
     pairs = config["pairs"]
     evaluation = config["evaluation"]
     per_testset = [dict(pair=p, testset=t) for p in pairs for t in testsets(p)]
-    targets = [BLEU_CSV, BLEU_MD, GENERATION_CSV, GENERATION_MD, NGRAM_CSV, NGRAM_MD, SYSTEMS_CSV, SYSTEMS_MD, CURVES]
+    targets = [
+        BLEU_CSV,
+        BLEU_MD,
+        GENERATION_CSV,
+        GENERATION_MD,
+        NGRAM_CSV,
+        NGRAM_MD,
+        SYSTEMS_CSV,
+        SYSTEMS_MD,
+        CURVES,
+    ]
     targets += [LENGTH_FIGURE.format(**x) for x in per_testset]
     if config["syntax"]["parse"]:
         targets += [SYNTAX_JSON.format(pair=p) for p in pairs]

@@ -73,7 +73,9 @@ BTG_STATS = f"{R}/preorder/{{pair}}/btg/train.json"
 RVNN_MODEL = f"{R}/preorder/{{pair}}/rvnn/model.pt"
 RVNN_STATS = f"{R}/preorder/{{pair}}/rvnn/train.json"
 PERM = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.perm"
-PREORDERED = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.{{kind}}.{{lang}}"  # kind: tok, bpe, positions
+PREORDERED = (
+    f"{R}/preorder/{{pair}}/{{method}}/{{split}}.{{kind}}.{{lang}}"  # kind: tok, bpe, positions
+)
 PREORDER_QUALITY = f"{R}/preorder/{{pair}}/quality.json"
 PREORDER_CSV = f"{R}/tables/preorder_quality_{{pair}}.csv"
 PREORDER_MD = f"{R}/tables/preorder_quality_{{pair}}.md"
@@ -145,7 +147,9 @@ def variant_source(w, split):
     """The subword source a variant reads: the pair's, or its preordered version."""
     entry = variant_entry(w)
     if entry.get("source", "original") == "preordered":
-        return PREORDERED.format(pair=w.pair, method=entry["preorder"], split=split, kind="bpe", lang=src_lang(w))
+        return PREORDERED.format(
+            pair=w.pair, method=entry["preorder"], split=split, kind="bpe", lang=src_lang(w)
+        )
     return data_file(w, split, "bpe", "src")
 
 
@@ -178,7 +182,10 @@ def first_reference(w):
 def extra_refs(w):
     """The prepared further references of a test set (NIST sets have four references in all)."""
     n = len(split_extra_refs(config["data"][w.pair], w.testset))
-    return [EXTRA_REF.format(pair=w.pair, testset=w.testset, n=i, lang=tgt_lang(w)) for i in range(1, n + 1)]
+    return [
+        EXTRA_REF.format(pair=w.pair, testset=w.testset, n=i, lang=tgt_lang(w))
+        for i in range(1, n + 1)
+    ]
 
 
 # syntax
@@ -203,7 +210,11 @@ def subword_train_inputs(w):
 
 def spm_model(pair, lang):
     """The subword model of one side: the pair's joint model, or the side's own (subword.joint: false)."""
-    return SPM_MODEL.format(pair=pair) if config["subword"]["joint"] else SPM_SIDE_MODEL.format(pair=pair, lang=lang)
+    return (
+        SPM_MODEL.format(pair=pair)
+        if config["subword"]["joint"]
+        else SPM_SIDE_MODEL.format(pair=pair, lang=lang)
+    )
 
 
 def side_spm_model(w):
@@ -302,7 +313,8 @@ def train_inputs(w):
         "train_tgt": data_file(w, "train", "bpe", "tgt"),
         "dev_src": variant_source(w, "dev"),
         "dev_ref": data_file(w, "dev", "tok", "tgt"),
-        "features": list(variant_features(w, "train").values()) + list(variant_features(w, "dev").values()),
+        "features": list(variant_features(w, "train").values())
+        + list(variant_features(w, "dev").values()),
     }
 
 
@@ -356,7 +368,10 @@ def metrics_files():
 
 def length_hyps(w):
     """The first seed's translations of every variant."""
-    return [HYP.format(pair=w.pair, variant=v, seed=config["seeds"][0], testset=w.testset) for v in config["variants"]]
+    return [
+        HYP.format(pair=w.pair, variant=v, seed=config["seeds"][0], testset=w.testset)
+        for v in config["variants"]
+    ]
 
 
 def length_align(w):
@@ -388,7 +403,11 @@ def _system_runs():
 
 
 def systems_files():
-    return [f for r in _system_runs() for f in (r["model"], r["metrics"], *(x for d in r["decodes"] for x in d))]
+    return [
+        f
+        for r in _system_runs()
+        for f in (r["model"], r["metrics"], *(x for d in r["decodes"] for x in d))
+    ]
 
 
 def aer_results(w):
@@ -418,7 +437,13 @@ def head_similarity_results(w):
 def _swap_runs(w):
     """(variant, percent, hypothesis) of the first seed, for every variant that reads plain subwords."""
     return [
-        (v, p, SWAP_HYP.format(pair=w.pair, percent=p, variant=v, seed=config["seeds"][0], testset=w.testset))
+        (
+            v,
+            p,
+            SWAP_HYP.format(
+                pair=w.pair, percent=p, variant=v, seed=config["seeds"][0], testset=w.testset
+            ),
+        )
         for v in subword_only_variants(w.pair)
         for p in SWAP["percents"]
     ]

@@ -37,7 +37,9 @@ def _keys(links: Sequence[np.ndarray]) -> np.ndarray:
     return np.unique((sent * _SHIFT + flat[:, 0]) * _SHIFT + flat[:, 1])
 
 
-def aer(predicted: Sequence[np.ndarray], sure: Sequence[np.ndarray], possible: Sequence[np.ndarray]) -> dict:
+def aer(
+    predicted: Sequence[np.ndarray], sure: Sequence[np.ndarray], possible: Sequence[np.ndarray]
+) -> dict:
     """Corpus-level precision, recall and AER.
 
     Args:

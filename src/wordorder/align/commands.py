@@ -21,11 +21,16 @@ def _gold_sentences(a: argparse.Namespace, tmp: Path) -> tuple[Path, Path, list[
     paths = (tmp / "gold.src", tmp / "gold.tgt")
     for path, side in zip(paths, (src, tgt)):
         # whitespace-only tokens (U+3000 in KFTT) would vanish in a whitespace split: keep their index
-        path.write_text("".join(" ".join(t if t.strip() else "<ws>" for t in s) + "\n" for s in side), encoding="utf-8")
+        path.write_text(
+            "".join(" ".join(t if t.strip() else "<ws>" for t in s) + "\n" for s in side),
+            encoding="utf-8",
+        )
     return *paths, [len(s) for s in src], [len(t) for t in tgt]
 
 
-def _gold_aer(a: argparse.Namespace, predicted: Path, src_lens: list[int], tgt_lens: list[int]) -> dict:
+def _gold_aer(
+    a: argparse.Namespace, predicted: Path, src_lens: list[int], tgt_lens: list[int]
+) -> dict:
     import numpy as np
 
     from wordorder.align.aer import aer, read_gold
@@ -38,7 +43,10 @@ def _gold_aer(a: argparse.Namespace, predicted: Path, src_lens: list[int], tgt_l
         sure, possible = [x[:, ::-1] for x in sure], [x[:, ::-1] for x in possible]
     result = aer(read_alignments(predicted, src_lens, tgt_lens), sure, possible)
     result["gold_links_out_of_range_dropped"] = gold.out_of_range_links
-    return {k: (round(float(v), 4) if isinstance(v, (float, np.floating)) else v) for k, v in result.items()}
+    return {
+        k: (round(float(v), 4) if isinstance(v, (float, np.floating)) else v)
+        for k, v in result.items()
+    }
 
 
 def cmd_align(a: argparse.Namespace) -> None:
@@ -100,11 +108,18 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
     s = add("align", cmd_align, "word-align the splits of a pair together (eflomal, symmetrized)")
     for name in ("--src", "--tgt", "--splits"):
-        s.add_argument(name, nargs="+", required=True, help="one tokenized file (or name) per split")
+        s.add_argument(
+            name, nargs="+", required=True, help="one tokenized file (or name) per split"
+        )
     s.add_argument("--output", required=True, help="the joint Pharaoh file, splits in order")
-    s.add_argument("--gold-pairs", help="gold set sentences, 'source ||| target' per line (awesome-align format)")
+    s.add_argument(
+        "--gold-pairs",
+        help="gold set sentences, 'source ||| target' per line (awesome-align format)",
+    )
     s.add_argument("--gold-links", help="gold links, 1-based, i-j sure and ipj possible")
-    s.add_argument("--gold-swap", action="store_true", help="the gold set's sides are target ||| source")
+    s.add_argument(
+        "--gold-swap", action="store_true", help="the gold set's sides are target ||| source"
+    )
     s.add_argument("--options", type=_json, default={}, help="the config's align block as JSON")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--stats", required=True)

@@ -28,7 +28,13 @@ from wordorder.align.symmetrize import METHODS, symmetrize_flat
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_paths, read_parallel
 
-DEFAULTS: dict = {"model": 3, "length": 1.0, "symmetrize": "grow-diag-final-and", "n_samplers": 3, "null_prior": 0.2}
+DEFAULTS: dict = {
+    "model": 3,
+    "length": 1.0,
+    "symmetrize": "grow-diag-final-and",
+    "n_samplers": 3,
+    "null_prior": 0.2,
+}
 MAX_LEN = 1024  # eflomal's text format writes longer sentences as empty
 
 
@@ -38,21 +44,29 @@ def check_options(options: dict | None) -> dict:
     unknown = set(opts) - set(DEFAULTS)
     if unknown:
         raise WordorderError(
-            f"unknown align option(s): {', '.join(sorted(unknown))}", hint=f"known options: {', '.join(DEFAULTS)}"
+            f"unknown align option(s): {', '.join(sorted(unknown))}",
+            hint=f"known options: {', '.join(DEFAULTS)}",
         )
     if opts["model"] not in (1, 2, 3):
         raise WordorderError(f"align.model must be 1, 2 or 3, not {opts['model']!r}")
     if not isinstance(opts["length"], (int, float)) or opts["length"] <= 0:
         raise WordorderError(f"align.length must be a positive number, not {opts['length']!r}")
     if opts["symmetrize"] not in METHODS:
-        raise WordorderError(f"align.symmetrize must be one of {', '.join(METHODS)}, not {opts['symmetrize']!r}")
+        raise WordorderError(
+            f"align.symmetrize must be one of {', '.join(METHODS)}, not {opts['symmetrize']!r}"
+        )
     if not isinstance(opts["n_samplers"], int) or opts["n_samplers"] < 1:
-        raise WordorderError(f"align.n_samplers must be a positive integer, not {opts['n_samplers']!r}")
+        raise WordorderError(
+            f"align.n_samplers must be a positive integer, not {opts['n_samplers']!r}"
+        )
     return opts
 
 
 def run_eflomal(
-    src_lines: list[str], tgt_lines: list[str], options: dict | None = None, work_dir: Path | None = None
+    src_lines: list[str],
+    tgt_lines: list[str],
+    options: dict | None = None,
+    work_dir: Path | None = None,
 ) -> dict:
     """Align line-aligned tokenized sentences in both directions.
 
@@ -72,7 +86,12 @@ def run_eflomal(
     too_long = (sl >= MAX_LEN) | (tl >= MAX_LEN)
     keep = (sl > 0) & (tl > 0) & ~too_long
     kept = np.flatnonzero(keep)
-    out = {"src_lens": sl, "tgt_lens": tl, "left_out": int((~keep).sum()), "too_long": int(too_long.sum())}
+    out = {
+        "src_lens": sl,
+        "tgt_lens": tl,
+        "left_out": int((~keep).sum()),
+        "too_long": int(too_long.sum()),
+    }
     n_all = len(sl)
     t0 = time.perf_counter()
     if len(kept) == 0:
@@ -138,7 +157,9 @@ def run_eflomal(
     return {**out, **result, "seconds": time.perf_counter() - t0}
 
 
-def _scatter(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray, n_all: int) -> tuple[np.ndarray, np.ndarray]:
+def _scatter(
+    flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray, n_all: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Place the sentences of a flat alignment at lines ``rows`` of an ``n_all``-line corpus."""
     counts = np.zeros(n_all, np.int64)
     counts[rows] = np.diff(offsets)
@@ -172,7 +193,9 @@ def align_corpus(
     """
     opts = check_options(options)
     if not (len(src_paths) == len(tgt_paths) == len(out_paths)) or not src_paths:
-        raise WordorderError("align_corpus needs one source, target and output path per split (at least one)")
+        raise WordorderError(
+            "align_corpus needs one source, target and output path per split (at least one)"
+        )
     t0 = time.perf_counter()
     src_lines: list[str] = []
     tgt_lines: list[str] = []
@@ -184,7 +207,9 @@ def align_corpus(
         sizes.append(len(s))
     r = run_eflomal(src_lines, tgt_lines, opts, work_dir)
     sl, tl = r["src_lens"], r["tgt_lens"]
-    links, offsets = symmetrize_flat(r["fwd"], r["fwd_offsets"], r["rev"], r["rev_offsets"], sl, tl, opts["symmetrize"])
+    links, offsets = symmetrize_flat(
+        r["fwd"], r["fwd_offsets"], r["rev"], r["rev_offsets"], sl, tl, opts["symmetrize"]
+    )
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     with atomic_paths(*out_paths) as temps:
         for k, tmp in enumerate(temps):

@@ -143,7 +143,11 @@ def flatten(links: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     counts = np.fromiter((len(a) for a in links), dtype=np.int64, count=len(links))
     offsets = np.zeros(len(links) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
-    flat = np.concatenate([np.asarray(a, np.int64).reshape(-1, 2) for a in links]) if len(links) else None
+    flat = (
+        np.concatenate([np.asarray(a, np.int64).reshape(-1, 2) for a in links])
+        if len(links)
+        else None
+    )
     return (flat if flat is not None else np.empty((0, 2), np.int64)), offsets
 
 
@@ -200,7 +204,9 @@ def parse_pharaoh(
     return flat, poss, offsets
 
 
-def _line_error(data: bytes, line: int, what: str, path: str | Path | None, first_line: int) -> WordorderError:
+def _line_error(
+    data: bytes, line: int, what: str, path: str | Path | None, first_line: int
+) -> WordorderError:
     lines = data.split(b"\n")
     shown = lines[line - 1].decode("utf-8", "replace")[:80] if line <= len(lines) else ""
     return WordorderError(f"{what}: {shown!r}", path=path, line=line + first_line - 1, hint=_HINT)
@@ -208,7 +214,9 @@ def _line_error(data: bytes, line: int, what: str, path: str | Path | None, firs
 
 def _read_bytes(path: Path) -> bytes:
     if not path.is_file():
-        raise WordorderError("file not found", path=path, hint="check the path, or rerun the alignment step")
+        raise WordorderError(
+            "file not found", path=path, hint="check the path, or rerun the alignment step"
+        )
     with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as f:
         return f.read()
 
@@ -250,13 +258,16 @@ def check_ranges(
         s = int(sent[k])
         raise WordorderError(
             f"link {flat[k, 0]}-{flat[k, 1]} (0-based) is out of range for a sentence pair of "
-            f"{sl[s]} source" + (f" and {tl[s]} target words" if tl[s] < np.iinfo(np.int64).max else " words"),
+            f"{sl[s]} source"
+            + (f" and {tl[s]} target words" if tl[s] < np.iinfo(np.int64).max else " words"),
             path=path,
             line=s + 1,
             hint="the alignment file does not match the corpus (another file, or another tokenization)",
         )
     if on_error == "clip":
-        flat = np.stack([np.minimum(flat[:, 0], sl[sent] - 1), np.minimum(flat[:, 1], tl[sent] - 1)], axis=1)
+        flat = np.stack(
+            [np.minimum(flat[:, 0], sl[sent] - 1), np.minimum(flat[:, 1], tl[sent] - 1)], axis=1
+        )
         return flat, offsets, bad_lines
     if on_error != "drop":
         raise ValueError(f"on_error must be error, drop or clip, not {on_error!r}")
@@ -275,7 +286,9 @@ def read_pharaoh(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Read a whole file as ``(links [N, 2], is_possible [N], offsets [S + 1])``, checked if lengths are given."""
     path = Path(path)
-    flat, poss, offsets = parse_pharaoh(_read_bytes(path), one_based=one_based, possible=possible, path=path)
+    flat, poss, offsets = parse_pharaoh(
+        _read_bytes(path), one_based=one_based, possible=possible, path=path
+    )
     if src_lens is not None and tgt_lens is not None:
         check_ranges(flat, offsets, src_lens, tgt_lens, path=path)
     return flat, poss, offsets
@@ -299,7 +312,9 @@ def read_alignments(
 
 def format_pharaoh(flat: np.ndarray, offsets: np.ndarray) -> bytes:
     """Pharaoh text (0-based ``i-j``, one line per sentence) of flat links ``[N, 2]`` with ``offsets [S + 1]``."""
-    return _format_bytes(np.ascontiguousarray(flat, np.int64).reshape(-1, 2), np.asarray(offsets, np.int64)).tobytes()
+    return _format_bytes(
+        np.ascontiguousarray(flat, np.int64).reshape(-1, 2), np.asarray(offsets, np.int64)
+    ).tobytes()
 
 
 def write_pharaoh(path: str | Path, flat: np.ndarray, offsets: np.ndarray) -> None:

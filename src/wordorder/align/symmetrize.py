@@ -23,7 +23,9 @@ import numpy as np
 METHODS = ("grow-diag-final-and", "grow-diag-final", "grow-diag", "intersection", "union")
 
 # (d_source, d_target): the four direct neighbours, then the four diagonal ones
-_NEIGHBOURS = np.array([[-1, 0], [0, -1], [1, 0], [0, 1], [-1, -1], [-1, 1], [1, -1], [1, 1]], np.int64)
+_NEIGHBOURS = np.array(
+    [[-1, 0], [0, -1], [1, 0], [0, 1], [-1, -1], [-1, 1], [1, -1], [1, 1]], np.int64
+)
 
 
 @numba.njit(cache=True)
@@ -83,7 +85,10 @@ def _symmetrize(
                                 col_n[f2] += 1
                                 added = True
             if method <= 1:
-                for bit in (1, 2):  # final(-and) with the forward links first, then the reverse ones
+                for bit in (
+                    1,
+                    2,
+                ):  # final(-and) with the forward links first, then the reverse ones
                     for e in range(n):
                         for f in range(m):
                             c = e * m + f
@@ -133,10 +138,14 @@ def symmetrize_flat(
     sl = np.asarray(src_lens, np.int64)
     tl = np.asarray(tgt_lens, np.int64)
     if not (len(fwd_offsets) == len(rev_offsets) == len(sl) + 1 == len(tl) + 1):
-        raise ValueError("forward, reverse and the sentence lengths cover different numbers of sentences")
+        raise ValueError(
+            "forward, reverse and the sentence lengths cover different numbers of sentences"
+        )
     for links, off in ((fwd, fwd_offsets), (rev, rev_offsets)):
         sent = np.repeat(np.arange(len(sl)), np.diff(off))
-        if len(links) and ((links < 0).any() or (links[:, 0] >= sl[sent]).any() or (links[:, 1] >= tl[sent]).any()):
+        if len(links) and (
+            (links < 0).any() or (links[:, 0] >= sl[sent]).any() or (links[:, 1] >= tl[sent]).any()
+        ):
             raise ValueError("a link is out of range for its sentence")
     return _symmetrize(
         np.ascontiguousarray(fwd, np.int64).reshape(-1, 2),

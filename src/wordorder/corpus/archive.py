@@ -40,7 +40,11 @@ def archive_type(path: Path) -> str:
 
 def _unsafe_name(name: str) -> str | None:
     """Why a member name may not be extracted, or None."""
-    if name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
+    if (
+        name.startswith(("/", "\\"))
+        or PurePosixPath(name).is_absolute()
+        or (len(name) > 1 and name[1] == ":")
+    ):
         return "it has an absolute path"
     if ".." in PurePosixPath(name.replace("\\", "/")).parts:
         return "it has a '..' component"
@@ -64,7 +68,9 @@ def _refuse(archive: Path, member: str, why: str) -> WordorderError:
     )
 
 
-def safe_extract(archive: Path, dest: Path, max_bytes: int | None = None, data_filter: bool = True) -> None:
+def safe_extract(
+    archive: Path, dest: Path, max_bytes: int | None = None, data_filter: bool = True
+) -> None:
     """Unpack ``archive`` into ``dest`` (which must not exist yet), refusing unsafe members.
 
     Args:
@@ -117,9 +123,15 @@ def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bo
             if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.11.4
                 tar.extractall(tmp, members=members)
             else:
-                tar.extractall(tmp, members=members, filter="data" if data_filter else "fully_trusted")
-        except KeyError as e:  # tarfile's way of saying that a hard link's target is not in the archive
-            raise WordorderError(f"cannot unpack the archive: {e.args[0] if e.args else e}", path=archive) from None
+                tar.extractall(
+                    tmp, members=members, filter="data" if data_filter else "fully_trusted"
+                )
+        except (
+            KeyError
+        ) as e:  # tarfile's way of saying that a hard link's target is not in the archive
+            raise WordorderError(
+                f"cannot unpack the archive: {e.args[0] if e.args else e}", path=archive
+            ) from None
 
 
 def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
@@ -153,7 +165,11 @@ def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
 
 def _check_total(total: int, cap: tuple[int, str], archive: Path, tmp: Path) -> None:
     if total > cap[0]:
-        raise too_big(f"the archive unpacks to {human(total)}, more than {cap[1]}", "max_unpacked_bytes", archive)
+        raise too_big(
+            f"the archive unpacks to {human(total)}, more than {cap[1]}",
+            "max_unpacked_bytes",
+            archive,
+        )
     check_free(tmp, total, f"unpacking {archive}")
 
 
@@ -166,5 +182,9 @@ def member_path(root: Path, member: str, archive: Path) -> Path:
     if not path.is_file():
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         shown = ", ".join(files[:30]) + (f", ... ({len(files)} files)" if len(files) > 30 else "")
-        raise WordorderError(f"no member {member!r} in the archive", path=archive, hint=f"members: {shown or '(none)'}")
+        raise WordorderError(
+            f"no member {member!r} in the archive",
+            path=archive,
+            hint=f"members: {shown or '(none)'}",
+        )
     return path

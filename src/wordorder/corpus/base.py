@@ -24,7 +24,9 @@ from wordorder.io import atomic_paths, iter_lines
 COMMON_KEYS = ("kind", "max_lines")
 
 
-def check_keys(spec: Mapping[str, Any], required: Iterable[str], optional: Iterable[str], where: str) -> None:
+def check_keys(
+    spec: Mapping[str, Any], required: Iterable[str], optional: Iterable[str], where: str
+) -> None:
     """Refuse unknown and missing keys, naming the key and where it belongs (e.g. ``url source``)."""
     required, optional = tuple(required), tuple(optional)
     allowed = set(required) | set(optional)
@@ -133,7 +135,9 @@ def _one_line(text: str) -> str:
     return text
 
 
-def first_pairs(pairs: Iterable[tuple[str, str]], max_lines: int | None) -> Iterator[tuple[str, str]]:
+def first_pairs(
+    pairs: Iterable[tuple[str, str]], max_lines: int | None
+) -> Iterator[tuple[str, str]]:
     """The first ``max_lines`` pairs (all with None), still reading the rest so that errors
     further on (misaligned files, bad UTF-8) are not hidden."""
     it = iter(pairs)
@@ -161,7 +165,9 @@ def write_pairs(
     with atomic_paths(*outputs) as temps, contextlib.ExitStack() as files:
         tmp = iter(temps)
         fs, ft = (
-            None if p is None else files.enter_context(open(next(tmp), "w", encoding="utf-8", newline="\n"))
+            None
+            if p is None
+            else files.enter_context(open(next(tmp), "w", encoding="utf-8", newline="\n"))
             for p in (out_src, out_tgt)
         )
         for s, t in first_pairs(pairs, max_lines):
@@ -211,9 +217,13 @@ class Source(ABC):
         self.spec = dict(spec)
         self.max_lines = spec.get("max_lines")
         if self.max_lines is not None and (
-            isinstance(self.max_lines, bool) or not isinstance(self.max_lines, int) or self.max_lines < 1
+            isinstance(self.max_lines, bool)
+            or not isinstance(self.max_lines, int)
+            or self.max_lines < 1
         ):
-            raise WordorderError(f"'max_lines' in {self.where} must be a positive integer, not {self.max_lines!r}")
+            raise WordorderError(
+                f"'max_lines' in {self.where} must be a positive integer, not {self.max_lines!r}"
+            )
         self.validate()
 
     def validate(self) -> None:  # noqa: B027 (a hook: most kinds have nothing more to check)
@@ -227,7 +237,14 @@ class Source(ABC):
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         """Yield the aligned (source-language, target-language) sentence pairs, in a fixed order."""
 
-    def fetch(self, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None, cache_dir: Path) -> int:
+    def fetch(
+        self,
+        src_lang: str,
+        tgt_lang: str,
+        out_src: Path | None,
+        out_tgt: Path | None,
+        cache_dir: Path,
+    ) -> int:
         """Write the corpus to ``out_src``/``out_tgt`` (both or none); returns the line count.
 
         A side given as None is read and checked but not written (a fetch job writes one side).

@@ -32,8 +32,14 @@ class CleanOptions:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise WordorderError(f"clean.{name} must be a positive integer, not {value!r}")
         if self.max_len < self.min_len:
-            raise WordorderError(f"clean.max_len ({self.max_len}) is smaller than clean.min_len ({self.min_len})")
-        if isinstance(self.max_ratio, bool) or not isinstance(self.max_ratio, (int, float)) or not self.max_ratio >= 1:
+            raise WordorderError(
+                f"clean.max_len ({self.max_len}) is smaller than clean.min_len ({self.min_len})"
+            )
+        if (
+            isinstance(self.max_ratio, bool)
+            or not isinstance(self.max_ratio, (int, float))
+            or not self.max_ratio >= 1
+        ):
             raise WordorderError(f"clean.max_ratio must be a number >= 1, not {self.max_ratio!r}")
 
     @classmethod
@@ -43,7 +49,9 @@ class CleanOptions:
         known = {f.name for f in fields(cls)}
         for key in d:
             if key not in known:
-                raise WordorderError(f"unknown cleaning option '{key}'", hint=f"options: {', '.join(sorted(known))}")
+                raise WordorderError(
+                    f"unknown cleaning option '{key}'", hint=f"options: {', '.join(sorted(known))}"
+                )
         return cls(**d)
 
 
@@ -59,7 +67,9 @@ def _reason(n_src: int, n_tgt: int, opts: CleanOptions) -> str | None:
     return None
 
 
-def clean_parallel(src_tok: Sequence[str], tgt_tok: Sequence[str], opts: CleanOptions) -> tuple[list[int], dict]:
+def clean_parallel(
+    src_tok: Sequence[str], tgt_tok: Sequence[str], opts: CleanOptions
+) -> tuple[list[int], dict]:
     """Return the indices of the pairs to keep (ascending) and how many were dropped and why.
 
     The stats are ``{"input", "kept", "empty", "too_long", "too_short", "ratio"}``.

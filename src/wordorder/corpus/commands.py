@@ -24,7 +24,14 @@ def cmd_fetch(a: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_legacy_fetch_dirs(out.parent, time.time())
     # Both sides are read (to check that they line up); only this job's side is written.
-    n = fetch_source(a.spec, src, tgt, out if a.lang == src else None, out if a.lang == tgt else None, Path(a.cache))
+    n = fetch_source(
+        a.spec,
+        src,
+        tgt,
+        out if a.lang == src else None,
+        out if a.lang == tgt else None,
+        Path(a.cache),
+    )
     print(f"{out}: {n} lines")
 
 
@@ -33,13 +40,20 @@ def cmd_split(a: argparse.Namespace) -> None:
 
     table = make_splits(a.pair, a.data, a.clean, a.seed, Path(a.tok_dir))
     write_splits(table, Path(a.output))
-    print(json.dumps({"clean": table["clean"], "overlap": table["overlap"], "sizes": table["sizes"]}, indent=1))
+    print(
+        json.dumps(
+            {"clean": table["clean"], "overlap": table["overlap"], "sizes": table["sizes"]},
+            indent=1,
+        )
+    )
 
 
 def cmd_select(a: argparse.Namespace) -> None:
     from wordorder.corpus.runner import select_split
 
-    n = select_split(Path(a.splits), a.split, Path(a.raw), Path(a.tok), Path(a.out_raw), Path(a.out_tok))
+    n = select_split(
+        Path(a.splits), a.split, Path(a.raw), Path(a.tok), Path(a.out_raw), Path(a.out_tok)
+    )
     print(f"{a.out_raw}: {n} lines")
 
 
@@ -72,7 +86,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--splits", "--split", "--raw", "--tok", "--out-raw", "--out-tok"):
         s.add_argument(name, required=True)
 
-    s = add("reference", cmd_reference, "check and write a test set's further reference (extra_refs)")
+    s = add(
+        "reference", cmd_reference, "check and write a test set's further reference (extra_refs)"
+    )
     s.add_argument("--spec", type=_json, required=True, help="the test set's config entry (JSON)")
     for name in ("--pair", "--first", "--output"):
         s.add_argument(name, required=True)

@@ -46,7 +46,8 @@ def check_sha256(value: object, where: str) -> str:
     """A sha256 digest from the config, lower-cased; refuses anything but 64 hex digits."""
     if not isinstance(value, str) or not _SHA256.match(value.strip().lower()):
         raise WordorderError(
-            f"'sha256' in {where} must be 64 hexadecimal digits, not {value!r}", hint="compute it with: sha256sum FILE"
+            f"'sha256' in {where} must be 64 hexadecimal digits, not {value!r}",
+            hint="compute it with: sha256sum FILE",
         )
     return value.strip().lower()
 
@@ -149,7 +150,9 @@ def cached_download(
         ) from None
 
 
-def _cached(url: str, sha256: str, target: Path, retries: int, timeout: float, max_bytes: int) -> Path:
+def _cached(
+    url: str, sha256: str, target: Path, retries: int, timeout: float, max_bytes: int
+) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     verified = target.with_name(f".{target.name}.verified")
     with locked(target.parent):
@@ -169,7 +172,9 @@ def _cached(url: str, sha256: str, target: Path, retries: int, timeout: float, m
     return target
 
 
-def _download(url: str, target: Path, sha256: str, retries: int, timeout: float, max_bytes: int) -> None:
+def _download(
+    url: str, target: Path, sha256: str, retries: int, timeout: float, max_bytes: int
+) -> None:
     part = target.with_name(target.name + ".part")
     reason = "no attempt made"
     for attempt in range(max(1, retries)):
@@ -211,7 +216,9 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
     if why:
         raise _Transient(why)
     try:
-        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
+        response = urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers), timeout=timeout
+        )
     except HTTPError as e:
         if e.code == 416 and offset:  # nothing left to send: the part may be complete
             if sha256_of(part) == sha256:
@@ -221,7 +228,8 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
         if e.code >= 500 or e.code in (408, 429):
             raise _Transient(f"HTTP {e.code} {e.reason}") from None
         raise WordorderError(
-            f"the server answered HTTP {e.code} {e.reason} for {url}", hint="check the URL in the config"
+            f"the server answered HTTP {e.code} {e.reason} for {url}",
+            hint="check the URL in the config",
         ) from None
     except (OSError, http.client.HTTPException) as e:
         if scheme == "file":
@@ -249,7 +257,9 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
                 try:
                     chunk = response.read(_CHUNK)
                 except (OSError, http.client.HTTPException) as e:
-                    raise _Transient(f"connection lost after {offset + received} bytes: {e}") from None
+                    raise _Transient(
+                        f"connection lost after {offset + received} bytes: {e}"
+                    ) from None
                 if not chunk:
                     break
                 received += len(chunk)
@@ -262,7 +272,9 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
                     )
                 f.write(chunk)
     if length is not None and length.isdigit() and received < int(length):
-        raise _Transient(f"connection closed after {offset + received} of {offset + int(length)} bytes")
+        raise _Transient(
+            f"connection closed after {offset + received} of {offset + int(length)} bytes"
+        )
 
 
 def _range_start(response) -> int | None:

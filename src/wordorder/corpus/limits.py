@@ -34,7 +34,9 @@ def parse_size(value: object, key: str, where: str) -> int:
     match = _SIZE.fullmatch(value) if isinstance(value, str) else None
     if match and float(match.group(1)) * _UNITS[match.group(2).upper()] >= 1:
         return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    raise WordorderError(f"'{key}' in {where} must be a positive number of bytes, such as 500M or 80G, not {value!r}")
+    raise WordorderError(
+        f"'{key}' in {where} must be a positive number of bytes, such as 500M or 80G, not {value!r}"
+    )
 
 
 def human(n: int) -> str:

@@ -99,7 +99,11 @@ class LinkTree:
         except Unsafe as e:
             raise Unsafe(
                 f"its folder {parent!r} "
-                + ("leads outside the archive through links" if e.why == OUTSIDE else f"cannot be reached: {e.why}")
+                + (
+                    "leads outside the archive through links"
+                    if e.why == OUTSIDE
+                    else f"cannot be reached: {e.why}"
+                )
             ) from None
         self._folders(folder)
         if leaf in ("", "."):  # the folder itself ("./" in archives made with `tar c .`)
@@ -121,7 +125,11 @@ class LinkTree:
             except Unsafe as e:
                 raise Unsafe(
                     f"it links to {member.linkname!r}, "
-                    + ("outside the archive" if e.why == OUTSIDE else f"which is not allowed: {e.why}")
+                    + (
+                        "outside the archive"
+                        if e.why == OUTSIDE
+                        else f"which is not allowed: {e.why}"
+                    )
                 ) from None
             if self.kinds.get(own) == "dir":
                 raise Unsafe("it is a link, but a folder of that name comes earlier")
@@ -146,7 +154,11 @@ class LinkTree:
             except Unsafe as e:
                 raise Unsafe(
                     f"it links to {target!r}, which once later members are in place "
-                    + ("leads outside the archive" if e.why == OUTSIDE else f"is not allowed: {e.why}"),
+                    + (
+                        "leads outside the archive"
+                        if e.why == OUTSIDE
+                        else f"is not allowed: {e.why}"
+                    ),
                     self.names[key],
                 ) from None
 

@@ -49,8 +49,14 @@ class LocalSource(Source):
             check_keys(spec, ("files", "columns"), (*allowed, "separator"), where)
             files = spec["files"]
             files = [files] if isinstance(files, str) else files
-            if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.strip() for f in files):
-                raise WordorderError(f"'files' in {where} must be a path or a list of paths, not {files!r}")
+            if (
+                not isinstance(files, list)
+                or not files
+                or not all(isinstance(f, str) and f.strip() for f in files)
+            ):
+                raise WordorderError(
+                    f"'files' in {where} must be a path or a list of paths, not {files!r}"
+                )
             for f in files:
                 need_path({"files": f}, "files", where)
             self.files = files
@@ -58,7 +64,10 @@ class LocalSource(Source):
             if (
                 not isinstance(columns, Mapping)
                 or len(columns) != 2
-                or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in columns.values())
+                or not all(
+                    isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                    for i in columns.values()
+                )
             ):
                 raise WordorderError(
                     f"'columns' in {where} must map the pair's two language codes to 0-based field "
@@ -77,7 +86,9 @@ class LocalSource(Source):
             check_keys(spec, _TWO_FILES, allowed, where)
             need_path(spec, "src", where)
             need_path(spec, "tgt", where)
-            if spec["src"] == spec["tgt"]:  # the same file for every pair; links are checked on fetch
+            if (
+                spec["src"] == spec["tgt"]
+            ):  # the same file for every pair; links are checked on fetch
                 refuse_same_file(Path(spec["src"]), Path(spec["tgt"]), _TWO_FILES, where)
 
     def paths(self, src_lang: str, tgt_lang: str) -> list[Path]:
@@ -105,7 +116,9 @@ class LocalSource(Source):
             return iter_file_pairs(*paths)
         return self._columns(paths, src_lang, tgt_lang)
 
-    def _columns(self, paths: list[Path], src_lang: str, tgt_lang: str) -> Iterator[tuple[str, str]]:
+    def _columns(
+        self, paths: list[Path], src_lang: str, tgt_lang: str
+    ) -> Iterator[tuple[str, str]]:
         columns = self.spec["columns"]
         missing = [lang for lang in (src_lang, tgt_lang) if lang not in columns]
         if missing:
@@ -126,7 +139,10 @@ class LocalSource(Source):
                         line=number,
                         hint="check 'separator' and 'columns' against the file's format",
                     )
-                yield (check_line(fields[i].strip(), path, number), check_line(fields[j].strip(), path, number))
+                yield (
+                    check_line(fields[i].strip(), path, number),
+                    check_line(fields[j].strip(), path, number),
+                )
 
 
 class ManualSource(LocalSource):
@@ -153,11 +169,16 @@ class ManualSource(LocalSource):
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         paths = self.paths(src_lang, tgt_lang)
-        labels = [f" ({src_lang} side)", f" ({tgt_lang} side)"] if "files" not in self.spec else [""] * len(paths)
+        labels = (
+            [f" ({src_lang} side)", f" ({tgt_lang} side)"]
+            if "files" not in self.spec
+            else [""] * len(paths)
+        )
         missing = [f"{p}{label}" for p, label in zip(paths, labels) if not p.is_file()]
         if missing:
             raise WordorderError(
-                f"the {self.spec['name']} corpus is not in place; put the file(s) here: " + "; ".join(missing),
+                f"the {self.spec['name']} corpus is not in place; put the file(s) here: "
+                + "; ".join(missing),
                 hint=f"how to obtain {self.spec['name']}: {self.spec['instructions']}",
             )
         return super().pairs(src_lang, tgt_lang, cache_dir)

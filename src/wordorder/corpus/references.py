@@ -52,7 +52,9 @@ def prepare_reference(
     reference ``first`` (the selected, normalised ``tgt`` side); returns its line count."""
     refs = extra_refs(spec, "the test set")
     if not 0 <= index < len(refs):
-        raise WordorderError(f"the test set has {len(refs)} extra references, not a number {index + 1}")
+        raise WordorderError(
+            f"the test set has {len(refs)} extra references, not a number {index + 1}"
+        )
     path = local_path(refs[index], src_lang, tgt_lang)
     if not path.is_file():
         hint = (
@@ -60,7 +62,9 @@ def prepare_reference(
             if "instructions" in spec
             else "fix the path in extra_refs, or remove it"
         )
-        raise WordorderError(f"extra reference {index + 2} of the test set is not in place: {path}", hint=hint)
+        raise WordorderError(
+            f"extra reference {index + 2} of the test set is not in place: {path}", hint=hint
+        )
     n = len(read_lines(first))
     lines = []
     for number, line in enumerate(iter_lines(path, MAX_LINE_CHARS), start=1):

@@ -25,7 +25,9 @@ from wordorder.text.normalize import normalize_line
 log = logging.getLogger(__name__)
 
 
-def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int, tok_dir: Path) -> dict:
+def make_splits(
+    pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], seed: int, tok_dir: Path
+) -> dict:
     """Return the split table: for every split, its corpus and the line numbers (0-based) taken.
 
     The training corpus is cleaned; holdout dev/test sets are drawn from the cleaned lines
@@ -39,7 +41,9 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
     train_src, train_tgt = read_parallel(tok_dir / f"train.{src}", tok_dir / f"train.{tgt}")
     kept, stats = clean_parallel(train_src, train_tgt, CleanOptions.from_dict(dict(clean)))
     names = split_names(data)
-    holdouts = {n: split_spec(data, n)["holdout"] for n in names[1:] if is_holdout(split_spec(data, n))}
+    holdouts = {
+        n: split_spec(data, n)["holdout"] for n in names[1:] if is_holdout(split_spec(data, n))
+    }
     parts = holdout_split(len(kept), holdouts, seed)
     splits: dict[str, dict] = {}
     held: list[tuple[str, str]] = []  # every dev/test pair, tokenized
@@ -53,7 +57,9 @@ def make_splits(pair: str, data: Mapping[str, Any], clean: Mapping[str, Any], se
             _refuse_empty_lines(name, s, t, src, tgt, tok_dir.parent / "raw")
             splits[name] = {"corpus": name, "lines": list(range(len(s)))}
             held.extend(zip(s, t))
-    splits["train"]["lines"], overlap = remove_overlap(splits["train"]["lines"], train_src, train_tgt, held)
+    splits["train"]["lines"], overlap = remove_overlap(
+        splits["train"]["lines"], train_src, train_tgt, held
+    )
     log.info(
         "%s: %d training pairs removed because they occur in a dev/test set (same pair %d, same "
         "source %d, same target %d)",
@@ -101,13 +107,17 @@ def write_splits(table: dict, output: Path) -> None:
         json.dump(table, f, ensure_ascii=False)
 
 
-def select_split(splits_json: Path, split: str, raw: Path, tok: Path, out_raw: Path, out_tok: Path) -> int:
+def select_split(
+    splits_json: Path, split: str, raw: Path, tok: Path, out_raw: Path, out_tok: Path
+) -> int:
     """Write the lines of one split (raw, normalised text and tokenized text) for one language."""
     with open(splits_json, encoding="utf-8") as f:
         table = json.load(f)
     if split not in table["splits"]:
         raise WordorderError(
-            f"no split named '{split}'", path=splits_json, hint=f"splits: {', '.join(table['splits'])}"
+            f"no split named '{split}'",
+            path=splits_json,
+            hint=f"splits: {', '.join(table['splits'])}",
         )
     lines = table["splits"][split]["lines"]
     raw_lines, tok_lines = read_lines(raw), read_lines(tok)
@@ -117,5 +127,8 @@ def select_split(splits_json: Path, split: str, raw: Path, tok: Path, out_raw: P
             path=raw,
             hint="delete the tokenized file and rerun",
         )
-    write_parallel([out_raw, out_tok], [(normalize_line(raw_lines[i]) for i in lines), (tok_lines[i] for i in lines)])
+    write_parallel(
+        [out_raw, out_tok],
+        [(normalize_line(raw_lines[i]) for i in lines), (tok_lines[i] for i in lines)],
+    )
     return len(lines)

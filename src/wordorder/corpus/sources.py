@@ -50,7 +50,9 @@ class ConcatSource(Source):
             try:
                 self.parts.append(make_source(part))
             except WordorderError as e:
-                raise WordorderError(f"part {number} of the {self.where}: {e.message}", hint=e.hint) from None
+                raise WordorderError(
+                    f"part {number} of the {self.where}: {e.message}", hint=e.hint
+                ) from None
 
     def describe(self, src_lang: str, tgt_lang: str) -> str:
         return "; ".join(part.describe(src_lang, tgt_lang) for part in self.parts)
@@ -62,7 +64,8 @@ class ConcatSource(Source):
 
 #: Every kind of source, by the ``kind`` value used in the config.
 SOURCES: dict[str, type[Source]] = {
-    cls.kind: cls for cls in (LocalSource, ManualSource, UrlSource, SacrebleuSource, PypiSource, ConcatSource)
+    cls.kind: cls
+    for cls in (LocalSource, ManualSource, UrlSource, SacrebleuSource, PypiSource, ConcatSource)
 }
 
 
@@ -71,15 +74,24 @@ def make_source(spec: Mapping[str, Any]) -> Source:
     if not isinstance(spec, Mapping):
         raise WordorderError(f"a corpus source must be a mapping with a 'kind', not {spec!r}")
     if "kind" not in spec:
-        raise WordorderError("missing key 'kind' in a corpus source", hint=f"kinds: {', '.join(SOURCES)}")
+        raise WordorderError(
+            "missing key 'kind' in a corpus source", hint=f"kinds: {', '.join(SOURCES)}"
+        )
     kind = spec["kind"]
     if kind not in SOURCES:
-        raise WordorderError(f"unknown corpus source kind '{kind}'", hint=f"kinds: {', '.join(SOURCES)}")
+        raise WordorderError(
+            f"unknown corpus source kind '{kind}'", hint=f"kinds: {', '.join(SOURCES)}"
+        )
     return SOURCES[kind](spec)
 
 
 def fetch_source(
-    spec: dict, src_lang: str, tgt_lang: str, out_src: Path | None, out_tgt: Path | None, cache_dir: Path
+    spec: dict,
+    src_lang: str,
+    tgt_lang: str,
+    out_src: Path | None,
+    out_tgt: Path | None,
+    cache_dir: Path,
 ) -> int:
     """Materialise one parallel corpus as two line-aligned raw UTF-8 files; returns the line count.
 

@@ -50,7 +50,9 @@ def holdout_split(n: int, sizes: Mapping[str, int], seed: int) -> dict[str, list
         if name == "train":
             raise WordorderError("a holdout cannot be called 'train' (that is the rest)")
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-            raise WordorderError(f"holdout size of '{name}' must be a non-negative integer, not {size!r}")
+            raise WordorderError(
+                f"holdout size of '{name}' must be a non-negative integer, not {size!r}"
+            )
     total = sum(int(s) for s in sizes.values())
     if total > n:
         asked = " + ".join(f"{name} {size}" for name, size in sizes.items())

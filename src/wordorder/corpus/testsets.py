@@ -41,7 +41,8 @@ class SacrebleuSource(Source):
         name = self.spec["test_set"]
         if name not in DATASETS:
             raise WordorderError(
-                f"sacrebleu has no test set '{name}'", hint=f"test sets: {', '.join(sorted(DATASETS))}"
+                f"sacrebleu has no test set '{name}'",
+                hint=f"test sets: {', '.join(sorted(DATASETS))}",
             )
         dataset = DATASETS[name]
         langpair = self.spec.get("langpair", f"{src_lang}-{tgt_lang}")
@@ -52,7 +53,9 @@ class SacrebleuSource(Source):
             )
         a, _, b = langpair.partition("-")
         if {a, b} != {src_lang, tgt_lang}:
-            raise WordorderError(f"sacrebleu pair '{langpair}' does not match the corpus pair {src_lang}-{tgt_lang}")
+            raise WordorderError(
+                f"sacrebleu pair '{langpair}' does not match the corpus pair {src_lang}-{tgt_lang}"
+            )
         source, reference = _files(name, dataset, langpair)
         swap = a != src_lang  # e.g. the de-en test set read as the en side of an en-de pair...
         lines = iter_file_pairs(Path(source), Path(reference))
@@ -81,7 +84,10 @@ def _files(name: str, dataset, langpair: str) -> tuple[str, str]:
     fields = dataset.fieldnames(langpair)
     texts = [dataset._get_txt_file_path(langpair, f) for f in fields]
     if not all(os.path.exists(t) for t in texts):
-        tarballs = [os.path.join(dataset._rawdir, dataset._get_tarball_filename(u)) for u in dataset.data or []]
+        tarballs = [
+            os.path.join(dataset._rawdir, dataset._get_tarball_filename(u))
+            for u in dataset.data or []
+        ]
         missing = [(u, t) for u, t in zip(dataset.data or [], tarballs) if not os.path.exists(t)]
         for url, _ in missing:
             why = unreachable(url, TIMEOUT)

@@ -45,7 +45,16 @@ class UrlSource(Source):
     """A corpus downloaded from ``http``, ``https`` or ``file`` URLs into the download cache."""
 
     kind = "url"
-    optional = ("url", "sha256", "src", "tgt", "retries", "timeout", "max_download_bytes", "max_unpacked_bytes")
+    optional = (
+        "url",
+        "sha256",
+        "src",
+        "tgt",
+        "retries",
+        "timeout",
+        "max_download_bytes",
+        "max_unpacked_bytes",
+    )
 
     def validate(self) -> None:
         spec, where = self.spec, self.where
@@ -88,7 +97,11 @@ class UrlSource(Source):
         self.timeout = spec.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 1:
             raise WordorderError(f"'retries' in {where} must be a positive integer")
-        if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
+        if (
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, (int, float))
+            or self.timeout <= 0
+        ):
             raise WordorderError(f"'timeout' in {where} must be a positive number of seconds")
         self.max_download = parse_size(
             spec.get("max_download_bytes", DEFAULT_MAX_DOWNLOAD), "max_download_bytes", where
@@ -107,15 +120,20 @@ class UrlSource(Source):
                 f"in {spec['url']}"
             )
         return " and ".join(
-            side["url"] + (f" ({expand(side['member'], src_lang, tgt_lang)})" if "member" in side else "")
+            side["url"]
+            + (f" ({expand(side['member'], src_lang, tgt_lang)})" if "member" in side else "")
             for side in (spec["src"], spec["tgt"])
         )
 
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         spec = self.spec
         if "url" in spec:
-            src = self._file(spec["url"], spec["sha256"], expand(spec["src"], src_lang, tgt_lang), cache_dir)
-            tgt = self._file(spec["url"], spec["sha256"], expand(spec["tgt"], src_lang, tgt_lang), cache_dir)
+            src = self._file(
+                spec["url"], spec["sha256"], expand(spec["src"], src_lang, tgt_lang), cache_dir
+            )
+            tgt = self._file(
+                spec["url"], spec["sha256"], expand(spec["tgt"], src_lang, tgt_lang), cache_dir
+            )
         else:
             src, tgt = (
                 self._file(
@@ -133,7 +151,9 @@ class UrlSource(Source):
     def _file(self, url: str, sha256: str, member: str | None, cache_dir: Path) -> Path:
         """The local file to read: the download itself, or one member of it once unpacked."""
         sha256 = sha256.strip().lower()
-        download = cached_download(url, sha256, cache_dir, self.retries, self.timeout, self.max_download)
+        download = cached_download(
+            url, sha256, cache_dir, self.retries, self.timeout, self.max_download
+        )
         if member is None:
             return _readable(download)
         unpacked = download.parent / "unpacked"

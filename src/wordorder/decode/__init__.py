@@ -19,7 +19,14 @@ _WHERE = {
     "DecodeOptions": "options",
 }
 
-__all__ = ["DecodeOptions", "Hypothesis", "beam_search", "beam_search_hypotheses", "greedy_decode", "translate_batches"]
+__all__ = [
+    "DecodeOptions",
+    "Hypothesis",
+    "beam_search",
+    "beam_search_hypotheses",
+    "greedy_decode",
+    "translate_batches",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -92,7 +92,9 @@ def beam_search_hypotheses(
     place.
     """
     if beam_size < 1 or not 1 <= n_best <= beam_size:
-        raise WordorderError(f"need beam_size >= 1 and 1 <= n_best <= beam_size, got {beam_size}, {n_best}")
+        raise WordorderError(
+            f"need beam_size >= 1 and 1 <= n_best <= beam_size, got {beam_size}, {n_best}"
+        )
     K, B, dev = beam_size, src.size(0), src.device
     limit = max_lengths(src, max_len_a, max_len_b)  # (B,)
     width = max(int(limit.max()), 1) if B else 1
@@ -128,7 +130,9 @@ def beam_search_hypotheses(
         new_tok = tokens.gather(1, beam[:, :K, None].expand(-1, -1, width))  # prefixes < t
         all_score = torch.cat([fin_score[active], new_score], dim=1)  # (n, 2K)
         all_tok = torch.cat([fin_tok[active], new_tok], dim=1)
-        all_len = torch.cat([fin_len[active], torch.full_like(new_score, t, dtype=torch.long)], dim=1)
+        all_len = torch.cat(
+            [fin_len[active], torch.full_like(new_score, t, dtype=torch.long)], dim=1
+        )
         top, pick = all_score.topk(K, dim=1)
         fin_score[active] = top
         fin_tok[active] = all_tok.gather(1, pick[:, :, None].expand(-1, -1, width))
@@ -146,14 +150,24 @@ def beam_search_hypotheses(
         best_live = live.max(dim=1).values
         # Upper bound of any continuation's normalised score: the sum can only decrease,
         # the length factor is largest at the longest (alpha > 0) or shortest (alpha < 0) length.
-        denom = torch.maximum((lim + 1).double() ** alpha, torch.full_like(lim, t + 2).double() ** alpha)
+        denom = torch.maximum(
+            (lim + 1).double() ** alpha, torch.full_like(lim, t + 2).double() ** alpha
+        )
         bound = best_live.double() / denom
-        done = (n_fin >= K) | at_max | torch.isinf(best_live) | (bound <= top[:, n_best - 1].double())
+        done = (
+            (n_fin >= K) | at_max | torch.isinf(best_live) | (bound <= top[:, n_best - 1].double())
+        )
 
         rows = torch.arange(n, device=dev)[:, None] * K + src_beam  # (n, K) state rows to keep
         if done.any():
             keep = ~done
-            rows, active, live, tokens, next_tok = rows[keep], active[keep], live[keep], tokens[keep], next_tok[keep]
+            rows, active, live, tokens, next_tok = (
+                rows[keep],
+                active[keep],
+                live[keep],
+                tokens[keep],
+                next_tok[keep],
+            )
             if active.numel() == 0:
                 break
         state = model.reorder_state(state, rows.reshape(-1))
@@ -161,7 +175,11 @@ def beam_search_hypotheses(
 
     scores, toks, lens = fin_score.tolist(), fin_tok.tolist(), fin_len.tolist()
     return [
-        [Hypothesis(toks[b][k][: lens[b][k]], scores[b][k]) for k in range(K) if scores[b][k] > NEG_INF][:n_best]
+        [
+            Hypothesis(toks[b][k][: lens[b][k]], scores[b][k])
+            for k in range(K)
+            if scores[b][k] > NEG_INF
+        ][:n_best]
         for b in range(B)
     ]
 
@@ -178,7 +196,9 @@ def beam_search(
 ) -> list[list[list[int]]]:
     """Beam search (see :func:`beam_search_hypotheses`); for each sentence the ``n_best``
     hypotheses as id lists without BOS/EOS, best first."""
-    hyps = beam_search_hypotheses(model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best, feats)
+    hyps = beam_search_hypotheses(
+        model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best, feats
+    )
     return [[h.tokens for h in sent] for sent in hyps]
 
 
@@ -218,7 +238,9 @@ def greedy_decode(
     return [row[:n] for row, n in zip(rows, lens)]
 
 
-def length_batches(lengths: Sequence[int], batch_tokens: int, batch_size: int | None = None) -> list[list[int]]:
+def length_batches(
+    lengths: Sequence[int], batch_tokens: int, batch_size: int | None = None
+) -> list[list[int]]:
     """Indices sorted by length (longest first), cut into batches of at most ``batch_tokens``
     padded source tokens (and ``batch_size`` sentences); a longer sentence is alone."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -287,7 +309,14 @@ def translate_batches(
                 hyps = [
                     h[0] if h else []
                     for h in beam_search(
-                        model, src, beam_size, max_len_a, max_len_b, length_penalty, n_best=1, feats=batch_feats
+                        model,
+                        src,
+                        beam_size,
+                        max_len_a,
+                        max_len_b,
+                        length_penalty,
+                        n_best=1,
+                        feats=batch_feats,
                     )
                 ]
             for i, h in zip(batch, hyps):

@@ -34,7 +34,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--threads", type=int, default=None)
-    s.add_argument("--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}')
+    s.add_argument(
+        "--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}'
+    )
     s.add_argument(
         "--spm-tgt",
         default=None,

@@ -21,7 +21,9 @@ class DecodeOptions:
     for how the length rule and the length penalty act)."""
 
     beam_size: int = 5  # 1 = greedy search
-    max_len_a: float = 1.5  # at most floor(max_len_a * n + max_len_b) target tokens for n source tokens
+    max_len_a: float = (
+        1.5  # at most floor(max_len_a * n + max_len_b) target tokens for n source tokens
+    )
     max_len_b: int = 10
     length_penalty: float = 1.0  # score = sum(log p) / |y| ** length_penalty
     batch_tokens: int = 4000  # padded source tokens per batch, before beam expansion
@@ -34,9 +36,12 @@ class DecodeOptions:
         unknown = set(options) - set(fields)
         if unknown:
             raise WordorderError(
-                f"unknown decode option(s): {', '.join(sorted(unknown))}", hint=f"valid: {', '.join(sorted(fields))}"
+                f"unknown decode option(s): {', '.join(sorted(unknown))}",
+                hint=f"valid: {', '.join(sorted(fields))}",
             )
         # The types as declared (strings, under postponed annotations): a JSON 5.0 beam is 5,
         # a YAML 1 penalty is 1.0.
         kinds = {"int": int, "float": float, "str": str}
-        return cls(**{name: kinds[cast(str, fields[name].type)](value) for name, value in options.items()})
+        return cls(
+            **{name: kinds[cast(str, fields[name].type)](value) for name, value in options.items()}
+        )

@@ -65,7 +65,10 @@ def run_translation(
     seconds = time.perf_counter() - start
     tokenizer = get_tokenizer(lang)
     tokens = [sp.decode_ids(h) for h in hyps]
-    write_parallel([output, output_tok], [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)])
+    write_parallel(
+        [output, output_tok],
+        [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)],
+    )
     summary = {
         "sentences": len(sources),
         "seconds": round(seconds, 2),
@@ -76,7 +79,9 @@ def run_translation(
     return summary
 
 
-def check_vocabularies(model: Any, sp_src: SubwordModel, sp_tgt: SubwordModel, checkpoint: Path) -> None:
+def check_vocabularies(
+    model: Any, sp_src: SubwordModel, sp_tgt: SubwordModel, checkpoint: Path
+) -> None:
     """The subword models must be the ones the checkpoint was trained with (as far as their
     sizes tell): ids of another vocabulary would give fluent nonsense, not an error."""
     want = (int(model.vocab_size), int(getattr(model, "tgt_vocab_size", model.vocab_size)))
@@ -106,7 +111,11 @@ def vision_span(model: Any) -> dict:
 
 
 def read_decode_features(
-    model_options: Any, meta: Mapping[str, Any], files: Mapping[str, str], sources: list[list[int]], checkpoint: Path
+    model_options: Any,
+    meta: Mapping[str, Any],
+    files: Mapping[str, str],
+    sources: list[list[int]],
+    checkpoint: Path,
 ) -> dict | None:
     """The source features a checkpoint's model needs, read with its tag vocabularies."""
     from wordorder.model_io.features import FeatureVocab, check_feature_files, load_features
@@ -115,6 +124,9 @@ def read_decode_features(
     check_feature_files(needed, files, checkpoint)
     if not needed:
         return None
-    vocabs = {name: FeatureVocab.from_itos(itos) for name, itos in (meta.get("feature_vocabs") or {}).items()}
+    vocabs = {
+        name: FeatureVocab.from_itos(itos)
+        for name, itos in (meta.get("feature_vocabs") or {}).items()
+    }
     feats, _ = load_features(dict(files), sources, vocabs)
     return feats

@@ -82,7 +82,9 @@ def attention_alignments(
     device = model.device
     out: list[np.ndarray] = [np.zeros((0, 2), dtype=np.int64)] * len(sources)
     order = sorted(range(len(sources)), key=lambda i: -len(sources[i][0]))
-    for start in bar(range(0, len(order), batch_size), desc="forced decoding", unit=" batch", enabled=progress):
+    for start in bar(
+        range(0, len(order), batch_size), desc="forced decoding", unit=" batch", enabled=progress
+    ):
         batch = [i for i in order[start : start + batch_size] if sources[i][0] and targets[i][0]]
         if not batch:
             continue

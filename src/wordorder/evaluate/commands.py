@@ -82,7 +82,13 @@ def cmd_significance(a: argparse.Namespace) -> None:
         "bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples, extra, a.lowercase),
         "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase),
     }
-    meta = {"pair": a.pair, "variant": a.variant, "baseline": a.baseline, "seed": a.seed, "testset": a.testset}
+    meta = {
+        "pair": a.pair,
+        "variant": a.variant,
+        "baseline": a.baseline,
+        "seed": a.seed,
+        "testset": a.testset,
+    }
     write_scores(Path(a.output), result, meta)
     print(
         f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
@@ -114,9 +120,13 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
         from wordorder.preorder.report import evaluate_split
 
         perms = dict(_named_paths(a.perms or [], "METHOD=PATH"))
-        scores = evaluate_split(Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()})
+        scores = evaluate_split(
+            Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()}
+        )
         table = add_tau_by_length(table, sources, {m: s.tau for m, s in scores.items()}, a.edges)
-        table = add_tau_by_length(table, sources, {m: s.tau_eq7 for m, s in scores.items()}, a.edges, TAU7)
+        table = add_tau_by_length(
+            table, sources, {m: s.tau_eq7 for m, s in scores.items()}, a.edges, TAU7
+        )
     write_length_analysis(table, Path(a.csv), Path(a.md), Path(a.png), a.title)
     print(Path(a.md).read_text(encoding="utf-8"))
 
@@ -183,7 +193,12 @@ def cmd_attention_aer(a: argparse.Namespace) -> None:
     )
     if a.alignments:
         write_pharaoh(a.alignments, *flatten(links))
-    meta = {"pair": a.pair, "variant": a.variant, "seed": a.seed, "method": "mean target rows, summed source columns"}
+    meta = {
+        "pair": a.pair,
+        "variant": a.variant,
+        "seed": a.seed,
+        "method": "mean target rows, summed source columns",
+    }
     write_scores(Path(a.output), scores, meta)
     print(
         f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
@@ -200,7 +215,9 @@ def cmd_aer_table(a: argparse.Namespace) -> None:
     rows, md = aer_table([Path(p) for p in a.results], [Path(p) for p in a.aligners])
     with atomic_open(a.csv) as f:
         writer = csv.DictWriter(
-            f, fieldnames=["pair", "system", "seed", "precision", "recall", "aer"], lineterminator="\n"
+            f,
+            fieldnames=["pair", "system", "seed", "precision", "recall", "aer"],
+            lineterminator="\n",
         )
         writer.writeheader()
         writer.writerows(rows)
@@ -235,8 +252,14 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
         )
     feats = read_decode_features(model.options, meta, a.features or {}, sources, Path(a.checkpoint))
     result = encoder_head_similarity(model, sources, feats)
-    write_scores(Path(a.output), result, {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset})
-    print(f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over {result['tokens']} tokens")
+    write_scores(
+        Path(a.output),
+        result,
+        {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset},
+    )
+    print(
+        f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over {result['tokens']} tokens"
+    )
 
 
 def cmd_head_similarity_table(a: argparse.Namespace) -> None:
@@ -286,12 +309,18 @@ def cmd_findings(a: argparse.Namespace) -> None:
 def cmd_cross_paper(a: argparse.Namespace) -> None:
     import pandas as pd
 
-    from wordorder.evaluate.cross_paper import cross_paper_markdown, cross_paper_table, write_cross_paper
+    from wordorder.evaluate.cross_paper import (
+        cross_paper_markdown,
+        cross_paper_table,
+        write_cross_paper,
+    )
     from wordorder.evaluate.tables import collect_scores, collect_significance, significance_markers
 
     table = cross_paper_table(collect_scores([Path(p) for p in a.scores]), pd.read_csv(a.systems))
     markers = (
-        significance_markers(collect_significance([Path(p) for p in a.significance]), a.test) if a.significance else {}
+        significance_markers(collect_significance([Path(p) for p in a.significance]), a.test)
+        if a.significance
+        else {}
     )
     md = cross_paper_markdown(table, markers, a.baseline, a.title)
     write_cross_paper(table, md, Path(a.csv), Path(a.md))
@@ -299,7 +328,11 @@ def cmd_cross_paper(a: argparse.Namespace) -> None:
 
 
 def cmd_convergence(a: argparse.Namespace) -> None:
-    from wordorder.evaluate.convergence import convergence_table, plot_convergence, write_convergence
+    from wordorder.evaluate.convergence import (
+        convergence_table,
+        plot_convergence,
+        write_convergence,
+    )
 
     logs = {(r["pair"], r["variant"], int(r["seed"])): Path(r["metrics"]) for r in a.runs["runs"]}
     rows = convergence_table(logs, a.patience)
@@ -328,7 +361,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         metavar="PATH",
         help="a further reference, line-aligned with --ref (repeat for each; NIST sets have four)",
     )
-    s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU and chrF (sacreBLEU -lc)")
+    s.add_argument(
+        "--lowercase", action="store_true", help="case-insensitive BLEU and chrF (sacreBLEU -lc)"
+    )
     s.add_argument("--seed", type=int, required=True)
 
     s = add("report", cmd_report, "gather score JSONs into tables and figures")
@@ -347,7 +382,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--ngram-csv")
     s.add_argument("--ngram-md")
 
-    s = add("significance", cmd_significance, "paired bootstrap and sign test of BLEU against a baseline")
+    s = add(
+        "significance",
+        cmd_significance,
+        "paired bootstrap and sign test of BLEU against a baseline",
+    )
     for name in (
         "--hyp",
         "--baseline-hyp",
@@ -371,7 +410,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     )
     s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU (sacreBLEU -lc)")
 
-    s = add("findings", cmd_findings, "the papers' claimed BLEU differences against ours (seed-paired bootstrap)")
+    s = add(
+        "findings",
+        cmd_findings,
+        "the papers' claimed BLEU differences against ours (seed-paired bootstrap)",
+    )
     s.add_argument(
         "--spec",
         type=_json,
@@ -384,32 +427,59 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--samples", type=int, default=1000)
     s.add_argument("--logs", help="the experiment's logs folder: its CPU-hours go below the table")
 
-    s = add("cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU")
+    s = add(
+        "cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU"
+    )
     s.add_argument("--scores", nargs="+", required=True)
     s.add_argument("--significance", nargs="*", default=[])
     for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
         s.add_argument(name, required=True)
     s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
 
-    s = add("convergence", cmd_convergence, "where and why each training stopped, and its dev curve per system")
+    s = add(
+        "convergence",
+        cmd_convergence,
+        "where and why each training stopped, and its dev curve per system",
+    )
     s.add_argument(
-        "--runs", type=_json, required=True, help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)"
+        "--runs",
+        type=_json,
+        required=True,
+        help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)",
     )
     s.add_argument("--patience", type=int, help="train.patience: judges logs without a stop record")
     for name in ("--title", "--md", "--png"):
         s.add_argument(name, required=True)
 
-    s = add("readme-section", cmd_readme_section, "replace a README's generated section by tables of the run")
+    s = add(
+        "readme-section",
+        cmd_readme_section,
+        "replace a README's generated section by tables of the run",
+    )
     for name in ("--readme", "--name", "--block"):
         s.add_argument(name, required=True)
     s.add_argument("--source", nargs="+", required=True, help="Markdown files, in order")
     s.add_argument("--note", default="", help="a line put above the tables")
 
-    s = add("attention-aer", cmd_attention_aer, "AER of a model's attention on a gold alignment set (forced decoding)")
-    for name in ("--checkpoint", "--spm", "--gold-pairs", "--gold-links", "--output", "--pair", "--variant"):
+    s = add(
+        "attention-aer",
+        cmd_attention_aer,
+        "AER of a model's attention on a gold alignment set (forced decoding)",
+    )
+    for name in (
+        "--checkpoint",
+        "--spm",
+        "--gold-pairs",
+        "--gold-links",
+        "--output",
+        "--pair",
+        "--variant",
+    ):
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--gold-swap", action="store_true", help="the gold files are target ||| source of the model")
+    s.add_argument(
+        "--gold-swap", action="store_true", help="the gold files are target ||| source of the model"
+    )
     s.add_argument(
         "--spm-tgt",
         default=None,
@@ -417,45 +487,81 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     )
     s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
 
-    s = add("aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner")
+    s = add(
+        "aer-table", cmd_aer_table, "the AER table: attention of each system and the word aligner"
+    )
     s.add_argument("--results", nargs="*", default=[], help="attention-aer JSON files")
     s.add_argument("--aligners", nargs="*", default=[], help="data/<pair>/align/stats.json files")
     for name in ("--csv", "--md"):
         s.add_argument(name, required=True)
 
     s = add(
-        "head-similarity", cmd_head_similarity, "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)"
+        "head-similarity",
+        cmd_head_similarity,
+        "similarity of encoder heads between feature groups (Chen 2020 Eq. 14)",
     )
-    for name in ("--checkpoint", "--spm", "--input", "--output", "--pair", "--variant", "--testset"):
+    for name in (
+        "--checkpoint",
+        "--spm",
+        "--input",
+        "--output",
+        "--pair",
+        "--variant",
+        "--testset",
+    ):
         s.add_argument(name, required=True)
     s.add_argument("--seed", type=int, required=True)
-    s.add_argument("--features", type=_json, default={}, help='source features the model reads: {"pos": PATH}')
+    s.add_argument(
+        "--features", type=_json, default={}, help='source features the model reads: {"pos": PATH}'
+    )
 
-    s = add("head-similarity-table", cmd_head_similarity_table, "the head-similarity tables of one test set")
+    s = add(
+        "head-similarity-table",
+        cmd_head_similarity_table,
+        "the head-similarity tables of one test set",
+    )
     s.add_argument("--results", nargs="+", required=True)
     for name in ("--md", "--title"):
         s.add_argument(name, required=True)
 
-    s = add("length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure")
+    s = add(
+        "length-analysis", cmd_length_analysis, "BLEU by source-length bin, as a table and a figure"
+    )
     for name in ("--src-tok", "--ref", "--lang", "--csv", "--md", "--png", "--title"):
         s.add_argument(name, required=True)
-    s.add_argument("--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output")
+    s.add_argument(
+        "--hyps", nargs="+", required=True, help="NAME=PATH of each system's detokenized output"
+    )
     s.add_argument("--edges", type=int, nargs="+", default=[10, 20, 30, 40, 50])
-    s.add_argument("--align", default=None, help="word alignment of the test set: adds Kendall τ per bin")
-    s.add_argument("--perms", nargs="*", default=[], help="METHOD=PATH preorders (.perm) of the test set")
+    s.add_argument(
+        "--align", default=None, help="word alignment of the test set: adds Kendall τ per bin"
+    )
+    s.add_argument(
+        "--perms", nargs="*", default=[], help="METHOD=PATH preorders (.perm) of the test set"
+    )
 
-    s = add("swap-perm", cmd_swap_perm, "permutations swapping a share of each sentence's words (swap noise)")
+    s = add(
+        "swap-perm",
+        cmd_swap_perm,
+        "permutations swapping a share of each sentence's words (swap noise)",
+    )
     for name in ("--tok", "--output"):
         s.add_argument(name, required=True)
     s.add_argument("--percent", type=int, required=True)
     s.add_argument("--seed", type=int, default=1)
 
-    s = add("swap-noise-report", cmd_swap_noise_report, "BLEU against the share of swapped source words")
+    s = add(
+        "swap-noise-report", cmd_swap_noise_report, "BLEU against the share of swapped source words"
+    )
     for name in ("--ref", "--lang", "--csv", "--md", "--png", "--title"):
         s.add_argument(name, required=True)
-    s.add_argument("--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation")
+    s.add_argument(
+        "--hyps", nargs="+", required=True, help="VARIANT:PERCENT=PATH of each noisy translation"
+    )
 
-    s = add("systems-table", cmd_systems_table, "#params, training and decoding speed of every system")
+    s = add(
+        "systems-table", cmd_systems_table, "#params, training and decoding speed of every system"
+    )
     s.add_argument(
         "--runs",
         type=_json,

@@ -20,7 +20,9 @@ from wordorder.io import atomic_open, atomic_paths
 TAIL = 4  # evaluations over which the end of a curve is judged
 
 
-def run_summary(records: Sequence[Mapping[str, Any]], patience: int | None = None) -> dict[str, Any]:
+def run_summary(
+    records: Sequence[Mapping[str, Any]], patience: int | None = None
+) -> dict[str, Any]:
     """One run's convergence numbers from its metric log records.
 
     The stop reason is the training's own (its last ``summary`` record); a log without one (written
@@ -33,8 +35,14 @@ def run_summary(records: Sequence[Mapping[str, Any]], patience: int | None = Non
     """
     evals = [r for r in records if "dev_bleu" in r and "step" in r]
     if not evals:
-        raise WordorderError("the metric log has no dev evaluation", hint="train.eval_every must be below max_steps")
-    stop = [r["summary"] for r in records if isinstance(r.get("summary"), dict) and "stop_reason" in r["summary"]]
+        raise WordorderError(
+            "the metric log has no dev evaluation", hint="train.eval_every must be below max_steps"
+        )
+    stop = [
+        r["summary"]
+        for r in records
+        if isinstance(r.get("summary"), dict) and "stop_reason" in r["summary"]
+    ]
     best = [r for r in evals if r.get("best")]
     best_rec = best[-1] if best else evals[-1]
     bleus = [float(r["dev_bleu"]) for r in evals]
@@ -55,7 +63,9 @@ def run_summary(records: Sequence[Mapping[str, Any]], patience: int | None = Non
     }
 
 
-def convergence_table(logs: Mapping[tuple[str, str, int], Path], patience: int | None = None) -> list[dict[str, Any]]:
+def convergence_table(
+    logs: Mapping[tuple[str, str, int], Path], patience: int | None = None
+) -> list[dict[str, Any]]:
     """``(pair, variant, seed) -> metrics.jsonl`` to one summary row per run, in the given order."""
     return [
         {"pair": p, "variant": v, "seed": s, **run_summary(read_metric_log(path), patience)}
@@ -86,7 +96,9 @@ def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_convergence(logs: Mapping[tuple[str, str, int], Path], out_png: Path, key: str = "dev_bleu") -> None:
+def plot_convergence(
+    logs: Mapping[tuple[str, str, int], Path], out_png: Path, key: str = "dev_bleu"
+) -> None:
     """One panel per (pair, system): ``key`` against the update, one line per seed, the best
     evaluation of each seed marked (atomic PNG)."""
     import matplotlib
@@ -101,14 +113,23 @@ def plot_convergence(logs: Mapping[tuple[str, str, int], Path], out_png: Path, k
         raise WordorderError("no metric logs to plot")
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.5 * rows), squeeze=False, constrained_layout=True)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.4 * cols, 2.5 * rows), squeeze=False, constrained_layout=True
+    )
     for ax, ((pair, variant), runs) in zip(axes.flat, panels.items()):
         for seed, records in runs:
             evals = [r for r in records if key in r and "step" in r]
-            (line,) = ax.plot([r["step"] for r in evals], [r[key] for r in evals], linewidth=1.2, label=f"seed {seed}")
+            (line,) = ax.plot(
+                [r["step"] for r in evals],
+                [r[key] for r in evals],
+                linewidth=1.2,
+                label=f"seed {seed}",
+            )
             best = [r for r in evals if r.get("best")]
             if best:
-                ax.plot([best[-1]["step"]], [best[-1][key]], "o", color=line.get_color(), markersize=4)
+                ax.plot(
+                    [best[-1]["step"]], [best[-1][key]], "o", color=line.get_color(), markersize=4
+                )
         ax.set_title(f"{variant} ({pair})", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)

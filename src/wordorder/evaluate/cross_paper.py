@@ -30,7 +30,9 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
     Returns:
         Columns ``bleu``, ``bleu_sd``, ``seeds``, ``ribes``, ``chrf``, ``nkt``, ``params``, ``train_tok_s``.
     """
-    missing = [c for c in ("pair", "testset", "variant", "seed", *METRICS) if c not in scores.columns]
+    missing = [
+        c for c in ("pair", "testset", "variant", "seed", *METRICS) if c not in scores.columns
+    ]
     if missing:
         raise WordorderError(
             f"the scores lack {', '.join(missing)}",
@@ -43,7 +45,9 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
     table["seeds"] = grouped["seed"].nunique()
     size = systems.groupby(["pair", "variant"])[["params", "train_tok_s"]].mean()
     table = table.join(size, on=["pair", "variant"])
-    table = table.reset_index().sort_values(["pair", "testset", "bleu"], ascending=[True, True, False], kind="stable")
+    table = table.reset_index().sort_values(
+        ["pair", "testset", "bleu"], ascending=[True, True, False], kind="stable"
+    )
     return table.set_index(keys)
 
 

@@ -57,7 +57,9 @@ class Claim:
 
 def _bleu_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], metric) -> np.ndarray:
     """[N, K] float32 per-sentence sufficient statistics, as sacreBLEU keeps them."""
-    return np.array(metric._extract_corpus_statistics(list(hyps), [list(r) for r in refs]), dtype="float32")
+    return np.array(
+        metric._extract_corpus_statistics(list(hyps), [list(r) for r in refs]), dtype="float32"
+    )
 
 
 def seed_paired_bootstrap(
@@ -91,7 +93,8 @@ def seed_paired_bootstrap(
     n = len(refs[0])
     if any(len(h) != n for h in (*system, *baseline)):
         raise WordorderError(
-            "the outputs of a finding have different numbers of lines", hint="compare outputs of the same test set"
+            "the outputs of a finding have different numbers of lines",
+            hint="compare outputs of the same test set",
         )
     metric = BLEU(tokenize=tokenize, lowercase=lowercase)
     sys_stats = [_bleu_stats(h, refs, metric) for h in system]
@@ -155,7 +158,11 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
 
 
 def write_findings(
-    rows: Sequence[Mapping[str, Any]], md_path: Path, json_path: Path, title: str, cost: Mapping[str, Any] | None = None
+    rows: Sequence[Mapping[str, Any]],
+    md_path: Path,
+    json_path: Path,
+    title: str,
+    cost: Mapping[str, Any] | None = None,
 ) -> None:
     """The table (and, given the experiment's cost, a line on its CPU-hours) as Markdown and JSON."""
     from wordorder.evaluate.cost import cost_markdown

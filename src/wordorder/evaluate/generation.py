@@ -50,7 +50,11 @@ def ter_edits(hyp: Sequence[str], ref: Sequence[str]) -> Edits:
         words = shifted
     _, trace = cached(words)
     return Edits(
-        trace.count(lib_ter._OP_INS), trace.count(lib_ter._OP_DEL), trace.count(lib_ter._OP_SUB), shifts, len(ref)
+        trace.count(lib_ter._OP_INS),
+        trace.count(lib_ter._OP_DEL),
+        trace.count(lib_ter._OP_SUB),
+        shifts,
+        len(ref),
     )
 
 

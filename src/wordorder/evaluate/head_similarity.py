@@ -39,7 +39,9 @@ def token_cosines(heads: Tensor, valid: Tensor) -> tuple[Tensor, int]:
     return cos[valid].sum(dim=0), int(valid.sum())
 
 
-def group_similarity(cos_sum: np.ndarray, tokens: int, groups: Sequence[tuple[str, int]]) -> np.ndarray:
+def group_similarity(
+    cos_sum: np.ndarray, tokens: int, groups: Sequence[tuple[str, int]]
+) -> np.ndarray:
     """(H, H) summed cosines → (G, G) Sim of every pair of groups."""
     mean = cos_sum / max(tokens, 1)
     bounds = np.cumsum([0] + [n for _, n in groups])
@@ -53,11 +55,16 @@ def group_similarity(cos_sum: np.ndarray, tokens: int, groups: Sequence[tuple[st
 
 @torch.inference_mode()
 def encoder_head_similarity(
-    model, sources: Sequence[list[int]], feats: Mapping[str, Sequence[Sequence[int]]] | None, batch_size: int = 64
+    model,
+    sources: Sequence[list[int]],
+    feats: Mapping[str, Sequence[Sequence[int]]] | None,
+    batch_size: int = 64,
 ) -> dict:
     """Sim table of a Transformer's last encoder layer over ``sources`` (id lists without EOS)."""
     if model.options.family != "transformer":
-        raise ValueError("head similarity is defined for the Transformer family (multi-head self-attention)")
+        raise ValueError(
+            "head similarity is defined for the Transformer family (multi-head self-attention)"
+        )
     model.eval()
     attn = model.encoder[-1].self_attn
     groups = head_groups(model.options)
@@ -106,7 +113,12 @@ def similarity_markdown(results: Sequence[tuple[str, dict]], title: str) -> str:
     ]
     for name, r in results:
         groups = r["groups"]
-        lines += [f"## {name}", "", "| group | " + " | ".join(groups) + " |", "| --- |" + " ---: |" * len(groups)]
+        lines += [
+            f"## {name}",
+            "",
+            "| group | " + " | ".join(groups) + " |",
+            "| --- |" + " ---: |" * len(groups),
+        ]
         for g, row in zip(groups, r["similarity"]):
             lines.append(f"| {g} | " + " | ".join(f"{x:.3f}" for x in row) + " |")
         lines += [f"| average | {r['average']:.3f} |" + " |" * (len(groups) - 1), ""]

@@ -63,7 +63,9 @@ def bleu_by_length(
 
     for name, hyps in systems.items():
         if len(hyps) != len(refs):
-            raise WordorderError(f"system {name}: {len(hyps)} hypotheses but {len(refs)} references")
+            raise WordorderError(
+                f"system {name}: {len(hyps)} hypotheses but {len(refs)} references"
+            )
     if len(sources) != len(refs):
         raise WordorderError(f"{len(sources)} source lines but {len(refs)} references")
     labels = bin_labels(edges)
@@ -76,7 +78,9 @@ def bleu_by_length(
         row: dict = {"bin": label, "sentences": len(idx)}
         for name, hyps in systems.items():
             row[name] = (
-                metric.corpus_score([hyps[i] for i in idx], [[refs[i] for i in idx]]).score if idx else float("nan")
+                metric.corpus_score([hyps[i] for i in idx], [[refs[i] for i in idx]]).score
+                if idx
+                else float("nan")
             )
         rows.append(row)
     return pd.DataFrame(rows)
@@ -102,7 +106,9 @@ def add_tau_by_length(
     for name, given in taus.items():
         values = np.asarray(given, dtype=float)
         if len(values) != len(sources):
-            raise WordorderError(f"order {name}: {len(values)} τ values for {len(sources)} source lines")
+            raise WordorderError(
+                f"order {name}: {len(values)} τ values for {len(sources)} source lines"
+            )
         means = []
         for b in range(len(table)):
             v = values[(bins == b) & ~np.isnan(values)]
@@ -111,14 +117,22 @@ def add_tau_by_length(
     return out
 
 
-def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
+def write_length_analysis(
+    table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str
+) -> None:
     """The table as CSV and Markdown, and a line plot of BLEU per bin (all atomic)."""
-    systems = [c for c in table.columns if c not in ("bin", "sentences") and not c.startswith((TAU, TAU7))]
+    systems = [
+        c for c in table.columns if c not in ("bin", "sentences") and not c.startswith((TAU, TAU7))
+    ]
     orders = [c for c in table.columns if c.startswith(TAU)]
     orders7 = [c for c in table.columns if c.startswith(TAU7)]
     with atomic_open(csv_path) as f:
         table.to_csv(f, index=False, lineterminator="\n")
-    head = systems + [f"τ {c[len(TAU) :]}" for c in orders] + [f"τ Eq. 7 {c[len(TAU7) :]}" for c in orders7]
+    head = (
+        systems
+        + [f"τ {c[len(TAU) :]}" for c in orders]
+        + [f"τ Eq. 7 {c[len(TAU7) :]}" for c in orders7]
+    )
     lines = [
         f"# {title}",
         "",
@@ -129,7 +143,10 @@ def write_length_analysis(table: pd.DataFrame, csv_path: Path, md_path: Path, pn
         cells = ["–" if pd.isna(r[s]) else f"{r[s]:.1f}" for s in systems]
         cells += ["–" if pd.isna(r[c]) else f"{r[c]:.3f}" for c in (*orders, *orders7)]
         lines.append(f"| {r['bin']} | {int(r['sentences'])} | " + " | ".join(cells) + " |")
-    lines += ["", "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin."]
+    lines += [
+        "",
+        "Corpus BLEU (sacreBLEU) of the sentences whose tokenized source length falls in each bin.",
+    ]
     if orders:
         lines.append(
             "τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "

@@ -41,7 +41,11 @@ def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[
         step, value = rec.get("step"), rec.get(key)
         if isinstance(step, bool) or isinstance(value, bool):
             continue
-        if isinstance(step, (int, float)) and isinstance(value, (int, float)) and math.isfinite(value):
+        if (
+            isinstance(step, (int, float))
+            and isinstance(value, (int, float))
+            and math.isfinite(value)
+        ):
             points[float(step)] = float(value)  # a resumed run may repeat steps: keep the last
     xs = sorted(points)
     return xs, [points[x] for x in xs]
@@ -88,7 +92,15 @@ def plot_training_curves(metric_logs: Mapping[str, Path], out_png: Path) -> None
         if drawn:
             ax.legend(fontsize="small", loc="best", frameon=True)
         else:
-            ax.text(0.5, 0.5, f"no {key} values", ha="center", va="center", transform=ax.transAxes, color="gray")
+            ax.text(
+                0.5,
+                0.5,
+                f"no {key} values",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                color="gray",
+            )
     ax_loss.ticklabel_format(axis="x", style="sci", scilimits=(-3, 5))
     ax_bleu.ticklabel_format(axis="x", style="sci", scilimits=(-3, 5))
 
@@ -129,7 +141,9 @@ def plot_line_panels(
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.2 + 2.8 * len(panels)), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(7, 1.2 + 2.8 * len(panels)), sharex=True, squeeze=False
+    )
     for ax, (ylabel, series) in zip(axes[:, 0], panels):
         for name, values in series.items():
             ax.plot(list(x), list(values), marker="o", label=name)

@@ -23,7 +23,9 @@ def markers(name: str) -> tuple[str, str]:
 
 def demote(markdown: str, levels: int = 2) -> str:
     """Headings one or more levels down, so a table's '# title' sits under the README's sections."""
-    return re.sub(r"^(#{1,6}) ", lambda m: "#" * min(6, len(m.group(1)) + levels) + " ", markdown, flags=re.M)
+    return re.sub(
+        r"^(#{1,6}) ", lambda m: "#" * min(6, len(m.group(1)) + levels) + " ", markdown, flags=re.M
+    )
 
 
 def block(sources: Sequence[str], note: str = "") -> str:
@@ -54,10 +56,14 @@ def splice(text: str, name: str, content: str, path: str = "README") -> str:
     return "\n".join(lines[: b + 1] + content.rstrip("\n").split("\n") + lines[e:])
 
 
-def update_readme(readme: Path, name: str, sources: Sequence[Path], block_out: Path, note: str = "") -> str:
+def update_readme(
+    readme: Path, name: str, sources: Sequence[Path], block_out: Path, note: str = ""
+) -> str:
     """Write the block to ``block_out`` and splice it into ``readme`` (atomically); returns the block."""
     if not readme.is_file():
-        raise WordorderError(f"{readme}: no such README", hint="evaluation.readme names the file to update")
+        raise WordorderError(
+            f"{readme}: no such README", hint="evaluation.readme names the file to update"
+        )
     content = block([Path(s).read_text(encoding="utf-8") for s in sources], note)
     new = splice(readme.read_text(encoding="utf-8"), name, content, str(readme))
     with atomic_open(block_out) as f:

@@ -62,7 +62,9 @@ def write_report(
     )
     experiment = title.split(":")[0]
     if word_order and generation:
-        gen = results_table(df, metrics=("under_generation", "over_generation", "ter_tok"), variants=variants)
+        gen = results_table(
+            df, metrics=("under_generation", "over_generation", "ter_tok"), variants=variants
+        )
         write_table(
             gen,
             *generation,

@@ -126,7 +126,12 @@ def tokens(line: str, case: bool = False) -> list[str]:
 
 
 def corpus_ribes(
-    hyps: Sequence[str], refs: Sequence[Sequence[str]], *, case: bool = False, alpha: float = ALPHA, beta: float = BETA
+    hyps: Sequence[str],
+    refs: Sequence[Sequence[str]],
+    *,
+    case: bool = False,
+    alpha: float = ALPHA,
+    beta: float = BETA,
 ) -> dict:
     """Corpus RIBES of tokenised lines against one or more reference streams.
 
@@ -142,7 +147,9 @@ def corpus_ribes(
     """
     for stream in refs:
         if len(stream) != len(hyps):
-            raise WordorderError(f"{len(hyps)} hypotheses but a reference stream of {len(stream)} lines")
+            raise WordorderError(
+                f"{len(hyps)} hypotheses but a reference stream of {len(stream)} lines"
+            )
     if not hyps:
         raise WordorderError("nothing to score: no hypotheses")
     best, first = [], []
@@ -152,7 +159,9 @@ def corpus_ribes(
         for stream in refs:
             ref = tokens(stream[i], case)
             if not ref:
-                raise WordorderError(f"reference line {i + 1} is empty; RIBES needs words to compare with")
+                raise WordorderError(
+                    f"reference line {i + 1} is empty; RIBES needs words to compare with"
+                )
             per_ref.append(sentence_stats(ref, hyp))
         first.append(per_ref[0])
         best.append(max(s.score(alpha, beta) for s in per_ref))

@@ -48,7 +48,9 @@ class _TokenizerMap(dict):
 
 #: Target language -> sacreBLEU tokenizer for detokenized BLEU (``13a`` when not listed).
 #: Use :func:`bleu_tokenizer` to also check that the tokenizer can run here.
-BLEU_TOKENIZER_BY_LANG: dict[str, str] = _TokenizerMap({"ja": "ja-mecab", "zh": "zh", "ko": "ko-mecab"})
+BLEU_TOKENIZER_BY_LANG: dict[str, str] = _TokenizerMap(
+    {"ja": "ja-mecab", "zh": "zh", "ko": "ko-mecab"}
+)
 
 # Extra modules a tokenizer needs, to fail early with a clear message.
 _TOKENIZER_MODULES = {
@@ -60,7 +62,9 @@ _TOKENIZER_EXTRAS = {"ja-mecab": "sacrebleu[ja]", "ko-mecab": "sacrebleu[ko]"}
 
 def _base_lang(lang: str) -> str:
     if not isinstance(lang, str) or not lang.strip():
-        raise WordorderError(f"invalid target language {lang!r}", hint="use an ISO 639-1 code such as 'de'")
+        raise WordorderError(
+            f"invalid target language {lang!r}", hint="use an ISO 639-1 code such as 'de'"
+        )
     return lang.strip().lower().replace("_", "-").split("-")[0]
 
 
@@ -157,7 +161,10 @@ def score_translations(
         )
     if not hyps:
         raise WordorderError("nothing to score: the test set is empty")
-    all_refs = [refs, *(_check_extra(f"reference {i + 2}", r, len(hyps)) for i, r in enumerate(extra_refs))]
+    all_refs = [
+        refs,
+        *(_check_extra(f"reference {i + 2}", r, len(hyps)) for i, r in enumerate(extra_refs)),
+    ]
 
     tokenizer = bleu_tokenizer(tgt_lang)
     bleu_metric = BLEU(tokenize=tokenizer, lowercase=lowercase)
@@ -180,7 +187,9 @@ def score_translations(
     }
 
     if (hyps_tok is None) != (refs_tok is None):
-        raise WordorderError("give both tokenized hypotheses and references for bleu_tok, or neither")
+        raise WordorderError(
+            "give both tokenized hypotheses and references for bleu_tok, or neither"
+        )
     if hyps_tok is not None and refs_tok is not None:
         hyps_tok = _check_lines("tokenized hypotheses", hyps_tok)
         refs_tok = _check_lines("tokenized references", refs_tok)
@@ -191,12 +200,19 @@ def score_translations(
                 hint="tokenized and detokenized versions must be line-aligned",
             )
         if len(extra_refs_tok) != len(extra_refs):
-            raise WordorderError(f"{len(extra_refs)} extra references but {len(extra_refs_tok)} tokenized ones")
+            raise WordorderError(
+                f"{len(extra_refs)} extra references but {len(extra_refs_tok)} tokenized ones"
+            )
         all_tok = [
             refs_tok,
-            *(_check_extra(f"tokenized reference {i + 2}", r, len(hyps)) for i, r in enumerate(extra_refs_tok)),
+            *(
+                _check_extra(f"tokenized reference {i + 2}", r, len(hyps))
+                for i, r in enumerate(extra_refs_tok)
+            ),
         ]
-        tok_metric = BLEU(tokenize="none", smooth_method="none", lowercase=lowercase_tok or lowercase, force=True)
+        tok_metric = BLEU(
+            tokenize="none", smooth_method="none", lowercase=lowercase_tok or lowercase, force=True
+        )
         tok = tok_metric.corpus_score(hyps_tok, all_tok)
         result["bleu_tok"] = _finite(tok.score)
         result["bleu_tok_signature"] = tok_metric.get_signature().format()
@@ -274,5 +290,7 @@ def read_scores(path: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise WordorderError(f"not a valid scores JSON file ({e})", path=path) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("meta", {}), dict):
-        raise WordorderError("a scores file must hold a JSON object with a 'meta' object", path=path)
+        raise WordorderError(
+            "a scores file must hold a JSON object with a 'meta' object", path=path
+        )
     return doc

@@ -33,7 +33,9 @@ def swap_permutation(n: int, rate: float, rng: random.Random) -> np.ndarray:
         k = 2 if n >= 2 else 0
     if k < 2:
         return perm
-    chosen = rng.sample(range(n), k)  # in random order: position chosen[i] takes the word of chosen[i+1]
+    chosen = rng.sample(
+        range(n), k
+    )  # in random order: position chosen[i] takes the word of chosen[i+1]
     perm[chosen] = np.roll(chosen, -1)
     return perm
 
@@ -52,11 +54,14 @@ def swap_noise_table(bleu: Mapping[tuple[str, int], float]) -> pd.DataFrame:
     variants = list(dict.fromkeys(v for v, _ in bleu))
     rates = sorted({r for _, r in bleu})
     return pd.DataFrame(
-        {v: [bleu.get((v, r), float("nan")) for r in rates] for v in variants}, index=pd.Index(rates, name="swapped %")
+        {v: [bleu.get((v, r), float("nan")) for r in rates] for v in variants},
+        index=pd.Index(rates, name="swapped %"),
     )
 
 
-def write_swap_noise(table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str) -> None:
+def write_swap_noise(
+    table: pd.DataFrame, csv_path: Path, md_path: Path, png_path: Path, title: str
+) -> None:
     """The table as CSV and Markdown and a line plot of BLEU against the swapped share (atomic)."""
     with atomic_open(csv_path) as f:
         table.to_csv(f, lineterminator="\n")

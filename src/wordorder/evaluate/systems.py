@@ -78,9 +78,15 @@ def systems_markdown(table: pd.DataFrame, baseline: str, title: str) -> str:
         "| pair | variant | #params | Δ vs baseline | train target tok/s | decode sent/s |",
         "|---|---|---:|---:|---:|---:|",
     ]
-    means = table.groupby(["pair", "variant"], sort=False)[["params", "train_tok_s", "decode_sent_s"]].mean()
+    means = table.groupby(["pair", "variant"], sort=False)[
+        ["params", "train_tok_s", "decode_sent_s"]
+    ].mean()
     for (pair, variant), row in means.iterrows():
-        base = means.loc[(pair, baseline), "params"] if (pair, baseline) in means.index else float("nan")
+        base = (
+            means.loc[(pair, baseline), "params"]
+            if (pair, baseline) in means.index
+            else float("nan")
+        )
         delta = f"{100 * (row['params'] / base - 1):+.2f} %" if base == base else "–"
         lines.append(
             f"| {pair} | {variant} | {int(row['params']):,} | {delta} | {row['train_tok_s']:,.0f} | "

@@ -67,7 +67,9 @@ def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
         row: dict[str, Any] = dict(meta)
         for key, value in doc.items():
             if key in row:
-                raise WordorderError(f"meta field {key!r} clashes with a score of the same name", path=p)
+                raise WordorderError(
+                    f"meta field {key!r} clashes with a score of the same name", path=p
+                )
             if isinstance(value, Mapping):
                 for sub, v in value.items():
                     row[f"{key}.{sub}"] = v
@@ -98,7 +100,9 @@ def collect_significance(paths: Sequence[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def significance_markers(sig: pd.DataFrame, test: str = "bootstrap") -> dict[tuple[str, str, str], str]:
+def significance_markers(
+    sig: pd.DataFrame, test: str = "bootstrap"
+) -> dict[tuple[str, str, str], str]:
     """``{(variant, pair, testset): "+" | "++" | ""}`` from the p of ``test`` (bootstrap or sign).
 
     "+"/"++" mark a system better than the baseline, "−"/"−−" a worse one. With several seeds a
@@ -113,7 +117,9 @@ def significance_markers(sig: pd.DataFrame, test: str = "bootstrap") -> dict[tup
     worst, deltas = groups[f"p_{test}"].max(), groups["delta"].agg(list)
     out = {}
     for key, p in worst.items():
-        signs = {d > 0 for d in deltas[key] if d != 0}  # seeds disagreeing on the direction: no marker
+        signs = {
+            d > 0 for d in deltas[key] if d != 0
+        }  # seeds disagreeing on the direction: no marker
         out[key] = marker(float(p), 1.0 if signs == {True} else -1.0 if signs == {False} else 0.0)
     return out
 
@@ -166,7 +172,8 @@ def results_table(
         where = ", ".join(f"{k}={first[k]!r}" for k in KEY_COLUMNS)
         paths = list(df[dup]["path"]) if "path" in df.columns else []
         raise WordorderError(
-            f"more than one result for {where}" + (f" ({', '.join(map(str, paths[:3]))})" if paths else ""),
+            f"more than one result for {where}"
+            + (f" ({', '.join(map(str, paths[:3]))})" if paths else ""),
             hint="give exactly one scores file per variant, pair, test set and seed",
         )
 
@@ -185,7 +192,9 @@ def results_table(
     pairs = _ordered_unique(list(df["pair"]))
     testsets = _ordered_unique(list(df["testset"]))
 
-    long = df.melt(id_vars=list(KEY_COLUMNS), value_vars=metrics, var_name="metric", value_name="value")
+    long = df.melt(
+        id_vars=list(KEY_COLUMNS), value_vars=metrics, var_name="metric", value_name="value"
+    )
     long["value"] = pd.to_numeric(long["value"], errors="coerce")
     grouped = long.groupby(["variant", "pair", "testset", "metric"], sort=False)["value"]
     stats = grouped.agg(mean="mean", sd=lambda s: s.std(ddof=1), n="count")
@@ -226,7 +235,11 @@ def results_table(
 
 
 def _fmt(value: float, digits: int = 1) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+    return (
+        "–"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:.{digits}f}"
+    )
 
 
 def _display(
@@ -241,14 +254,20 @@ def _display(
         ns = {int(v) for c in cells for v in table[(*c, "n")] if v > 0}
     show_n = len(ns) > 1
 
-    header = ["variant"] + [f"{pair} {testset} {METRIC_NAMES.get(m, m)}" for pair, testset, m in cells]
+    header = ["variant"] + [
+        f"{pair} {testset} {METRIC_NAMES.get(m, m)}" for pair, testset, m in cells
+    ]
     rows = []
     for variant in table.index:
         row = [str(variant)]
         for cell in cells:
             mean = table.loc[variant, (*cell, "mean")]
             text = _fmt(mean)
-            mark = markers.get((variant, cell[0], cell[1]), "") if markers and cell[2] == "bleu" else ""
+            mark = (
+                markers.get((variant, cell[0], cell[1]), "")
+                if markers and cell[2] == "bleu"
+                else ""
+            )
             if multi_seed and text != "–":
                 n = int(table.loc[variant, (*cell, "n")])
                 if n > 1:
@@ -267,10 +286,18 @@ def _display(
 
 
 def _markdown(
-    table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = ""
+    table: pd.DataFrame,
+    title: str,
+    markers: Mapping[tuple[str, str, str], str] | None = None,
+    marker_note: str = "",
 ) -> str:
     header, rows, note = _display(table, markers)
-    lines = [f"# {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
+    lines = [
+        f"# {title}",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" + "---:|" * (len(header) - 1),
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += ["", note]
     if markers:
@@ -284,17 +311,24 @@ def _markdown(
     return "\n".join(lines) + "\n"
 
 
-_LATEX_ESCAPES = str.maketrans({"_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "±": r"$\pm$", "–": "--"})
+_LATEX_ESCAPES = str.maketrans(
+    {"_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "±": r"$\pm$", "–": "--"}
+)
 
 
 def _latex(
-    table: pd.DataFrame, title: str, markers: Mapping[tuple[str, str, str], str] | None = None, marker_note: str = ""
+    table: pd.DataFrame,
+    title: str,
+    markers: Mapping[tuple[str, str, str], str] | None = None,
+    marker_note: str = "",
 ) -> str:
     """A booktabs ``table`` environment with the same cells as the Markdown (markers as superscripts)."""
     header, rows, note = _display(table, markers)
 
     def cell(text: str) -> str:  # "+" and "−" only ever appear as significance markers
-        return re.sub(r"(\+{1,2}|−{1,2})", r"$^{\1}$", text.translate(_LATEX_ESCAPES)).replace("−", "-")
+        return re.sub(r"(\+{1,2}|−{1,2})", r"$^{\1}$", text.translate(_LATEX_ESCAPES)).replace(
+            "−", "-"
+        )
 
     lines = [
         r"\begin{table}[t]",
@@ -306,7 +340,12 @@ def _latex(
     ]
     lines += [" & ".join(cell(c) for c in row) + r" \\" for row in rows]
     caption = " ".join(x for x in (title, note, marker_note if markers else "") if x)
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.translate(_LATEX_ESCAPES)}}}", r"\end{table}"]
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{caption.translate(_LATEX_ESCAPES)}}}",
+        r"\end{table}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -315,7 +354,9 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
     stacked = table.stack(level=["pair", "testset", "metric"], future_stack=True)
     stacked = stacked[stacked["mean"].notna()].reset_index()  # cells without results
     stacked.columns.name = None
-    cols = ["variant", "pair", "testset", "metric"] + [s for s in ("mean", "sd", "n") if s in stacked.columns]
+    cols = ["variant", "pair", "testset", "metric"] + [
+        s for s in ("mean", "sd", "n") if s in stacked.columns
+    ]
     out = stacked[cols]
     if "n" in out.columns:
         out = out.astype({"n": int})

@@ -25,7 +25,9 @@ def example_length(pair: Pair) -> int:
     return max(len(pair[0]), len(pair[1])) + 1
 
 
-def make_batches(pairs: Sequence[Pair], batch_tokens: int, seed: int, shuffle: bool = True) -> list[list[int]]:
+def make_batches(
+    pairs: Sequence[Pair], batch_tokens: int, seed: int, shuffle: bool = True
+) -> list[list[int]]:
     """Split example indices into batches of at most ``batch_tokens`` padded tokens.
 
     The cost of a batch is ``max(example_length) * number of examples`` (padding included, on
@@ -101,7 +103,9 @@ def pad(seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
     if any(len(s) > width for s in seqs):
         raise ValueError(f"a sequence is longer than the padded width {width}")
     # One tensor from nested lists: far cheaper than a copy per row.
-    return torch.tensor([list(s) + [PAD_ID] * (width - len(s)) for s in seqs], dtype=torch.long).view(len(seqs), width)
+    return torch.tensor(
+        [list(s) + [PAD_ID] * (width - len(s)) for s in seqs], dtype=torch.long
+    ).view(len(seqs), width)
 
 
 def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
@@ -137,7 +141,10 @@ def collate(
     chosen = [pairs[i] for i in idx]
     src = pad([list(s) + [EOS_ID] for s, _ in chosen])
     batch_feats = (
-        {name: pad_feature(name, [values[i] for i in idx], src.size(1)) for name, values in feats.items()}
+        {
+            name: pad_feature(name, [values[i] for i in idx], src.size(1))
+            for name, values in feats.items()
+        }
         if feats
         else None
     )

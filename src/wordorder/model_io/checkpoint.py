@@ -42,7 +42,9 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def save_checkpoint(path: str | Path, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+def save_checkpoint(
+    path: str | Path, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any]
+) -> None:
     """Atomically write ``model``'s weights with its options dict and ``meta``.
 
     Args:
@@ -67,7 +69,9 @@ def save_checkpoint(path: str | Path, model: Seq2SeqModel, options: Mapping[str,
         "meta": plain(meta),
     }
     tgt_vocab = int(getattr(model, "tgt_vocab_size", obj["vocab_size"]))
-    if tgt_vocab != obj["vocab_size"]:  # separate vocabularies; a joint one writes what it always did
+    if (
+        tgt_vocab != obj["vocab_size"]
+    ):  # separate vocabularies; a joint one writes what it always did
         obj["tgt_vocab_size"] = tgt_vocab
     save_torch(obj, path)
 
@@ -100,7 +104,10 @@ def average_checkpoints(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
     objs = [_read(Path(p)) for p in paths]
     first = objs[0]
     for p, obj in zip(paths, objs):
-        if obj["options"] != first["options"] or obj["state_dict"].keys() != first["state_dict"].keys():
+        if (
+            obj["options"] != first["options"]
+            or obj["state_dict"].keys() != first["state_dict"].keys()
+        ):
             raise WordorderError(
                 "checkpoints of different models cannot be averaged",
                 path=p,
@@ -109,13 +116,17 @@ def average_checkpoints(paths: Sequence[str | Path]) -> dict[str, torch.Tensor]:
     out = {}
     for name, last in objs[-1]["state_dict"].items():
         if last.is_floating_point():
-            out[name] = torch.stack([o["state_dict"][name].double() for o in objs]).mean(0).to(last.dtype)
+            out[name] = (
+                torch.stack([o["state_dict"][name].double() for o in objs]).mean(0).to(last.dtype)
+            )
         else:
             out[name] = last
     return out
 
 
-def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[Seq2SeqModel, dict[str, Any]]:
+def load_model(
+    path: str | Path, device: torch.device | str = "cpu"
+) -> tuple[Seq2SeqModel, dict[str, Any]]:
     """Rebuild the model of a checkpoint on ``device``, in eval mode.
 
     Returns:
@@ -138,7 +149,12 @@ def step_of(path: Path) -> int:
 
 
 def keep_recent(
-    folder: Path, step: int, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any], n: int
+    folder: Path,
+    step: int,
+    model: Seq2SeqModel,
+    options: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    n: int,
 ) -> None:
     """Save this evaluation's weights as ``folder/step<N>.pt`` and delete all but the last ``n``."""
     folder.mkdir(parents=True, exist_ok=True)

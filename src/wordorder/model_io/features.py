@@ -56,7 +56,9 @@ class FeatureVocab:
         return [self.stoi.get(t, UNK) for t in tags]
 
 
-def check_feature_files(needed: set[str], given: Mapping[str, object], path: str | Path | None = None) -> None:
+def check_feature_files(
+    needed: set[str], given: Mapping[str, object], path: str | Path | None = None
+) -> None:
     """The feature files a step got must be exactly those its model needs."""
     if set(given) != needed:
         raise WordorderError(
@@ -67,13 +69,17 @@ def check_feature_files(needed: set[str], given: Mapping[str, object], path: str
         )
 
 
-def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[list[str]] | list[list[int]]:
+def read_feature(
+    name: str, path: str | Path, lengths: Sequence[int]
+) -> list[list[str]] | list[list[int]]:
     """Read one feature file and check it against the subword counts of its source file.
 
     Returns tag lists (categorical features) or position lists (``order``).
     """
     if name not in KNOWN:
-        raise WordorderError(f"unknown source feature '{name}'", hint=f"known features: {', '.join(KNOWN)}")
+        raise WordorderError(
+            f"unknown source feature '{name}'", hint=f"known features: {', '.join(KNOWN)}"
+        )
     lines = read_lines(path)
     if len(lines) != len(lengths):
         raise WordorderError(
@@ -95,7 +101,9 @@ def read_feature(name: str, path: str | Path, lengths: Sequence[int]) -> list[li
             try:
                 values = [int(x) for x in items]
             except ValueError:
-                raise WordorderError(f"'{name}' items must be integers", path=path, line=number) from None
+                raise WordorderError(
+                    f"'{name}' items must be integers", path=path, line=number
+                ) from None
             problem = _integer_problem(name, values)
             if problem:
                 raise WordorderError(
@@ -131,7 +139,9 @@ def _integer_problem(name: str, values: list[int]) -> str | None:
 
 
 def load_features(
-    files: Mapping[str, str | Path], sources: Sequence[Sequence[int]], vocabs: dict[str, FeatureVocab] | None = None
+    files: Mapping[str, str | Path],
+    sources: Sequence[Sequence[int]],
+    vocabs: dict[str, FeatureVocab] | None = None,
 ) -> tuple[dict[str, list[list[int]]], dict[str, FeatureVocab]]:
     """Read every feature of ``files`` (name → path) for the id lists ``sources``.
 
@@ -149,7 +159,9 @@ def load_features(
             continue
         if name not in vocabs:
             if not build:
-                raise WordorderError(f"the model has no vocabulary for the source feature '{name}'", path=path)
+                raise WordorderError(
+                    f"the model has no vocabulary for the source feature '{name}'", path=path
+                )
             vocabs[name] = FeatureVocab.build(raw)  # type: ignore[arg-type]
         feats[name] = [vocabs[name].encode(tags) for tags in raw]  # type: ignore[arg-type]
     return feats, vocabs

@@ -50,7 +50,9 @@ def select_rows(obj: Any, index: Tensor) -> Any:
     if isinstance(obj, Tensor):
         return obj.index_select(0, index)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: select_rows(getattr(obj, f.name), index) for f in dataclasses.fields(obj)}
+        changes = {
+            f.name: select_rows(getattr(obj, f.name), index) for f in dataclasses.fields(obj)
+        }
         return dataclasses.replace(obj, **changes)
     if isinstance(obj, (list, tuple)):
         return type(obj)(select_rows(x, index) for x in obj)
@@ -76,7 +78,9 @@ class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
     # (e.g. the Transformer's head disagreement); None in families without one.
     auxiliary_loss: Tensor | None = None
 
-    def forward(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
+    def forward(
+        self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None
+    ) -> Tensor:
         """Teacher-forced logits.
 
         Args:
@@ -92,7 +96,9 @@ class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
         """Encode (B, S) source ids (and the model's source features, each (B, S))."""
         raise NotImplementedError
 
-    def forward_hidden(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
+    def forward_hidden(
+        self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None
+    ) -> Tensor:
         """Teacher-forced (B, T, d) states before the output matrix (what the fused loss of
         :mod:`wordorder.train.loss` projects itself)."""
         return self.decode_hidden(self.encode(src, feats), tgt_in)
@@ -125,7 +131,9 @@ class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
         """
         raise NotImplementedError
 
-    def attention_weights(self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None) -> Tensor:
+    def attention_weights(
+        self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None
+    ) -> Tensor:
         """Forced decoding of (B, S) sources and (B, T) decoder inputs: (B, T, S) attention of
         each target position over the source (row t is the step that predicts output token
         t), the raw material of attention alignments (AER). Each family documents which

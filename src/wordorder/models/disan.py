@@ -68,7 +68,9 @@ class DirectionalSelfAttention(nn.Module):
     def __init__(self, d_model: int) -> None:
         super().__init__()
         if d_model < 2 or d_model % 2:
-            raise ValueError(f"DiSAN splits d_model between two directions; it must be even, got {d_model}")
+            raise ValueError(
+                f"DiSAN splits d_model between two directions; it must be even, got {d_model}"
+            )
         self.d_model = d_model
         self.fw = _Direction(d_model, d_model // 2)
         self.bw = _Direction(d_model, d_model // 2)

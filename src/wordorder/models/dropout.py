@@ -27,7 +27,9 @@ def keep_mask(shape: torch.Size | tuple[int, ...], p: float, device: torch.devic
         n *= size
     # random_(-2⁶³, None) is uniform over all 64-bit patterns, so every int16 lane is uniform
     # over [-32768, 32768): a lane drops its element when it falls in the lowest p·65536 values.
-    bits = torch.empty((n + _LANES - 1) // _LANES, dtype=torch.int64, device=device).random_(-(2**63), None)
+    bits = torch.empty((n + _LANES - 1) // _LANES, dtype=torch.int64, device=device).random_(
+        -(2**63), None
+    )
     lanes = bits.view(torch.int16)[:n].view(shape)
     return lanes >= round(p * _RESOLUTION) - (_RESOLUTION // 2)
 

@@ -33,7 +33,9 @@ def _lengths(pad: Tensor) -> Tensor:
     lengths = (~pad).sum(dim=1)
     positions = torch.arange(pad.size(1), device=pad.device)
     if not torch.equal(pad, positions[None, :] >= lengths[:, None]):
-        raise ValueError("source batches must be right-padded (padding only after the last real token)")
+        raise ValueError(
+            "source batches must be right-padded (padding only after the last real token)"
+        )
     return lengths
 
 
@@ -107,10 +109,14 @@ class _SynGroup(nn.Module):
     def forward(self, x: Tensor, pad: Tensor, feats: Feats) -> Tensor:
         """x: (B, S, d_s), feats["pos"]: (B, S) tag ids → (B, S, d_s)."""
         if "pos" not in feats:
-            raise ValueError('a syn input group needs the POS tags as feats["pos"] ((B, S) LongTensor, 0 = PAD)')
+            raise ValueError(
+                'a syn input group needs the POS tags as feats["pos"] ((B, S) LongTensor, 0 = PAD)'
+            )
         pos = feats["pos"]
         if pos.shape != x.shape[:2]:
-            raise ValueError(f'feats["pos"] has shape {tuple(pos.shape)}, expected {tuple(x.shape[:2])}')
+            raise ValueError(
+                f'feats["pos"] has shape {tuple(pos.shape)}, expected {tuple(x.shape[:2])}'
+            )
         return x + self.positions(x.size(1)).to(x.dtype) + self.tags(pos).to(x.dtype)
 
 
@@ -140,7 +146,9 @@ class GroupedInput(nn.Module):
             raise ValueError("GroupedInput needs at least one group")
         for feature, size in groups:
             if feature not in GROUP_FEATURES:
-                raise ValueError(f"unknown input group feature {feature!r}; expected one of {GROUP_FEATURES}")
+                raise ValueError(
+                    f"unknown input group feature {feature!r}; expected one of {GROUP_FEATURES}"
+                )
             if size < 2 or size % 2:
                 raise ValueError(
                     f"input group {feature!r} has size {size}; sizes must be even and positive "
@@ -154,7 +162,9 @@ class GroupedInput(nn.Module):
         self.proj = nn.Linear(d_model, d_model, bias=False)
         # Unit-variance inputs stay unit-variance, like the plain embedding + PE they replace.
         nn.init.xavier_uniform_(self.proj.weight)
-        self.funcs = nn.ModuleList(self._func(f, n, pos_vocab, rec_cell, loc_kernel) for f, n in groups)
+        self.funcs = nn.ModuleList(
+            self._func(f, n, pos_vocab, rec_cell, loc_kernel) for f, n in groups
+        )
 
     @staticmethod
     def _func(feature: str, size: int, pos_vocab: int, rec_cell: str, loc_kernel: int) -> nn.Module:
@@ -180,7 +190,10 @@ class GroupedInput(nn.Module):
         feats: (B, S) LongTensors (``pos`` for a syn group) → (B, S, d)."""
         feats = feats or {}
         projected = self.proj(x)
-        parts = [func(projected[..., sl], pad, feats) for func, (_, sl) in zip(self.funcs, self.group_slices())]
+        parts = [
+            func(projected[..., sl], pad, feats)
+            for func, (_, sl) in zip(self.funcs, self.group_slices())
+        ]
         return torch.cat(parts, dim=-1)
 
     def extra_repr(self) -> str:
@@ -198,7 +211,9 @@ class FactoredInput(nn.Module):
     plain embedding would.
     """
 
-    def __init__(self, d_model: int, factors: Mapping[str, int], factor_vocab: Mapping[str, int]) -> None:
+    def __init__(
+        self, d_model: int, factors: Mapping[str, int], factor_vocab: Mapping[str, int]
+    ) -> None:
         super().__init__()
         factors = {str(k): int(v) for k, v in factors.items()}
         if not factors:

@@ -113,7 +113,9 @@ class MultiHeadAttention(nn.Module):
             if self.record:
                 self.recorded["weights"] = weights
         else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout
+            )
         # out: (B, H, T, d/H)
         if self.record:
             self.recorded.update(heads=out, values=v)

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from wordorder.errors import WordorderError
-from wordorder.models.options_base import FAMILY_OPTIONS, SIDES, ModelOptions, family_of, option_defaults
+from wordorder.models.options_base import (
+    FAMILY_OPTIONS,
+    SIDES,
+    ModelOptions,
+    family_of,
+    option_defaults,
+)
 
 __all__ = [
     "CATEGORICAL_FEATURES",
@@ -33,7 +39,11 @@ __all__ = [
 GROUP_FEATURES = ("global", "rec", "loc", "syn")
 FACTORS = ("bieo", "pos", "dep")
 DISAGREEMENT = ("none", "output", "subspace", "position")
-CATEGORICAL_FEATURES = ("pos", "bieo", "dep")  # tag files of the syntax stage, ids from a vocabulary
+CATEGORICAL_FEATURES = (
+    "pos",
+    "bieo",
+    "dep",
+)  # tag files of the syntax stage, ids from a vocabulary
 # Integer source inputs: preordered positions, and the dependency tree as the word index of
 # each subword and the (word-level, 1-based, 0 = root) head of its word.
 INTEGER_FEATURES = ("order", "word", "head")
@@ -173,7 +183,10 @@ class TransformerOptions(ModelOptions):
             if (
                 not isinstance(self.factors, Mapping)
                 or not self.factors
-                or any(f not in FACTORS or not isinstance(n, int) or n < 1 for f, n in self.factors.items())
+                or any(
+                    f not in FACTORS or not isinstance(n, int) or n < 1
+                    for f, n in self.factors.items()
+                )
             ):
                 raise WordorderError(
                     f"model option factors must map some of {', '.join(FACTORS)} to positive "
@@ -197,12 +210,18 @@ class TransformerOptions(ModelOptions):
                 "reordering_embeddings and additional_pe both fill the same slot of a layer",
                 hint="additional_pe is the control experiment of reordering embeddings: pick one",
             )
-        if (self.reordering_embeddings, self.additional_pe) != ("none", "none") and self.norm != "post":
+        if (self.reordering_embeddings, self.additional_pe) != (
+            "none",
+            "none",
+        ) and self.norm != "post":
             raise WordorderError(
                 "reordering embeddings are defined for post-norm layers (Chen et al. 2019, Eq. 9)",
                 hint="set norm: post",
             )
-        if self.positions == "none" and (self.reordering_embeddings, self.additional_pe) != ("none", "none"):
+        if self.positions == "none" and (self.reordering_embeddings, self.additional_pe) != (
+            "none",
+            "none",
+        ):
             raise WordorderError(
                 "additional PEs and reordering embeddings re-use the absolute position encodings",
                 hint="set positions: absolute",
@@ -279,7 +298,11 @@ class RNNOptions(ModelOptions):
 
     def syntax_tree(self) -> bool:
         """Whether the model reads the source dependency tree (the ``word``/``head`` inputs)."""
-        return self.attention == "syntax" or self.second_context in ("syntax", "sdr") or bool(self.source_dependency)
+        return (
+            self.attention == "syntax"
+            or self.second_context in ("syntax", "sdr")
+            or bool(self.source_dependency)
+        )
 
     def validate(self) -> None:
         super().validate()
@@ -291,7 +314,9 @@ class RNNOptions(ModelOptions):
             or isinstance(self.init_uniform, bool)
             or self.init_uniform < 0
         ):
-            raise WordorderError(f"model option init_uniform must be a non-negative number, got {self.init_uniform!r}")
+            raise WordorderError(
+                f"model option init_uniform must be a non-negative number, got {self.init_uniform!r}"
+            )
         self._validate_relation()
         self._choice("decoder", RNN_DECODERS)
         self._choice("attention", RNN_ATTENTIONS)

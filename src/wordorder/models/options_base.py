@@ -81,12 +81,14 @@ class ModelOptions:
         for key in d:
             if key not in defaults:
                 raise WordorderError(
-                    f"unknown model option '{key}'", hint=f"valid model options: preset, {', '.join(defaults)}"
+                    f"unknown model option '{key}'",
+                    hint=f"valid model options: preset, {', '.join(defaults)}",
                 )
         family = d.get("family", "transformer")
         if not isinstance(family, str) or family not in FAMILY_OPTIONS:
             raise WordorderError(
-                f"unknown model family '{family}'", hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}"
+                f"unknown model family '{family}'",
+                hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}",
             )
         own = {f.name for f in dataclasses.fields(FAMILY_OPTIONS[family])}
         for key, value in d.items():
@@ -143,7 +145,8 @@ class ModelOptions:
         classes add theirs)."""
         if not isinstance(self.family, str) or self.family not in FAMILY_OPTIONS:
             raise WordorderError(
-                f"unknown model family '{self.family}'", hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}"
+                f"unknown model family '{self.family}'",
+                hint=f"known families: {', '.join(sorted(FAMILY_OPTIONS))}",
             )
         if type(self) is not FAMILY_OPTIONS[self.family]:
             raise WordorderError(
@@ -167,10 +170,14 @@ class ModelOptions:
             ("encoder_layers", "decoder_layers"),
         )
         if self.d_model % self.heads or self.d_model % 2:
-            raise WordorderError(f"d_model={self.d_model} must be even and divisible by heads={self.heads}")
+            raise WordorderError(
+                f"d_model={self.d_model} must be even and divisible by heads={self.heads}"
+            )
         for name in ("tie_embeddings", "tie_output"):
             if not isinstance(getattr(self, name), bool):
-                raise WordorderError(f"model option {name} must be true or false, got {getattr(self, name)!r}")
+                raise WordorderError(
+                    f"model option {name} must be true or false, got {getattr(self, name)!r}"
+                )
         for name in ("dropout", "attention_dropout", "activation_dropout"):
             self._fraction(name, getattr(self, name))
         self._choice("norm", ("post", "pre"))
@@ -178,9 +185,13 @@ class ModelOptions:
         self._choice("relative_sides", SIDES[1:])
         self._choice("rec_cell", ("gru", "lstm"))
         if not isinstance(self.flexible_skip, (int, float)) or self.flexible_skip <= 0:
-            raise WordorderError(f"model option flexible_skip must be positive, got {self.flexible_skip!r}")
+            raise WordorderError(
+                f"model option flexible_skip must be positive, got {self.flexible_skip!r}"
+            )
         if self.loc_kernel % 2 == 0:
-            raise WordorderError(f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}")
+            raise WordorderError(
+                f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}"
+            )
 
 
 # Each family's options class, by family name. models/options.py fills it when it defines the
@@ -197,7 +208,9 @@ def _own(cls: type[ModelOptions]) -> list[dataclasses.Field]:
 def option_defaults() -> dict[str, Any]:
     """Every model option of every family with its default: the common ones first, then each
     family's in :data:`FAMILY_OPTIONS` order (the flat form of :meth:`ModelOptions.to_dict`)."""
-    fields = dataclasses.fields(ModelOptions) + tuple(f for c in FAMILY_OPTIONS.values() for f in _own(c))
+    fields = dataclasses.fields(ModelOptions) + tuple(
+        f for c in FAMILY_OPTIONS.values() for f in _own(c)
+    )
     return {f.name: _default(f) for f in fields}
 
 
@@ -210,4 +223,6 @@ def _default(f: dataclasses.Field) -> Any:
 
 def family_of(name: str) -> str | None:
     """The family whose class has the option ``name``; None for a common (or unknown) one."""
-    return next((family for family, c in FAMILY_OPTIONS.items() if name in {f.name for f in _own(c)}), None)
+    return next(
+        (family for family, c in FAMILY_OPTIONS.items() if name in {f.name for f in _own(c)}), None
+    )

@@ -26,7 +26,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Tanaka pairs within a few CPU-minutes per system, so 17 systems x 3 seeds fit 2 cores.
     "mini": {"d_model": 128, "d_ff": 512, "heads": 4, "encoder_layers": 2, "decoder_layers": 2},
     "base": {"d_model": 512, "d_ff": 2048, "heads": 8, "encoder_layers": 6, "decoder_layers": 6},
-    "big": {"d_model": 1024, "d_ff": 4096, "heads": 16, "encoder_layers": 6, "decoder_layers": 6, "dropout": 0.3},
+    "big": {
+        "d_model": 1024,
+        "d_ff": 4096,
+        "heads": 16,
+        "encoder_layers": 6,
+        "decoder_layers": 6,
+        "dropout": 0.3,
+    },
     # RNN family: d_model is the GRU state, embed_dim the word embedding and readout size.
     "rnn_tiny": {"family": "rnn", "d_model": 64, "embed_dim": 64, "heads": 1, "relation_width": 64},
     "rnn_small": {"family": "rnn", "d_model": 256, "embed_dim": 256, "heads": 1, "dropout": 0.2},
@@ -57,14 +64,20 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 # A family's constructor takes the options, the source (or joint) vocabulary size and the
 # target vocabulary size.
-FAMILIES: dict[str, Callable[[Any, int, int], Seq2SeqModel]] = {"transformer": build_transformer, "rnn": build_rnn}
+FAMILIES: dict[str, Callable[[Any, int, int], Seq2SeqModel]] = {
+    "transformer": build_transformer,
+    "rnn": build_rnn,
+}
 
 
 def check_family(family: Any) -> None:
     """The family must be one of :data:`FAMILIES` (checked here, not in the options, which
     the families' modules import)."""
     if family not in FAMILIES:
-        raise WordorderError(f"unknown model family '{family}'", hint=f"known families: {', '.join(sorted(FAMILIES))}")
+        raise WordorderError(
+            f"unknown model family '{family}'",
+            hint=f"known families: {', '.join(sorted(FAMILIES))}",
+        )
 
 
 def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
@@ -77,7 +90,9 @@ def resolve_options(options: Mapping[str, Any] | ModelOptions) -> ModelOptions:
     preset = d.pop("preset", None)
     if preset is not None:
         if preset not in PRESETS:
-            raise WordorderError(f"unknown model preset '{preset}'", hint=f"presets: {', '.join(PRESETS)}")
+            raise WordorderError(
+                f"unknown model preset '{preset}'", hint=f"presets: {', '.join(PRESETS)}"
+            )
         d = {**PRESETS[preset], **d}
     # Before the other checks: they read an unknown family as the Transformer's.
     check_family(d.get("family", ModelOptions.family))
@@ -100,7 +115,9 @@ def build_model(
     tgt = vocab_size if tgt_vocab_size is None else int(tgt_vocab_size)
     for size in (vocab_size, tgt):
         if size <= 3:
-            raise WordorderError(f"vocabulary size {size} is too small (the 4 special ids alone need 4)")
+            raise WordorderError(
+                f"vocabulary size {size} is too small (the 4 special ids alone need 4)"
+            )
     if opts.tie_embeddings and tgt != vocab_size:
         raise WordorderError(
             f"tie_embeddings shares one matrix between the source ({vocab_size}) and target "

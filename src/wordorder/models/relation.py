@@ -85,7 +85,9 @@ def graph_propagation(
     return torch.cat(out, dim=1).masked_fill(~valid[..., None], 0.0)
 
 
-def naive_graph_propagation(c: Tensor, valid: Tensor, layers: nn.ModuleList, pad_quirk: bool, slope: float) -> Tensor:
+def naive_graph_propagation(
+    c: Tensor, valid: Tensor, layers: nn.ModuleList, pad_quirk: bool, slope: float
+) -> Tensor:
     """Reference for :func:`graph_propagation` that builds the (B, L, L, 2C) concatenation.
 
     Only for tests and the memory benchmark. Returns (B, L, h), zero rows at padding.
@@ -137,7 +139,9 @@ class RelationLayer(nn.Module):
         n_c = sum(ch for _, ch in channels)
         # BatchNorm is per channel, so one BN over the concatenation equals one BN per conv.
         self.norm = nn.BatchNorm1d(n_c)
-        self.gp = nn.ModuleList(nn.Linear(2 * n_c if k == 0 else gp_hidden, gp_hidden) for k in range(gp_layers))
+        self.gp = nn.ModuleList(
+            nn.Linear(2 * n_c if k == 0 else gp_hidden, gp_hidden) for k in range(gp_layers)
+        )
         widths = [gp_hidden] * mlp_layers + [d_in]
         self.mlp = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:]))
 

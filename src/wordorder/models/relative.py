@@ -35,7 +35,11 @@ def relative_buckets(q_pos: Tensor, k_pos: Tensor, k: int) -> Tensor:
 
 
 def sequence_buckets(
-    length: int, k: int, device: torch.device | None = None, offset: int = 0, queries: int | None = None
+    length: int,
+    k: int,
+    device: torch.device | None = None,
+    offset: int = 0,
+    queries: int | None = None,
 ) -> Tensor:
     """Shaw's buckets for a sequence: queries ``offset .. offset+queries-1`` against keys
     ``0 .. length-1`` (``queries`` defaults to ``length``; incremental decoding uses one query
@@ -115,6 +119,8 @@ def relative_attention(
     out = torch.matmul(attn, v)
     for buckets, table in terms:
         per_bucket = attn.new_zeros(b, h, t, table.values.size(0))
-        per_bucket = per_bucket.scatter_add(-1, _expand(buckets, shape), attn)  # Σ_{j: r_ij = r} α_ij
+        per_bucket = per_bucket.scatter_add(
+            -1, _expand(buckets, shape), attn
+        )  # Σ_{j: r_ij = r} α_ij
         out = out + torch.matmul(per_bucket, table.values)
     return out, weights

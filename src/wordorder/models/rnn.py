@@ -36,7 +36,9 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
-    def __init__(self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
+    def __init__(
+        self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None
+    ) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
@@ -45,7 +47,9 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
         self.src_embed = nn.Embedding(vocab_size, e, padding_idx=PAD_ID)
         nn.init.normal_(self.src_embed.weight, std=e**-0.5)
         self.tgt_embed = (
-            self.src_embed if o.tie_embeddings else nn.Embedding(self.tgt_vocab_size, e, padding_idx=PAD_ID)
+            self.src_embed
+            if o.tie_embeddings
+            else nn.Embedding(self.tgt_vocab_size, e, padding_idx=PAD_ID)
         )
         if not o.tie_embeddings:
             nn.init.normal_(self.tgt_embed.weight, std=e**-0.5)
@@ -71,7 +75,9 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
             self.encoder = BiGRUEncoder(d_in, h)
         self.unit_encoder = BiGRUEncoder(unit_width, h) if o.second_context == "sdr" else None
         self.decoder = RNNDecoder(o, e)
-        self.output_proj: nn.Linear | None = None  # created last: tied models draw the same weights as before
+        self.output_proj: nn.Linear | None = (
+            None  # created last: tied models draw the same weights as before
+        )
         if not o.tie_output:
             self.output_proj = nn.Linear(e, self.tgt_vocab_size, bias=False)
             nn.init.normal_(self.output_proj.weight, std=e**-0.5)
@@ -112,13 +118,21 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
                 units = dependency_units(subword_parents(word, head, valid), valid, o.unit_size)
                 unit_vectors = self.units(x, units)
         if o.source_dependency:
-            assert unit_vectors is not None  # source_dependency builds self.units and needs the tree
+            assert (
+                unit_vectors is not None
+            )  # source_dependency builds self.units and needs the tree
             x = torch.cat([x, unit_vectors], dim=-1)
         memory = self.dropout(self.encoder(self.dropout(x), pad))
         units_memory = None
         if self.unit_encoder is not None:
             units_memory = self.dropout(self.unit_encoder(self.dropout(unit_vectors), pad))
-        return RNNEncoderOut(memory=memory, src_pad=pad, length=valid.sum(dim=1), distance=distance, units=units_memory)
+        return RNNEncoderOut(
+            memory=memory,
+            src_pad=pad,
+            length=valid.sum(dim=1),
+            distance=distance,
+            units=units_memory,
+        )
 
     def init_state(self, enc: RNNEncoderOut) -> RNNState:
         dec, valid = self.decoder, ~enc.src_pad
@@ -129,7 +143,9 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
             start = F.one_hot(torch.zeros_like(enc.length), s).to(enc.memory.dtype)
         unit_keys = None
         if dec.unit_scorer is not None:
-            assert enc.units is not None  # encode gives units exactly when there is a unit scorer (sdr)
+            assert (
+                enc.units is not None
+            )  # encode gives units exactly when there is a unit scorer (sdr)
             unit_keys = dec.unit_scorer.keys(enc.units)
         return RNNState(
             s=dec.initial(enc.memory, valid),
@@ -169,7 +185,9 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
         self.record_attention = True
         try:
             self.decode_hidden(self.encode(src, feats), tgt_in)
-            assert self.attention is not None  # decode_hidden keeps it while record_attention is set
+            assert (
+                self.attention is not None
+            )  # decode_hidden keeps it while record_attention is set
             return self.attention
         finally:
             self.record_attention = False

@@ -117,10 +117,14 @@ class SyntaxWeights(nn.Module):
         self.predict = PositionPredictor(d_query, d_attention)
         self.n = n
 
-    def forward(self, scores: Tensor, valid: Tensor, query: Tensor, length: Tensor, distance: Tensor) -> Tensor:
+    def forward(
+        self, scores: Tensor, valid: Tensor, query: Tensor, length: Tensor, distance: Tensor
+    ) -> Tensor:
         """``distance``: (N, S, S) syntax distances (negative at padding)."""
         s = scores.size(1)
-        p = torch.minimum(self.predict(query, length), (length - 1).clamp(min=0).to(scores.dtype))  # (N,)
+        p = torch.minimum(
+            self.predict(query, length), (length - 1).clamp(min=0).to(scores.dtype)
+        )  # (N,)
         low = p.detach().floor().long()
         high = torch.minimum(low + 1, (length - 1).clamp(min=0).long())
         frac = (p - low.to(p.dtype))[:, None]

@@ -133,7 +133,13 @@ class RNNDecoder(nn.Module):
         return torch.tanh(self.init(mean))
 
     def _weigh(
-        self, module: nn.Module | None, kind: str, scores: Tensor, query: Tensor, st: RNNState, previous: Tensor | None
+        self,
+        module: nn.Module | None,
+        kind: str,
+        scores: Tensor,
+        query: Tensor,
+        st: RNNState,
+        previous: Tensor | None,
     ) -> Tensor:
         if kind == "global":
             return masked_softmax(scores, st.valid)
@@ -169,7 +175,9 @@ class RNNDecoder(nn.Module):
             changes["previous"] = weights
         if self.second_kind == "sdr":
             # __init__ builds the unit scorer and read_c2 for it, and encode the units
-            assert self.unit_scorer is not None and self.read_c2 is not None and st.units is not None
+            assert (
+                self.unit_scorer is not None and self.read_c2 is not None and st.units is not None
+            )
             w2 = masked_softmax(self.unit_scorer(st.unit_keys, query), st.valid)
             readout = readout + self.read_c2(context(w2, st.units))
         elif self.second_kind != "none":

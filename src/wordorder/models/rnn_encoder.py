@@ -33,7 +33,9 @@ def run_gru(gru: nn.GRU, x: Tensor, length: Tensor) -> Tensor:
     """Run ``gru`` (batch_first) over (B, S, d) inputs of the given (B,) lengths; the outputs
     at padding are 0 and a backward direction starts at each sentence's own last word."""
     # pack_padded_sequence rejects length 0: such a row runs on one pad token, then is zeroed
-    packed = pack_padded_sequence(x, length.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+    packed = pack_padded_sequence(
+        x, length.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+    )
     out, _ = gru(packed)
     out = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0]
     real = torch.arange(x.size(1), device=x.device)[None, :] < length.to(x.device)[:, None]
@@ -56,7 +58,9 @@ class DependencyUnitEncoder(nn.Module):
         """(B, S, e) source embeddings, (B, S, M) unit positions (−2 null, −1 empty) → (B, S, d_out)."""
         b, s, m = units.shape
         e = embedded.size(-1)
-        rows = embedded.gather(1, units.clamp(min=0).reshape(b, s * m, 1).expand(-1, -1, e)).view(b, s, m, e)
+        rows = embedded.gather(1, units.clamp(min=0).reshape(b, s * m, 1).expand(-1, -1, e)).view(
+            b, s, m, e
+        )
         rows = torch.where(units[..., None].eq(-2), self.null.to(rows.dtype), rows)
         rows = rows.masked_fill(units[..., None].eq(-1), 0.0)
         out = torch.relu(self.conv(rows.view(b * s, m, e).transpose(1, 2)))  # (B·S, d_out, M)

@@ -70,7 +70,9 @@ class TransformerState(DecoderState):
 class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
     """Encoder-decoder Transformer; see the module docstring for the conventions."""
 
-    def __init__(self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None) -> None:
+    def __init__(
+        self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None
+    ) -> None:
         super().__init__()
         o = self.options = options
         self.vocab_size = vocab_size
@@ -78,10 +80,14 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         self.embed_scale = math.sqrt(o.d_model)
         # Sennrich & Haddow's factors take part of d_model: an untied source matrix holds only
         # the word part (a tied one keeps d_model columns for the target side).
-        src_width = o.d_model - sum(o.factors.values()) if o.factors and not o.tie_embeddings else o.d_model
+        src_width = (
+            o.d_model - sum(o.factors.values()) if o.factors and not o.tie_embeddings else o.d_model
+        )
         self.src_embed = self._embedding(vocab_size, src_width, o.d_model)
         self.tgt_embed = (
-            self.src_embed if o.tie_embeddings else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model)
+            self.src_embed
+            if o.tie_embeddings
+            else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model)
         )
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
         self.embed_dropout = Dropout(o.dropout)
@@ -101,7 +107,9 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         self.output_proj: nn.Linear | None = None
         if not o.tie_output:
             self.output_proj = nn.Linear(o.d_model, self.tgt_vocab_size, bias=False)
-            nn.init.normal_(self.output_proj.weight, mean=0.0, std=o.d_model**-0.5)  # as a tied matrix
+            nn.init.normal_(
+                self.output_proj.weight, mean=0.0, std=o.d_model**-0.5
+            )  # as a tied matrix
         self.auxiliary_loss: Tensor | None = None  # λ·(−D) of the last training encode
         if o.disagreement != "none":
             for layer in self._encoder_layers():
@@ -184,7 +192,11 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
 
     def _disagreement(self, valid: Tensor) -> Tensor:
         """Li et al. 2018's D, averaged over the encoder layers (a scalar ≤ 0)."""
-        from wordorder.models.disagreement import output_disagreement, position_disagreement, subspace_disagreement
+        from wordorder.models.disagreement import (
+            output_disagreement,
+            position_disagreement,
+            subspace_disagreement,
+        )
 
         kind = self.options.disagreement
         total: Tensor | float = 0.0
@@ -197,7 +209,9 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             else:
                 total = total + position_disagreement(rec["weights"], valid)
             rec.clear()
-        if isinstance(total, float):  # no encoder layer: D = 0, as a tensor (the trainer calls .float())
+        if isinstance(
+            total, float
+        ):  # no encoder layer: D = 0, as a tensor (the trainer calls .float())
             return valid.new_zeros((), dtype=torch.float32)
         return total / len(self.encoder)
 
@@ -238,7 +252,9 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             x, _ = layer(x, mask, kv, pe=pe, buckets=buckets)
         return self.decoder_norm(x)
 
-    def attention_weights(self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None, layer: int = -2) -> Tensor:
+    def attention_weights(
+        self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None, layer: int = -2
+    ) -> Tensor:
         """Forced decoding: (B, T, S) cross-attention of decoder layer ``layer`` averaged over
         its heads. The default is the penultimate layer, whose attention aligns best in
         Garg et al. (2019) and is fairseq's ``alignment_layer`` default (the last layer when
@@ -281,7 +297,9 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         # Beam search reorders rows among the beams of each sentence at every step; the
         # memory's keys/values are the same for all those rows, so they are copied only when
         # the row → sentence mapping changes (beam expansion, finished sentences dropped).
-        same_sources = src_id.shape == state.src_id.shape and bool(torch.equal(src_id, state.src_id))
+        same_sources = src_id.shape == state.src_id.shape and bool(
+            torch.equal(src_id, state.src_id)
+        )
         return TransformerState(
             src_mask=state.src_mask if same_sources else state.src_mask.index_select(0, index),
             cross_kv=state.cross_kv if same_sources else [sel(kv) for kv in state.cross_kv],
@@ -307,10 +325,16 @@ def build_source_input(o: TransformerOptions) -> nn.Module | None:
     if o.input_groups:
         groups = [(name, heads * o.head_dim) for name, heads in o.group_heads()]
         return GroupedInput(
-            o.d_model, groups, pos_vocab=int(sizes.get("pos", 0)), rec_cell=o.rec_cell, loc_kernel=o.loc_kernel
+            o.d_model,
+            groups,
+            pos_vocab=int(sizes.get("pos", 0)),
+            rec_cell=o.rec_cell,
+            loc_kernel=o.loc_kernel,
         )
     if o.factors:
-        return FactoredInput(o.d_model, dict(o.factors), {name: int(sizes.get(name, 0)) for name in o.factors})
+        return FactoredInput(
+            o.d_model, dict(o.factors), {name: int(sizes.get(name, 0)) for name in o.factors}
+        )
     return None
 
 

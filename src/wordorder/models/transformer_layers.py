@@ -80,7 +80,9 @@ class EncoderLayer(nn.Module):
         self.sub_attn = Sublayer(o.d_model, o.dropout, pre)
         self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
         self.relative = _relative_table(o, "encoder")
-        self.preorder_relative = RelativeTable(o.preorder_k, o.head_dim) if o.preorder_encoding == "relative" else None
+        self.preorder_relative = (
+            RelativeTable(o.preorder_k, o.head_dim) if o.preorder_encoding == "relative" else None
+        )
         self.slot = _position_slot(o, "encoder")
         self.need_weights = False  # set by the model for position disagreement
 
@@ -94,7 +96,9 @@ class EncoderLayer(nn.Module):
         if self.preorder_relative is not None:
             assert ctx.order_buckets is not None
             terms.append((ctx.order_buckets, self.preorder_relative))
-        y, _ = self.self_attn(self.sub_attn.input(x), mask=ctx.mask, relative=terms, need_weights=self.need_weights)
+        y, _ = self.self_attn(
+            self.sub_attn.input(x), mask=ctx.mask, relative=terms, need_weights=self.need_weights
+        )
         h_bar = self.sub_attn.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, ctx.pe)
         return self.sub_ffn.output(h_bar, self.ffn(self.sub_ffn.input(c)))
@@ -136,11 +140,16 @@ class DecoderLayer(nn.Module):
         h = self.sub_self.input(x)
         terms = [(buckets, self.relative)] if self.relative is not None else []
         # With a cache the single new query may see every cached position: no mask needed.
-        y, self_kv = self.self_attn(h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv, relative=terms)
+        y, self_kv = self.self_attn(
+            h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv, relative=terms
+        )
         h_bar = self.sub_self.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
         y, _ = self.cross_attn(
-            self.sub_cross.input(c), mask=src_mask, static_kv=cross_kv, need_weights=self.cross_attn.record
+            self.sub_cross.input(c),
+            mask=src_mask,
+            static_kv=cross_kv,
+            need_weights=self.cross_attn.record,
         )
         x = self.sub_cross.output(h_bar, y)
         x = self.sub_ffn.output(x, self.ffn(self.sub_ffn.input(x)))

@@ -83,7 +83,8 @@ class BTGOptions:
             problems.append(f"min_updates must be an integer >= 0, got {self.min_updates!r}")
         if problems:
             raise WordorderError(
-                "invalid BTG options: " + "; ".join(problems), hint="fix the preorder.btg block of the config"
+                "invalid BTG options: " + "; ".join(problems),
+                hint="fix the preorder.btg block of the config",
             )
         return self
 
@@ -112,7 +113,9 @@ class BTGPreorderer:
         self.options = options
         self.weights = np.ascontiguousarray(weights, dtype=np.float32)
         if self.weights.shape != (1 << options.hash_bits, 2):
-            raise ValueError(f"weights of shape {self.weights.shape} do not match hash_bits={options.hash_bits}")
+            raise ValueError(
+                f"weights of shape {self.weights.shape} do not match hash_bits={options.hash_bits}"
+            )
 
     @classmethod
     def train(
@@ -142,7 +145,9 @@ class BTGPreorderer:
             try:
                 r, reason = btg_constraint(lk, len(sent[0]))
             except WordorderError as err:
-                raise WordorderError(f"sentence {k + 1}: {err.message}", line=k + 1, hint=err.hint) from None
+                raise WordorderError(
+                    f"sentence {k + 1}: {err.message}", line=k + 1, hint=err.hint
+                ) from None
             if r is None:
                 skipped[reason] += 1
             else:
@@ -165,12 +170,15 @@ class BTGPreorderer:
         history = []
         for it in range(options.iterations):
             t_it = time.perf_counter()
-            order = (rng.permutation(len(used)) if options.order == "shuffled" else np.arange(len(used))).astype(
-                np.int64
-            )
+            order = (
+                rng.permutation(len(used)) if options.order == "shuffled" else np.arange(len(used))
+            ).astype(np.int64)
             stats = np.zeros(2, np.int64)
             with progress(
-                total=len(used), desc=f"btg iteration {it + 1}/{options.iterations}", unit=" sent", enabled=progress_bar
+                total=len(used),
+                desc=f"btg iteration {it + 1}/{options.iterations}",
+                unit=" sent",
+                enabled=progress_bar,
             ) as bar:
                 for c in range(0, len(used), _CHUNK):
                     ids = order[c : c + _CHUNK]
@@ -234,7 +242,14 @@ class BTGPreorderer:
 
         def run(c: int) -> int:
             a, b = int(offsets[c]), int(offsets[min(c + step, S)])
-            decode_all(hashes[a:b], offsets[c : c + step + 1] - a, self.weights, shift, self.options.beam, out[a:b])
+            decode_all(
+                hashes[a:b],
+                offsets[c : c + step + 1] - a,
+                self.weights,
+                shift,
+                self.options.beam,
+                out[a:b],
+            )
             return min(step, S - c)
 
         with (
@@ -249,7 +264,9 @@ class BTGPreorderer:
         """Write the nonzero weights and the options to ``path`` (compressed npz), atomically."""
         flat = self.weights.reshape(-1)
         index = np.flatnonzero(flat)
-        gaps = np.diff(index, prepend=0).astype(np.uint32)  # sorted flat indices < 2**31: gaps compress well
+        gaps = np.diff(index, prepend=0).astype(
+            np.uint32
+        )  # sorted flat indices < 2**31: gaps compress well
         with atomic_open(path, "wb") as f:
             np.savez_compressed(
                 f,
@@ -281,7 +298,9 @@ class BTGPreorderer:
             raise
         except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
             raise WordorderError(
-                f"not a readable BTG preorderer model ({type(err).__name__}: {err})", path=path, hint=hint
+                f"not a readable BTG preorderer model ({type(err).__name__}: {err})",
+                path=path,
+                hint=hint,
             ) from None
         size = 2 << options.hash_bits
         index = np.cumsum(gaps, dtype=np.int64)
@@ -291,7 +310,9 @@ class BTGPreorderer:
             or index.shape != values.shape
             or (len(index) and (index[-1] >= size or (gaps[1:] == 0).any()))
         ):
-            raise WordorderError("corrupt BTG model: weight indices out of range", path=path, hint=hint)
+            raise WordorderError(
+                "corrupt BTG model: weight indices out of range", path=path, hint=hint
+            )
         flat = np.zeros(size, np.float32)
         flat[index] = values
         return cls(flat.reshape(-1, 2), options)

@@ -62,10 +62,14 @@ _ATTR_TEMPLATES = (
 _GLOBAL_NAMES = ("bias", "balance", "span_length", "child_sizes", "NT", "NT&SIDE")
 
 #: The 78 template names, in template-id order.
-TEMPLATE_NAMES = _GLOBAL_NAMES + tuple(f"{a}:{name}" for a in ATTRIBUTES for name, _ in _ATTR_TEMPLATES)
+TEMPLATE_NAMES = _GLOBAL_NAMES + tuple(
+    f"{a}:{name}" for a in ATTRIBUTES for name, _ in _ATTR_TEMPLATES
+)
 
 #: Template ids that depend on the parent label and side (17 of 78).
-DEPENDENT = np.array([4, 5] + [6 + N_PER_ATTR * a + k for a in range(3) for k in range(19, 24)], np.int64)
+DEPENDENT = np.array(
+    [4, 5] + [6 + N_PER_ATTR * a + k for a in range(3) for k in range(19, 24)], np.int64
+)
 #: Template ids that depend on the split only (61 of 78).
 INDEPENDENT = np.setdiff1d(np.arange(N_FEATURES), DEPENDENT)
 N_INDEP, N_DEP = len(INDEPENDENT), len(DEPENDENT)
@@ -87,7 +91,10 @@ _SEEDS = np.array([_seed(t) for t in range(N_FEATURES)], dtype=np.uint64)
 _CTX_NT = ((2, 2), (0, 0), (0, 1), (1, 0), (1, 1))
 _DEP_PREFIX = np.array(
     [
-        [_py_mix(_seed(t), nt) if t == 4 else _py_mix(_py_mix(_seed(t), nt), side) for nt, side in _CTX_NT]
+        [
+            _py_mix(_seed(t), nt) if t == 4 else _py_mix(_py_mix(_seed(t), nt), side)
+            for nt, side in _CTX_NT
+        ]
         for t in DEPENDENT
     ],
     dtype=np.uint64,
@@ -128,7 +135,12 @@ def hash_tokens(
 
 
 def feature_templates(
-    sentence: tuple[Sequence[str], Sequence[str], Sequence[str]], b: int, e: int, p: int, nt: int, side: int
+    sentence: tuple[Sequence[str], Sequence[str], Sequence[str]],
+    b: int,
+    e: int,
+    p: int,
+    nt: int,
+    side: int,
 ) -> list[tuple]:
     """The 78 raw (unhashed) features of splitting ``[b, e)`` at ``p``, in template-id order.
 
@@ -140,8 +152,24 @@ def feature_templates(
         raise ValueError(f"({b}, {e}, {p}) is not a split of a sentence of {n} words")
     ln, rn = p - b, e - p
     balance = 0 if ln > rn else 1 if rn > ln else 2
-    out: list[tuple] = [(0,), (1, balance), (2, min(e - b, 99)), (3, min(ln, 5), min(rn, 5)), (4, nt), (5, nt, side)]
-    where = {"Ll-": b - 1, "Ll": b, "Lr": p - 1, "Rl": p, "Rr": e - 1, "Rr+": e, "Lr-": p - 2, "Rl+": p + 1}
+    out: list[tuple] = [
+        (0,),
+        (1, balance),
+        (2, min(e - b, 99)),
+        (3, min(ln, 5), min(rn, 5)),
+        (4, nt),
+        (5, nt, side),
+    ]
+    where = {
+        "Ll-": b - 1,
+        "Ll": b,
+        "Lr": p - 1,
+        "Rl": p,
+        "Rr": e - 1,
+        "Rr+": e,
+        "Lr-": p - 2,
+        "Rl+": p + 1,
+    }
     for a in range(3):
         for k, (_, positions) in enumerate(_ATTR_TEMPLATES):
             vals: list = []
@@ -194,7 +222,12 @@ def indep_rows(hs, n, b, e, p, shift, rows):  # pragma: no cover - numba
     for a in range(3):
         t = 6 + 24 * a
         llm, ll, lr, rl = _at(hs, n, b - 1, a), hs[b, a], hs[p - 1, a], hs[p, a]
-        rr, rrp, lrm, rlp = hs[e - 1, a], _at(hs, n, e, a), _at(hs, n, p - 2, a), _at(hs, n, p + 1, a)
+        rr, rrp, lrm, rlp = (
+            hs[e - 1, a],
+            _at(hs, n, e, a),
+            _at(hs, n, p - 2, a),
+            _at(hs, n, p + 1, a),
+        )
         rows[k + 0] = _mix(S[t + 0], llm) >> sh
         rows[k + 1] = _mix(S[t + 1], ll) >> sh
         rows[k + 2] = _mix(S[t + 2], lr) >> sh
@@ -235,7 +268,9 @@ def dep_rows(hs, b, e, p, ctx, shift, rows):  # pragma: no cover - numba
         k += 5
 
 
-def feature_rows(hashes: np.ndarray, b: int, e: int, p: int, nt: int, side: int, hash_bits: int) -> np.ndarray:
+def feature_rows(
+    hashes: np.ndarray, b: int, e: int, p: int, nt: int, side: int, hash_bits: int
+) -> np.ndarray:
     """Weight-table rows of the 78 features of one split, in template-id order.
 
     Args:

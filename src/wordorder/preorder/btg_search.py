@@ -60,7 +60,9 @@ def _range_minmax(ranks, n):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _split_score(hs, n, b, e, p, ctx, W, shift, memo, off, mi, oki, md, okd, rows):  # pragma: no cover
+def _split_score(
+    hs, n, b, e, p, ctx, W, shift, memo, off, mi, oki, md, okd, rows
+):  # pragma: no cover
     """(STR, INV) scores of splitting [b, e) at p under ctx."""
     t = off[b * (n + 1) + e] + p - b - 1 if memo else 0
     if not memo or not oki[t]:
@@ -85,7 +87,9 @@ def _split_score(hs, n, b, e, p, ctx, W, shift, memo, off, mi, oki, md, okd, row
 
 
 @njit(cache=True)
-def beam_search(hs, n, ranks, train, W, shift, K, memo, sys_out, ref_out):  # pragma: no cover - numba
+def beam_search(
+    hs, n, ranks, train, W, shift, K, memo, sys_out, ref_out
+):  # pragma: no cover - numba
     """Beam search over top-down BTG derivations of one sentence (n >= 2).
 
     Args:
@@ -139,7 +143,9 @@ def beam_search(hs, n, ranks, train, W, shift, K, memo, sys_out, ref_out):  # pr
             b, e, ctx = sb[cur, j, d], se[cur, j, d], sx[cur, j, d]
             base, pv = sc[cur, j], va[cur, j]
             for p in range(b + 1, e):
-                s0, s1 = _split_score(hs, n, b, e, p, ctx, W, shift, memo, off, mi, oki, md, okd, rows)
+                s0, s1 = _split_score(
+                    hs, n, b, e, p, ctx, W, shift, memo, off, mi, oki, md, okd, rows
+                )
                 for lab in range(2):
                     s = base + (s0 if lab == 0 else s1)
                     ok = False
@@ -159,7 +165,11 @@ def beam_search(hs, n, ranks, train, W, shift, K, memo, sys_out, ref_out):  # pr
                     else:
                         continue
                     while pos > 0 and c_sc[pos - 1] < s:
-                        c_sc[pos], c_par[pos], c_p[pos] = c_sc[pos - 1], c_par[pos - 1], c_p[pos - 1]
+                        c_sc[pos], c_par[pos], c_p[pos] = (
+                            c_sc[pos - 1],
+                            c_par[pos - 1],
+                            c_p[pos - 1],
+                        )
                         c_l[pos], c_va[pos] = c_l[pos - 1], c_va[pos - 1]
                         pos -= 1
                     c_sc[pos], c_par[pos], c_p[pos], c_l[pos], c_va[pos] = s, j, p, lab, ok
@@ -176,7 +186,11 @@ def beam_search(hs, n, ranks, train, W, shift, K, memo, sys_out, ref_out):  # pr
             d = sz[cur, j] - 1
             b, e = sb[cur, j, d], se[cur, j, d]
             for k in range(d):
-                sb[nxt, i, k], se[nxt, i, k], sx[nxt, i, k] = sb[cur, j, k], se[cur, j, k], sx[cur, j, k]
+                sb[nxt, i, k], se[nxt, i, k], sx[nxt, i, k] = (
+                    sb[cur, j, k],
+                    se[cur, j, k],
+                    sx[cur, j, k],
+                )
             for k in range(t):
                 ap[nxt, i, k], al[nxt, i, k] = ap[cur, j, k], al[cur, j, k]
             ap[nxt, i, t], al[nxt, i, t] = p, lab
@@ -252,7 +266,18 @@ def decode_all(hashes, offsets, W, shift, K, out):  # pragma: no cover - numba
             sys = np.empty((n - 1, 2), np.int64)
             ref = np.empty((1, 2), np.int64)
             # train = len(no_ranks) > 0 is False but not a literal: one compiled beam_search serves all callers
-            beam_search(hashes[a : a + n], n, no_ranks, len(no_ranks) > 0, W, shift, K, n <= MEMO_MAX_N, sys, ref)
+            beam_search(
+                hashes[a : a + n],
+                n,
+                no_ranks,
+                len(no_ranks) > 0,
+                W,
+                shift,
+                K,
+                n <= MEMO_MAX_N,
+                sys,
+                ref,
+            )
             out[a : a + n] = order_from_actions(n, sys)
 
 
@@ -282,6 +307,15 @@ def search(
     train = ranks is not None
     r = np.asarray(ranks if train else np.zeros(n), dtype=np.int64)
     T, early = beam_search(
-        hs, n, r, train, np.ascontiguousarray(weights, np.float32), 64 - hash_bits, beam, memo, sys, ref
+        hs,
+        n,
+        r,
+        train,
+        np.ascontiguousarray(weights, np.float32),
+        64 - hash_bits,
+        beam,
+        memo,
+        sys,
+        ref,
     )
     return sys[:T], (ref[:T] if train else None), bool(early)

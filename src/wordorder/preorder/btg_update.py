@@ -86,7 +86,9 @@ def update(hs, n, sys, ref, T, W, avg, cnt, shift, pa, avg_coef):  # pragma: no 
 
 
 @njit(cache=True)
-def train_chunk(ids, hashes, offsets, ranks, W, avg, cnt, shift, K, pa, u0, N, stats):  # pragma: no cover
+def train_chunk(
+    ids, hashes, offsets, ranks, W, avg, cnt, shift, K, pa, u0, N, stats
+):  # pragma: no cover
     """One online pass over sentences ``ids`` (in that order); u0 sentences were processed before.
 
     stats[0] += errors (system derivation != oracle), stats[1] += early updates.
@@ -99,7 +101,9 @@ def train_chunk(ids, hashes, offsets, ranks, W, avg, cnt, shift, K, pa, u0, N, s
         sys = np.empty((n - 1, 2), np.int64)
         ref = np.empty((n - 1, 2), np.int64)
         # train = n > 1 is True but not a literal: one compiled beam_search serves all callers
-        T, early = beam_search(hs, n, ranks[a : a + n], n > 1, W, shift, K, n <= MEMO_MAX_N, sys, ref)
+        T, early = beam_search(
+            hs, n, ranks[a : a + n], n > 1, W, shift, K, n <= MEMO_MAX_N, sys, ref
+        )
         differ = False
         for t in range(T):
             if sys[t, 0] != ref[t, 0] or sys[t, 1] != ref[t, 1]:

@@ -14,7 +14,9 @@ def cmd_word_classes(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import read_tokens
     from wordorder.preorder.wordclass import train_word_classes, write_word_classes
 
-    classes = train_word_classes(read_tokens(a.input), n_classes=a.classes, iterations=a.iterations, seed=a.seed)
+    classes = train_word_classes(
+        read_tokens(a.input), n_classes=a.classes, iterations=a.iterations, seed=a.seed
+    )
     write_word_classes(a.output, classes)
     print(f"{a.output}: {len(classes)} words in {len(set(classes.values()))} classes")
 
@@ -29,7 +31,13 @@ def cmd_btg_train(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import btg_train_step
 
     info = btg_train_step(
-        Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align), Path(a.model), Path(a.stats), a.options
+        Path(a.tok),
+        Path(a.conllu),
+        Path(a.classes),
+        Path(a.align),
+        Path(a.model),
+        Path(a.stats),
+        a.options,
     )
     print(json.dumps(info))
 
@@ -40,7 +48,13 @@ def cmd_btg_apply(a: argparse.Namespace) -> None:
     print(
         json.dumps(
             btg_apply_step(
-                Path(a.model), Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.output), a.pos, a.threads
+                Path(a.model),
+                Path(a.tok),
+                Path(a.conllu),
+                Path(a.classes),
+                Path(a.output),
+                a.pos,
+                a.threads,
             )
         )
     )
@@ -54,7 +68,13 @@ def cmd_rvnn_train(a: argparse.Namespace) -> None:
     if a.threads:
         torch.set_num_threads(a.threads)
     info = rvnn_train_step(
-        Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.align), Path(a.model), Path(a.stats), a.options
+        Path(a.tok),
+        Path(a.conllu),
+        Path(a.tree),
+        Path(a.align),
+        Path(a.model),
+        Path(a.stats),
+        a.options,
     )
     print(json.dumps(info))
 
@@ -66,7 +86,13 @@ def cmd_rvnn_apply(a: argparse.Namespace) -> None:
 
     if a.threads:
         torch.set_num_threads(a.threads)
-    print(json.dumps(rvnn_apply_step(Path(a.model), Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.output))))
+    print(
+        json.dumps(
+            rvnn_apply_step(
+                Path(a.model), Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.output)
+            )
+        )
+    )
 
 
 def cmd_preorder_project(a: argparse.Namespace) -> None:
@@ -86,7 +112,8 @@ def cmd_preorder_report(a: argparse.Namespace) -> None:
     perms = iter(a.perms)
     by_method = {m: {s: Path(next(perms)) for s in a.splits} for m in a.methods}
     splits = {
-        s: (Path(t), Path(al), {m: by_method[m][s] for m in a.methods}) for s, t, al in zip(a.splits, a.tok, a.align)
+        s: (Path(t), Path(al), {m: by_method[m][s] for m in a.methods})
+        for s, t, al in zip(a.splits, a.tok, a.align)
     }
     table = preorder_report(a.pair, splits, Path(a.json), Path(a.csv), Path(a.md), Path(a.figure))
     print(table.round(3).to_string())
@@ -94,7 +121,11 @@ def cmd_preorder_report(a: argparse.Namespace) -> None:
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
     """Add the stage's subcommands; ``add(name, func, help)`` makes one subparser."""
-    s = add("word-classes", cmd_word_classes, "cluster the words of a tokenized file (exchange algorithm)")
+    s = add(
+        "word-classes",
+        cmd_word_classes,
+        "cluster the words of a tokenized file (exchange algorithm)",
+    )
     s.add_argument("--input", required=True)
     s.add_argument("--output", required=True)
     s.add_argument("--classes", type=int, default=256)
@@ -110,18 +141,24 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s = add("btg-train", cmd_btg_train, "train the top-down BTG preorderer")
     for name in ("--tok", "--conllu", "--classes", "--align", "--model", "--stats"):
         s.add_argument(name, required=True)
-    s.add_argument("--options", type=_json, default={}, help="the config's preorder.btg block as JSON")
+    s.add_argument(
+        "--options", type=_json, default={}, help="the config's preorder.btg block as JSON"
+    )
 
     s = add("btg-apply", cmd_btg_apply, "preorder a split with a trained BTG model")
     for name in ("--model", "--tok", "--conllu", "--classes", "--output"):
         s.add_argument(name, required=True)
     s.add_argument("--pos", default="xpos", choices=["xpos", "upos"])
-    s.add_argument("--threads", type=int, default=None, help="decoding threads (default: the usable cores)")
+    s.add_argument(
+        "--threads", type=int, default=None, help="decoding threads (default: the usable cores)"
+    )
 
     s = add("rvnn-train", cmd_rvnn_train, "train the recursive-NN preorderer")
     for name in ("--tok", "--conllu", "--tree", "--align", "--model", "--stats"):
         s.add_argument(name, required=True)
-    s.add_argument("--options", type=_json, default={}, help="the config's preorder.rvnn block as JSON")
+    s.add_argument(
+        "--options", type=_json, default={}, help="the config's preorder.rvnn block as JSON"
+    )
     s.add_argument("--threads", type=int, default=None)
 
     s = add("rvnn-apply", cmd_rvnn_apply, "preorder a split with a trained RvNN model")
@@ -129,7 +166,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--threads", type=int, default=None)
 
-    s = add("preorder-project", cmd_preorder_project, "preordered tokens, subwords and subword positions")
+    s = add(
+        "preorder-project",
+        cmd_preorder_project,
+        "preordered tokens, subwords and subword positions",
+    )
     for name in ("--perm", "--tok", "--bpe", "--out-tok", "--out-bpe", "--out-positions"):
         s.add_argument(name, required=True)
     s.add_argument(
@@ -140,9 +181,15 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "(pieces of a word share it): the config's preorder.positions",
     )
 
-    s = add("preorder-report", cmd_preorder_report, "Kendall tau / FRS of every preorder: the preorder_quality table")
+    s = add(
+        "preorder-report",
+        cmd_preorder_report,
+        "Kendall tau / FRS of every preorder: the preorder_quality table",
+    )
     for name in ("--pair", "--json", "--csv", "--md", "--figure"):
         s.add_argument(name, required=True)
     for name in ("--splits", "--tok", "--align", "--methods"):
         s.add_argument(name, nargs="+", required=True)
-    s.add_argument("--perms", nargs="*", default=[], help="one .perm per (method, split), methods outer")
+    s.add_argument(
+        "--perms", nargs="*", default=[], help="one .perm per (method, split), methods outer"
+    )

@@ -186,7 +186,9 @@ def split_valid(ranks: np.ndarray, b: int, e: int, p: int, label: int) -> bool:
     return bool(right.max() <= left.min())
 
 
-def actions_to_subtrees(n: int, actions: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, int]]:
+def actions_to_subtrees(
+    n: int, actions: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, int, int]]:
     """Replay ``(pivot, label)`` actions on the span stack; give the subtrees ``(b, e, p, label)``.
 
     Raises:
@@ -206,7 +208,9 @@ def actions_to_subtrees(n: int, actions: Sequence[tuple[int, int]]) -> list[tupl
         if e - p >= 2:
             stack.append((p, e))
     if stack:
-        raise ValueError(f"{len(stack)} spans left unsplit: a derivation of {n} words needs {n - 1} actions")
+        raise ValueError(
+            f"{len(stack)} spans left unsplit: a derivation of {n} words needs {n - 1} actions"
+        )
     return out
 
 
@@ -231,7 +235,9 @@ def permutation_from_actions(n: int, actions: Sequence[tuple[int, int, int, int]
     order = np.arange(n, dtype=np.int64)
     for b, e, p, label in reversed(list(actions)):
         if not 0 <= b < p < e <= n:
-            raise ValueError(f"subtree ({b}, {e}, {p}) is not a split inside a sentence of {n} words")
+            raise ValueError(
+                f"subtree ({b}, {e}, {p}) is not a split inside a sentence of {n} words"
+            )
         if label == INV:
             order[b:e] = np.concatenate([order[p:e], order[b:p]])
     return order

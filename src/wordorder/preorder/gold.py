@@ -32,7 +32,9 @@ def word_keys(links: np.ndarray, n_src: int, key: str = "mean") -> np.ndarray:
     count = np.bincount(src, minlength=n_src)
     aligned = count > 0
     if key == "mean":
-        keys[aligned] = (np.bincount(src, weights=tgt, minlength=n_src) / np.maximum(count, 1))[aligned]
+        keys[aligned] = (np.bincount(src, weights=tgt, minlength=n_src) / np.maximum(count, 1))[
+            aligned
+        ]
     elif key == "min":
         np.fmin.at(keys, src, tgt)
     elif key == "max":
@@ -55,7 +57,9 @@ def _fill(keys: np.ndarray, forward: bool) -> np.ndarray:
     return filled if forward else filled[::-1]
 
 
-def gold_permutation(links: np.ndarray, n_src: int, key: str = "mean", attach: str = "left") -> np.ndarray:
+def gold_permutation(
+    links: np.ndarray, n_src: int, key: str = "mean", attach: str = "left"
+) -> np.ndarray:
     """The gold preorder ``perm`` of one sentence (``reordered[k] = src[perm[k]]``).
 
     A sentence without any link keeps its order.

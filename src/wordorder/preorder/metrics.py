@@ -132,7 +132,9 @@ class OrderScores:
         }
 
 
-def score_orders(perms: Sequence[np.ndarray], links: Sequence[np.ndarray], lengths: Sequence[int]) -> OrderScores:
+def score_orders(
+    perms: Sequence[np.ndarray], links: Sequence[np.ndarray], lengths: Sequence[int]
+) -> OrderScores:
     """Kendall tau (both scales) and FRS of every permutation against its sentence's alignment.
 
     Args:

@@ -28,7 +28,9 @@ def format_permutation(perm: Sequence[int] | np.ndarray) -> str:
     return " ".join(str(int(i)) for i in perm)
 
 
-def parse_permutation(line: str, n: int, path: str | Path | None = None, line_no: int | None = None) -> np.ndarray:
+def parse_permutation(
+    line: str, n: int, path: str | Path | None = None, line_no: int | None = None
+) -> np.ndarray:
     """Parse one line and check it is a permutation of 0..n-1.
 
     Raises:
@@ -116,11 +118,16 @@ def write_preordered(
     ``unit``: the positions written, ``subword`` or ``word`` (see the module docstring).
     """
     if unit not in POSITION_UNITS:
-        raise WordorderError(f"unknown position unit '{unit}'", hint=f"use one of {', '.join(POSITION_UNITS)}")
+        raise WordorderError(
+            f"unknown position unit '{unit}'", hint=f"use one of {', '.join(POSITION_UNITS)}"
+        )
     toks = [line.split() for line in iter_lines(tok_path)]
     bpes = [line.split() for line in iter_lines(bpe_path)]
     if len(toks) != len(bpes):
-        raise WordorderError(f"{len(toks)} tokenized lines but {len(bpes)} subword lines in {bpe_path}", path=tok_path)
+        raise WordorderError(
+            f"{len(toks)} tokenized lines but {len(bpes)} subword lines in {bpe_path}",
+            path=tok_path,
+        )
     perms = read_permutations(perm_path, [len(t) for t in toks])
     moved = 0
     with atomic_paths(out_tok, out_bpe, out_positions) as (t_tok, t_bpe, t_pos):
@@ -141,7 +148,10 @@ def write_preordered(
                 moved += int(np.any(perm != np.arange(len(perm))))
                 f_tok.write(" ".join(tokens[i] for i in perm) + "\n")
                 f_bpe.write(" ".join(pieces[i] for i in np.argsort(pos)) + "\n")
-                f_pos.write(format_permutation(pos if unit == "subword" else word_positions(wi, perm)) + "\n")
+                f_pos.write(
+                    format_permutation(pos if unit == "subword" else word_positions(wi, perm))
+                    + "\n"
+                )
     return {"sentences": len(perms), "reordered": moved}
 
 

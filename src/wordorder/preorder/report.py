@@ -75,14 +75,18 @@ def _markdown(table: pd.DataFrame, title: str, counts: Mapping[str, dict]) -> st
     return "\n".join(lines) + "\n"
 
 
-def plot_quality(results: Mapping[str, Mapping[str, OrderScores]], title: str, out_png: Path) -> None:
+def plot_quality(
+    results: Mapping[str, Mapping[str, OrderScores]], title: str, out_png: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     splits = list(results)
-    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.6), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(splits), figsize=(4.2 * len(splits), 3.6), squeeze=False, sharey=True
+    )
     for ax, split in zip(axes[0], splits):
         methods = list(results[split])
         data = [results[split][m].tau[results[split][m].scored] for m in methods]
@@ -108,7 +112,9 @@ def preorder_report(
     out_png: Path,
 ) -> pd.DataFrame:
     """Evaluate every split (``{split: (tok, align, {method: perm})}``) and write the table, JSON and figure."""
-    results = {split: evaluate_split(tok, align, perms) for split, (tok, align, perms) in splits.items()}
+    results = {
+        split: evaluate_split(tok, align, perms) for split, (tok, align, perms) in splits.items()
+    }
     table = quality_table(results)
     counts = {split: next(iter(r.values())).summary() for split, r in results.items()}
     title = f"Preorder quality, {pair}"
@@ -117,7 +123,11 @@ def preorder_report(
     with atomic_open(out_md) as f:
         f.write(_markdown(table, title, counts))
     write_json(
-        out_json, {"pair": pair, "splits": {s: {m: sc.summary() for m, sc in r.items()} for s, r in results.items()}}
+        out_json,
+        {
+            "pair": pair,
+            "splits": {s: {m: sc.summary() for m, sc in r.items()} for s, r in results.items()},
+        },
     )
     plot_quality(results, title, out_png)
     return table

@@ -46,7 +46,9 @@ def read_pos(conllu: str | Path, tokens: list[list[str]], tagset: str = "xpos") 
         else:
             out.append([x if x != "_" else u for x, u in zip(sent.xpos, sent.upos)])
     if len(out) != len(tokens):
-        raise WordorderError(f"{len(out)} parsed sentences for {len(tokens)} tokenized lines", path=conllu)
+        raise WordorderError(
+            f"{len(out)} parsed sentences for {len(tokens)} tokenized lines", path=conllu
+        )
     return out
 
 
@@ -55,7 +57,9 @@ def read_trees(path: str | Path, tokens: list[list[str]]) -> list:
     trees: list = []
     for k, line in enumerate(iter_lines(path), start=1):
         if k > len(tokens):
-            raise WordorderError(f"more trees than the {len(tokens)} tokenized lines", path=path, line=k)
+            raise WordorderError(
+                f"more trees than the {len(tokens)} tokenized lines", path=path, line=k
+            )
         n = len(tokens[k - 1])
         if not line.strip():
             if n:
@@ -79,7 +83,9 @@ def read_trees(path: str | Path, tokens: list[list[str]]) -> list:
     return trees
 
 
-def read_links(align: str | Path, src_tokens: list[list[str]], tgt_lens: list[int] | None = None) -> list[np.ndarray]:
+def read_links(
+    align: str | Path, src_tokens: list[list[str]], tgt_lens: list[int] | None = None
+) -> list[np.ndarray]:
     """Alignments checked against the source lengths (and target lengths when given)."""
     src_lens = [len(t) for t in src_tokens]
     if tgt_lens is None:  # the target side is not at hand: check line count and source indices only
@@ -103,7 +109,10 @@ def gold_step(align: Path, tok: Path, output: Path, key: str, attach: str) -> di
         for lk, t in zip(progress(links, desc="gold preorder", unit=" sent"), tokens)
     ]
     write_permutations(output, perms)
-    return {"sentences": len(perms), "reordered": sum(int(np.any(p != np.arange(len(p)))) for p in perms)}
+    return {
+        "sentences": len(perms),
+        "reordered": sum(int(np.any(p != np.arange(len(p)))) for p in perms),
+    }
 
 
 def _btg_inputs(
@@ -128,7 +137,9 @@ def btg_train_step(
     links = read_links(align, [s[0] for s in sentences])
     keep = sample_indices(len(sentences), max_sentences, opts.get("seed", 1))
     start = time.perf_counter()
-    trained, info = BTGPreorderer.train([sentences[i] for i in keep], [links[i] for i in keep], BTGOptions(**opts))
+    trained, info = BTGPreorderer.train(
+        [sentences[i] for i in keep], [links[i] for i in keep], BTGOptions(**opts)
+    )
     info = {
         "corpus_sentences": len(sentences),
         "sampled": len(keep),
@@ -141,7 +152,13 @@ def btg_train_step(
 
 
 def btg_apply_step(
-    model: Path, tok: Path, conllu: Path, classes: Path, output: Path, pos_tagset: str, threads: int | None = None
+    model: Path,
+    tok: Path,
+    conllu: Path,
+    classes: Path,
+    output: Path,
+    pos_tagset: str,
+    threads: int | None = None,
 ) -> dict:
     from wordorder.preorder.btg import BTGPreorderer
 
@@ -163,14 +180,20 @@ def _rvnn_inputs(tok: Path, conllu: Path, trees: Path) -> tuple[list, list, list
     return tokens, read_pos(conllu, tokens, "upos"), read_trees(trees, tokens)
 
 
-def rvnn_train_step(tok: Path, conllu: Path, trees: Path, align: Path, model: Path, stats: Path, options: dict) -> dict:
+def rvnn_train_step(
+    tok: Path, conllu: Path, trees: Path, align: Path, model: Path, stats: Path, options: dict
+) -> dict:
     from wordorder.preorder.rvnn import RvNNOptions, train_rvnn
 
     opts = dict(options)
     max_sentences = opts.pop("max_sentences", None)
     words, pos, tree_list = _rvnn_inputs(tok, conllu, trees)
     links = read_links(align, words)
-    keep = [i for i in sample_indices(len(words), max_sentences, opts.get("seed", 1)) if tree_list[i] is not None]
+    keep = [
+        i
+        for i in sample_indices(len(words), max_sentences, opts.get("seed", 1))
+        if tree_list[i] is not None
+    ]
     start = time.perf_counter()
     trained, info = train_rvnn(
         [words[i] for i in keep],
@@ -197,7 +220,9 @@ def rvnn_apply_step(model: Path, tok: Path, conllu: Path, trees: Path, output: P
     words, pos, tree_list = _rvnn_inputs(tok, conllu, trees)
     todo = [i for i, t in enumerate(tree_list) if t is not None]
     start = time.perf_counter()
-    found = preorderer.preorder([words[i] for i in todo], [pos[i] for i in todo], [tree_list[i] for i in todo])
+    found = preorderer.preorder(
+        [words[i] for i in todo], [pos[i] for i in todo], [tree_list[i] for i in todo]
+    )
     seconds = time.perf_counter() - start
     perms = [np.arange(len(w), dtype=np.int64) for w in words]
     for i, perm in zip(todo, found):

@@ -70,11 +70,16 @@ def build_vocab(sentences: Sequence[Sequence[str]], size: int, lower: bool) -> l
 def _encode(sentences: Sequence[Sequence[str]], index: dict[str, int], lower: bool) -> np.ndarray:
     """[sum n] int64 ids of all tokens; unknown tokens get 0 (``<unk>``)."""
     get = index.get
-    return np.fromiter((get(w.lower() if lower else w, 0) for sent in sentences for w in sent), dtype=np.int64)
+    return np.fromiter(
+        (get(w.lower() if lower else w, 0) for sent in sentences for w in sent), dtype=np.int64
+    )
 
 
 def _check_lengths(
-    words: Sequence[Sequence[str]], pos: Sequence[Sequence[str]], trees: Sequence, tree_path: str | Path | None
+    words: Sequence[Sequence[str]],
+    pos: Sequence[Sequence[str]],
+    trees: Sequence,
+    tree_path: str | Path | None,
 ) -> list[int]:
     if len(pos) != len(words) or len(trees) != len(words):
         raise WordorderError(
@@ -85,7 +90,9 @@ def _check_lengths(
     for t, (w, p) in enumerate(zip(words, pos)):
         if len(p) != len(w):
             raise WordorderError(
-                f"{len(p)} POS tags for {len(w)} words", line=t + 1, hint="the parse must use the pipeline's own tokens"
+                f"{len(p)} POS tags for {len(w)} words",
+                line=t + 1,
+                hint="the parse must use the pipeline's own tokens",
             )
     return lengths
 
@@ -94,7 +101,12 @@ class RvNNPreorderer:
     """A trained RvNN preorderer: the network, its vocabularies and the options it was trained with."""
 
     def __init__(
-        self, net: RvNNNet, words: list[str], pos: list[str], options: RvNNOptions, device: str | None = None
+        self,
+        net: RvNNNet,
+        words: list[str],
+        pos: list[str],
+        options: RvNNOptions,
+        device: str | None = None,
     ) -> None:
         self.device = resolve_device(device or options.device)
         self.net = net.to(self.device)
@@ -179,11 +191,15 @@ class RvNNPreorderer:
             data = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # torch raises many types for a corrupt or foreign file
             raise WordorderError(
-                f"cannot read the RvNN model ({type(e).__name__}: {e})".splitlines()[0], path=path, hint=hint
+                f"cannot read the RvNN model ({type(e).__name__}: {e})".splitlines()[0],
+                path=path,
+                hint=hint,
             ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != 1:
             raise WordorderError(
-                "not an RvNN preordering model (format wordorder-rvnn, version 1)", path=path, hint=hint
+                "not an RvNN preordering model (format wordorder-rvnn, version 1)",
+                path=path,
+                hint=hint,
             )
         try:
             known = {f.name for f in fields(RvNNOptions)}
@@ -193,7 +209,9 @@ class RvNNPreorderer:
             net.load_state_dict(state)
         except (KeyError, TypeError, RuntimeError, AttributeError) as e:
             raise WordorderError(
-                f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0], path=path, hint=hint
+                f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0],
+                path=path,
+                hint=hint,
             ) from None
         return cls(net, words, pos, options, device)
 
@@ -248,7 +266,10 @@ def train_rvnn(
     pos_vocab = build_vocab([pos[i] for i in used], 10**9, lower=False)
     torch.manual_seed(options.seed)
     model = RvNNPreorderer(
-        RvNNNet(len(word_vocab), len(pos_vocab), options.embed, options.hidden), word_vocab, pos_vocab, options
+        RvNNNet(len(word_vocab), len(pos_vocab), options.embed, options.hidden),
+        word_vocab,
+        pos_vocab,
+        options,
     )
     net = model.net
     word_ids, pos_ids, offsets = model.encode(words, pos)
@@ -257,20 +278,26 @@ def train_rvnn(
     rng = np.random.default_rng(options.seed)
     bs = max(options.batch_size, 1)
     steps = -(-len(used) // bs)
-    bar = progress(desc="rvnn train", unit=" batch", total=steps * options.epochs, enabled=progress_bar)
+    bar = progress(
+        desc="rvnn train", unit=" batch", total=steps * options.epochs, enabled=progress_bar
+    )
     epochs = []
     for epoch in range(1, options.epochs + 1):
         start, total_loss, correct, nodes = time.perf_counter(), 0.0, 0, 0
         net.train()
         order = rng.permutation(used)
         for k in range(steps):
-            batch = collate(flat, word_ids, pos_ids, offsets, order[k * bs : (k + 1) * bs], model.device)
+            batch = collate(
+                flat, word_ids, pos_ids, offsets, order[k * bs : (k + 1) * bs], model.device
+            )
             gold = torch.from_numpy(labels[batch.rows].astype(np.int64)).to(model.device)
             logits = net(batch)
             loss = F.cross_entropy(logits, gold, reduction="sum") / batch.n_trees
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            with torch.no_grad():  # the reference's chainer hooks: L2 decay first, then clip the norm
+            with (
+                torch.no_grad()
+            ):  # the reference's chainer hooks: L2 decay first, then clip the norm
                 for p in params:
                     if p.grad is not None:
                         p.grad.add_(p, alpha=options.weight_decay)

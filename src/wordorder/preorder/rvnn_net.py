@@ -110,7 +110,12 @@ class _Levels(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx, leaf: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, children: torch.Tensor, bounds: list[int]
+        ctx,
+        leaf: torch.Tensor,
+        weight: torch.Tensor,
+        bias: torch.Tensor,
+        children: torch.Tensor,
+        bounds: list[int],
     ) -> torch.Tensor:
         """[N_leaf, H] leaves, W [H, 2H], b [H] -> [N_leaf + N_int, H] node states (leaves first)."""
         n_leaf, hidden = leaf.shape
@@ -164,5 +169,7 @@ class RvNNNet(nn.Module):
     def forward(self, batch: TreeBatch) -> torch.Tensor:
         """Logits [N_int, 2] of the batch's internal nodes, in level order (``batch.rows``)."""
         leaf = self.leaf_states(batch.words, batch.pos)
-        state = _Levels.apply(leaf, self.compose.weight, self.compose.bias, batch.children, batch.bounds)
+        state = _Levels.apply(
+            leaf, self.compose.weight, self.compose.bias, batch.children, batch.bounds
+        )
         return self.score(state[leaf.shape[0] :])

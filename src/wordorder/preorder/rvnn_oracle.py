@@ -90,7 +90,9 @@ def _bad_tree(t: int, what: str, path: str | Path | None) -> WordorderError:
 
 
 def flatten_trees(
-    trees: Sequence[Tree | None], lengths: Sequence[int] | None = None, path: str | Path | None = None
+    trees: Sequence[Tree | None],
+    lengths: Sequence[int] | None = None,
+    path: str | Path | None = None,
 ) -> TreeArrays:
     """Flatten trees; ``None`` is an empty sentence. ``lengths`` are checked when given.
 
@@ -116,12 +118,16 @@ def flatten_trees(
             else:
                 n = _walk(tree, rows, t, path)
         if lengths is not None and n != lengths[t]:
-            raise _bad_tree(t, f"the tree has {n} leaves but the sentence has {lengths[t]} words", path)
+            raise _bad_tree(
+                t, f"the tree has {n} leaves but the sentence has {lengths[t]} words", path
+            )
         n_all[t], counts[t] = n, max(n - 1, 0)
     table = np.array(rows, dtype=np.int64).reshape(-1, 6)
     offsets = np.zeros(len(trees) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return TreeArrays(n_all, offsets, table[:, 0:2].copy(), table[:, 2:5].copy(), table[:, 5].copy())
+    return TreeArrays(
+        n_all, offsets, table[:, 0:2].copy(), table[:, 2:5].copy(), table[:, 5].copy()
+    )
 
 
 def _walk(tree: Tree, rows: list, t: int, path: str | Path | None) -> int:
@@ -173,7 +179,9 @@ class LinkArrays:
         return np.diff(self.offsets)
 
 
-def pack_links(links: Sequence[np.ndarray], lengths: Sequence[int], path: str | Path | None = None) -> LinkArrays:
+def pack_links(
+    links: Sequence[np.ndarray], lengths: Sequence[int], path: str | Path | None = None
+) -> LinkArrays:
     """Stack per-sentence [L, 2] (source i, target j) links, checked against the source lengths.
 
     Duplicate links are kept: each one adds an entry, as in the reference code.
@@ -183,7 +191,9 @@ def pack_links(links: Sequence[np.ndarray], lengths: Sequence[int], path: str | 
             names the 1-based line.
     """
     if len(links) != len(lengths):
-        raise WordorderError(f"{len(links)} alignment lines for {len(lengths)} sentences", path=path)
+        raise WordorderError(
+            f"{len(links)} alignment lines for {len(lengths)} sentences", path=path
+        )
     arrays = []
     for t, lk in enumerate(links):
         a = np.asarray(lk)
@@ -191,7 +201,9 @@ def pack_links(links: Sequence[np.ndarray], lengths: Sequence[int], path: str | 
             a = np.zeros((0, 2), dtype=np.int64)
         if a.ndim != 2 or a.shape[1] != 2 or a.dtype.kind not in "iu":
             raise WordorderError(
-                f"links must be an integer [L, 2] array, got shape {a.shape} {a.dtype}", path=path, line=t + 1
+                f"links must be an integer [L, 2] array, got shape {a.shape} {a.dtype}",
+                path=path,
+                line=t + 1,
             )
         if len(a) and (a.min() < 0 or a[:, 0].max() >= lengths[t]):
             raise WordorderError(

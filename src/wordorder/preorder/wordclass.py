@@ -189,7 +189,9 @@ def cluster_words(
     index = {w: k for k, w in enumerate(words)}
     boundary = n_words  # id of <s>; its class is n_classes, never moved
     lens = np.fromiter(map(len, sentences), np.int64, len(sentences))
-    ids = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(sentences)), np.int64, int(lens.sum()))
+    ids = np.fromiter(
+        map(index.__getitem__, itertools.chain.from_iterable(sentences)), np.int64, int(lens.sum())
+    )
     # the corpus as one id stream: <s> w w w <s> w w <s> ... <s>; token t of sentence s sits at t + s + 1
     seq = np.full(len(ids) + len(lens) + 1, boundary, np.int64)
     seq[np.arange(len(ids)) + np.repeat(np.arange(len(lens)), lens) + 1] = ids
@@ -222,7 +224,19 @@ def cluster_words(
     )
     for _ in range(iterations):
         moved = _exchange_pass(
-            order, cls, freq, r_ptr, r_idx, r_cnt, l_ptr, l_idx, l_cnt, pair, count, n_classes, table
+            order,
+            cls,
+            freq,
+            r_ptr,
+            r_idx,
+            r_cnt,
+            l_ptr,
+            l_idx,
+            l_cnt,
+            pair,
+            count,
+            n_classes,
+            table,
         )
         objective.append(_objective(pair, count, table))
         moves.append(int(moved))
@@ -270,7 +284,10 @@ def read_word_classes(path: str | Path) -> dict[str, int]:
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0] or not parts[1].isdigit():
             raise WordorderError(
-                f"expected 'word<TAB>class' with a class number: {line[:80]!r}", path=path, line=k, hint=hint
+                f"expected 'word<TAB>class' with a class number: {line[:80]!r}",
+                path=path,
+                line=k,
+                hint=hint,
             )
         if parts[0] in classes:
             raise WordorderError(f"word {parts[0]!r} is listed twice", path=path, line=k, hint=hint)

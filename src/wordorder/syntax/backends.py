@@ -77,7 +77,8 @@ class SpacyBackend:
         self.nlp = spacy.load(model, exclude=list(self._SKIP))
         if "parser" not in self.nlp.pipe_names:
             raise WordorderError(
-                f"the spaCy model {model!r} has no dependency parser", hint="choose a model with a 'parser' component"
+                f"the spaCy model {model!r} has no dependency parser",
+                hint="choose a model with a 'parser' component",
             )
 
     def _doc(self, tokens: Sequence[str]):
@@ -88,7 +89,9 @@ class SpacyBackend:
 
     def parse(self, batch: Sequence[Sequence[str]]) -> list[Sentence]:
         out = []
-        for tokens, doc in zip(batch, self.nlp.pipe((self._doc(t) for t in batch), batch_size=self.batch_size)):
+        for tokens, doc in zip(
+            batch, self.nlp.pipe((self._doc(t) for t in batch), batch_size=self.batch_size)
+        ):
             if len(doc) != len(tokens):
                 raise RuntimeError(f"{self.name} changed the tokens of {' '.join(tokens)!r}")
             offsets = doc.to_array("HEAD").astype(np.int64)  # relative head offsets, 0 at roots
@@ -178,7 +181,9 @@ class HantaBackend:
         for tokens in batch:
             tagged = self.tagger.tag_sent(list(tokens), taglevel=1)
             xpos = [t[2] for t in tagged]
-            out.append(Sentence(list(tokens), [t[1] for t in tagged], [hanta_upos(x) for x in xpos], xpos))
+            out.append(
+                Sentence(list(tokens), [t[1] for t in tagged], [hanta_upos(x) for x in xpos], xpos)
+            )
         return out
 
 
@@ -247,7 +252,9 @@ def require_annotations(lang: str, needs: Sequence[str], parsers: dict | None, w
 
 
 @functools.cache
-def _load(lang: str, backend: str, model: str | None, model_dir: str | None, batch_size: int) -> Backend:
+def _load(
+    lang: str, backend: str, model: str | None, model_dir: str | None, batch_size: int
+) -> Backend:
     if backend == "spacy":
         if not model:
             raise WordorderError(f"syntax.parsers.{lang}: the spacy backend needs a model name")
@@ -259,7 +266,8 @@ def _load(lang: str, backend: str, model: str | None, model_dir: str | None, bat
     if backend == "jieba":
         return JiebaBackend()
     raise WordorderError(
-        f"syntax.parsers.{lang}: unknown backend {backend!r}", hint="use one of spacy, stanza, hanta, jieba"
+        f"syntax.parsers.{lang}: unknown backend {backend!r}",
+        hint="use one of spacy, stanza, hanta, jieba",
     )
 
 

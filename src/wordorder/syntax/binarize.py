@@ -45,7 +45,9 @@ def _check(heads: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if (h == np.arange(1, n + 1)).any():
         raise ValueError(f"a token cannot be its own head: {h.tolist()}")
     if (h == 0).sum() != 1:
-        raise ValueError(f"a tree needs exactly one root (head 0), got {(h == 0).sum()}: {h.tolist()}")
+        raise ValueError(
+            f"a tree needs exactly one root (head 0), got {(h == 0).sum()}: {h.tolist()}"
+        )
     return h, ancestor_matrix(h)  # raises on cycles
 
 
@@ -182,7 +184,9 @@ def spans(tree: Tree) -> list[tuple[int, int]]:
     >>> spans(((0, 1), (2, 3)))
     [(0, 2), (2, 4), (0, 4)]
     """
-    return [(min(under), max(under) + 1) for node, under in _walk(tree) if not isinstance(node, int)]
+    return [
+        (min(under), max(under) + 1) for node, under in _walk(tree) if not isinstance(node, int)
+    ]
 
 
 def to_sexpr(tree: Tree) -> str:
@@ -213,7 +217,9 @@ def from_sexpr(text: str) -> Tree:
             stack.append([])
         elif tok == ")":
             if len(stack) < 2 or len(stack[-1]) != 2:
-                raise ValueError(f"malformed tree {text!r}: every '(...)' must hold exactly two subtrees")
+                raise ValueError(
+                    f"malformed tree {text!r}: every '(...)' must hold exactly two subtrees"
+                )
             left, right = stack.pop()
             stack[-1].append((left, right))
         elif tok.isdigit():

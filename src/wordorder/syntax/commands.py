@@ -14,7 +14,9 @@ from wordorder.errors import WordorderError
 def cmd_parse(a: argparse.Namespace) -> None:
     from wordorder.syntax.parse import parse_file, parse_scatter_item
 
-    stats = parse_file(a.input, a.output, a.lang, a.parsers, parse_scatter_item(a.shard), a.batch_size)
+    stats = parse_file(
+        a.input, a.output, a.lang, a.parsers, parse_scatter_item(a.shard), a.batch_size
+    )
     print(json.dumps(stats.to_json()))
 
 
@@ -30,7 +32,15 @@ def cmd_syntax_project(a: argparse.Namespace) -> None:
     print(
         json.dumps(
             project_file(
-                a.conllu, a.bpe, a.out_pos, a.out_bieo, a.out_heads, a.out_tree, a.out_dep, a.out_word, a.out_head
+                a.conllu,
+                a.bpe,
+                a.out_pos,
+                a.out_bieo,
+                a.out_heads,
+                a.out_tree,
+                a.out_dep,
+                a.out_word,
+                a.out_head,
             )
         )
     )
@@ -42,7 +52,12 @@ def cmd_syntax_report(a: argparse.Namespace) -> None:
     if len(a.splits) != len(a.conllu) or len(a.splits) != len(a.summaries):
         raise WordorderError("--splits, --conllu and --summaries need one value per split each")
     report = syntax_report(
-        a.pair, a.lang, dict(zip(a.splits, a.conllu)), dict(zip(a.splits, a.summaries)), Path(a.json), Path(a.figure)
+        a.pair,
+        a.lang,
+        dict(zip(a.splits, a.conllu)),
+        dict(zip(a.splits, a.summaries)),
+        Path(a.json),
+        Path(a.figure),
     )
     print(
         json.dumps(
@@ -68,12 +83,20 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--tokenized", "--output", "--summary"):
         s.add_argument(name, required=True)
 
-    s = add("syntax-project", cmd_syntax_project, "POS/BIEO/dependency labels per subword, heads and binary trees")
+    s = add(
+        "syntax-project",
+        cmd_syntax_project,
+        "POS/BIEO/dependency labels per subword, heads and binary trees",
+    )
     for name in ("--conllu", "--bpe", "--out-pos", "--out-bieo", "--out-heads", "--out-tree"):
         s.add_argument(name, required=True)
     s.add_argument("--out-dep", default=None, help="dependency label of each subword's word")
-    s.add_argument("--out-word", default=None, help="word index of each subword (model input 'word')")
-    s.add_argument("--out-head", default=None, help="head of each subword's word (model input 'head')")
+    s.add_argument(
+        "--out-word", default=None, help="word index of each subword (model input 'word')"
+    )
+    s.add_argument(
+        "--out-head", default=None, help="head of each subword's word (model input 'head')"
+    )
 
     s = add("syntax-report", cmd_syntax_report, "parse statistics, masks and a figure for one pair")
     for name in ("--pair", "--lang", "--json", "--figure"):

@@ -50,7 +50,9 @@ class ParseStats:
     def to_json(self) -> dict:
         d = asdict(self)
         d["sentences_per_second"] = round(self.sentences_per_second, 1)
-        d["fallback_share"] = round(sum(self.fallbacks.values()) / self.sentences, 6) if self.sentences else 0.0
+        d["fallback_share"] = (
+            round(sum(self.fallbacks.values()) / self.sentences, 6) if self.sentences else 0.0
+        )
         return d
 
 
@@ -99,7 +101,12 @@ def _parse_batch(backend: Backend, batch: list[list[str]]) -> list[Sentence]:
     try:
         return backend.parse(batch)
     except Exception as e:  # the parser itself failed: isolate the sentence(s)
-        log.warning("%s failed on a batch (%s); parsing its %d sentences one by one", backend.name, e, len(batch))
+        log.warning(
+            "%s failed on a batch (%s); parsing its %d sentences one by one",
+            backend.name,
+            e,
+            len(batch),
+        )
     out = []
     for tokens in batch:
         try:
@@ -135,14 +142,20 @@ def parse_file(
     stats = ParseStats(backend=backend.name, has_trees=backend.has_trees)
     fallbacks: Counter[str] = Counter()
     t0 = time.perf_counter()
-    lines = ((n, line) for n, line in enumerate(islice(iter_lines(inp), start, end), start=start + 1))
+    lines = (
+        (n, line) for n, line in enumerate(islice(iter_lines(inp), start, end), start=start + 1)
+    )
     bar = progress(
         desc=f"parse[{backend.name}] {inp.name} {shard[0]}-of-{shard[1]}",
         unit=" sent",
         total=end - start,
         enabled=progress_bar,
     )
-    with bar, atomic_paths(out, Path(f"{out}.json")) as (tmp, tmp_json), open(tmp, "w", encoding="utf-8") as f:
+    with (
+        bar,
+        atomic_paths(out, Path(f"{out}.json")) as (tmp, tmp_json),
+        open(tmp, "w", encoding="utf-8") as f,
+    ):
         for batch in _batches(lines, batch_size):
             tokens = [line.split() for _, line in batch]
             for (number, _), toks in zip(batch, tokens):
@@ -150,11 +163,14 @@ def parse_file(
             todo = [t for t in tokens if t]
             parsed = iter(_parse_batch(backend, todo)) if todo else iter(())
             sents = [
-                next(parsed) if t else Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty") for t in tokens
+                next(parsed) if t else Sentence([], [], [], [], np.zeros(0, np.int64), [], "empty")
+                for t in tokens
             ]
             for (number, _), toks, sent in zip(batch, tokens, sents):
                 if sent.forms != toks:  # never a silent shift of indices
-                    raise RuntimeError(f"{inp}:{number}: the parse does not have the tokens of the line")
+                    raise RuntimeError(
+                        f"{inp}:{number}: the parse does not have the tokens of the line"
+                    )
                 if not backend.has_trees and sent.fallback != "empty":
                     sent.heads = None
                 if sent.fallback:
@@ -171,7 +187,9 @@ def parse_file(
     return stats
 
 
-def gather(shards: Sequence[str | Path], tokenized: str | Path, out: str | Path, summary: str | Path) -> dict:
+def gather(
+    shards: Sequence[str | Path], tokenized: str | Path, out: str | Path, summary: str | Path
+) -> dict:
     """Concatenate shard CoNLL-U files in order, checking every sentence against its input line.
 
     Writes ``out`` and a JSON ``summary`` (summed counts of the shards); returns the summary.

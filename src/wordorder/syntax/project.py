@@ -108,7 +108,11 @@ def project_file(
                         f_dep.write(" ".join(project_tags(labels, wi)) + "\n")
                     counts["sentences"] += 1
                     if f_word is not None and f_head is not None:  # given together
-                        tree_heads = sent.heads.tolist() if sent.heads is not None else chain_heads(len(sent))
+                        tree_heads = (
+                            sent.heads.tolist()
+                            if sent.heads is not None
+                            else chain_heads(len(sent))
+                        )
                         f_word.write(" ".join(map(str, wi)) + "\n")
                         f_head.write(" ".join(str(tree_heads[w]) for w in wi) + "\n")
                     if sent.heads is None or not len(sent):

@@ -46,7 +46,9 @@ def distance_histograms(sentences: list[Sentence], batch: int = 512) -> dict:
     return {
         "syntax": syn[1:].tolist(),
         "linear": lin[1:].tolist(),
-        "mean_syntax_distance_of_adjacent_words": round(adjacent_sum / adjacent_total, 3) if adjacent_total else None,
+        "mean_syntax_distance_of_adjacent_words": round(adjacent_sum / adjacent_total, 3)
+        if adjacent_total
+        else None,
     }
 
 
@@ -55,7 +57,15 @@ def split_report(conllu: Path, summary: Mapping) -> tuple[dict, list[Sentence]]:
     trees = [s.heads for s in sents if s.heads is not None and len(s)]
     report = {
         k: summary[k]
-        for k in ("backend", "has_trees", "sentences", "tokens", "fallbacks", "fallback_share", "sentences_per_second")
+        for k in (
+            "backend",
+            "has_trees",
+            "sentences",
+            "tokens",
+            "fallbacks",
+            "fallback_share",
+            "sentences_per_second",
+        )
     }
     report["nonprojective_share"] = (
         round(sum(bool(nonprojective_arcs(h)) for h in trees) / len(trees), 4) if trees else None
@@ -86,20 +96,38 @@ def plot(report: Mapping, example: Sentence | None, title: str, out_png: Path) -
         m = tree_distances(example.heads)
         ax_m.imshow(m, cmap="viridis_r")
         for (i, j), v in np.ndenumerate(m):
-            ax_m.text(j, i, str(v), ha="center", va="center", fontsize=7, color="white" if v > m.max() / 2 else "black")
+            ax_m.text(
+                j,
+                i,
+                str(v),
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if v > m.max() / 2 else "black",
+            )
         ticks = range(len(example))
         ax_m.set_xticks(ticks, example.forms, rotation=60, fontsize=8)
         ax_m.set_yticks(ticks, example.forms, fontsize=8)
         ax_m.set_title("Syntax-distance mask M of one sentence (edges in the tree)")
     else:
-        ax_m.text(0.5, 0.5, "no parsed sentence to show", ha="center", va="center", transform=ax_m.transAxes)
+        ax_m.text(
+            0.5,
+            0.5,
+            "no parsed sentence to show",
+            ha="center",
+            va="center",
+            transform=ax_m.transAxes,
+        )
     x = np.arange(1, MAX_BIN + 1)
     # the splits look alike: show the first one that has trees (train)
     for split, rep in report["splits"].items():
         hist = rep["distances"]
         if sum(hist["syntax"]):
             ax_h.bar(
-                x - 0.2, np.array(hist["syntax"]) / sum(hist["syntax"]), width=0.4, label=f"syntax distance ({split})"
+                x - 0.2,
+                np.array(hist["syntax"]) / sum(hist["syntax"]),
+                width=0.4,
+                label=f"syntax distance ({split})",
             )
             ax_h.bar(
                 x + 0.2,
@@ -124,7 +152,12 @@ def plot(report: Mapping, example: Sentence | None, title: str, out_png: Path) -
 
 
 def syntax_report(
-    pair: str, lang: str, conllus: Mapping[str, Path], summaries: Mapping[str, Path], out_json: Path, out_png: Path
+    pair: str,
+    lang: str,
+    conllus: Mapping[str, Path],
+    summaries: Mapping[str, Path],
+    out_json: Path,
+    out_png: Path,
 ) -> dict:
     """Write the JSON report and the figure for the source side of ``pair``; return the report."""
     report: dict = {"pair": pair, "lang": lang, "splits": {}}

@@ -42,7 +42,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--input", required=True)
     s.add_argument("--output", required=True)
 
-    s = add("subword-train", cmd_subword_train, "train a sentencepiece model (joint: on both sides' inputs)")
+    s = add(
+        "subword-train",
+        cmd_subword_train,
+        "train a sentencepiece model (joint: on both sides' inputs)",
+    )
     s.add_argument("--inputs", nargs="+", required=True)
     s.add_argument("--options", type=_json, default={})
     s.add_argument("--seed", type=int, default=1)

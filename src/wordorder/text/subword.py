@@ -267,7 +267,11 @@ class SubwordModel:
 
         self.path = Path(path)
         if not self.path.is_file():
-            raise WordorderError("subword model not found", path=self.path, hint="train it first (train_sentencepiece)")
+            raise WordorderError(
+                "subword model not found",
+                path=self.path,
+                hint="train it first (train_sentencepiece)",
+            )
         self._sp = spm.SentencePieceProcessor()
         try:
             self._sp.Load(str(self.path))
@@ -365,7 +369,9 @@ def encode_file(inp: Path, out: Path, model: SubwordModel, progress: bool = True
                     try:
                         _check_tokens(line.split())
                     except WordorderError as e:
-                        raise WordorderError(e.message, path=inp, line=n + k + 1, hint=e.hint) from None
+                        raise WordorderError(
+                            e.message, path=inp, line=n + k + 1, hint=e.hint
+                        ) from None
             encoded = model._sp.encode(batch, out_type=str)
             f.write("".join(" ".join(pieces) + "\n" for pieces in encoded))
             n += len(batch)

@@ -176,7 +176,9 @@ def _moses_languages() -> set[str]:
 def _base_lang(lang: str) -> str:
     """``"ja-JP"`` / ``"zh_Hans"`` / ``"EN"`` -> ``"ja"`` / ``"zh"`` / ``"en"``."""
     if not isinstance(lang, str) or not lang.strip():
-        raise WordorderError(f"invalid language code {lang!r}", hint="use an ISO 639-1 code such as 'en'")
+        raise WordorderError(
+            f"invalid language code {lang!r}", hint="use an ISO 639-1 code such as 'en'"
+        )
     return lang.strip().lower().replace("_", "-").split("-")[0]
 
 

@@ -77,6 +77,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         help="the target side's subword model when each side has its own (--spm is then the source side's)",
     )
 
-    s = add("average-checkpoints", cmd_average_checkpoints, "average the weights of checkpoints of one model")
+    s = add(
+        "average-checkpoints",
+        cmd_average_checkpoints,
+        "average the weights of checkpoints of one model",
+    )
     s.add_argument("--inputs", nargs="+", required=True)
     s.add_argument("--output", required=True)

@@ -64,7 +64,9 @@ def init_from_env(device: torch.device) -> Dist:
         torch.cuda.set_device(device)
     if not dist.is_initialized():
         # The other processes wait while rank 0 decodes the dev set: allow a long evaluation.
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", timeout=timedelta(hours=6))
+        dist.init_process_group(
+            "nccl" if device.type == "cuda" else "gloo", timeout=timedelta(hours=6)
+        )
     return Dist(rank, world, device)
 
 

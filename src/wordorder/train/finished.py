@@ -72,7 +72,13 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def run_key(resume_key: str, meta: Mapping[str, Any], pairs: Sequence[Pair], feats: Feats | None, dev: DevSet) -> str:
+def run_key(
+    resume_key: str,
+    meta: Mapping[str, Any],
+    pairs: Sequence[Pair],
+    feats: Feats | None,
+    dev: DevSet,
+) -> str:
     """What a finished run must match to stand for this one: the resume key, all the training
     options and the checkpoints' other metadata (``meta``), and the whole data, training and dev
     (the resume key has only a sample of the training data)."""
@@ -139,7 +145,9 @@ def _read(marker: Path) -> dict[str, Any] | None:
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         return None
     files, summary = record.get("files"), record.get("summary")
-    if not (isinstance(record.get("key"), str) and isinstance(files, dict) and isinstance(summary, dict)):
+    if not (
+        isinstance(record.get("key"), str) and isinstance(files, dict) and isinstance(summary, dict)
+    ):
         return None
     # Only names finish() writes: a hand-edited record must not place or remove anything else.
     ours = record.get("folder") == FOLDER and all(re.fullmatch(_NAMES, rel) for rel in files)
@@ -176,7 +184,8 @@ def restore(state_path: Path, out_dir: Path, key: str, main: bool) -> dict[str, 
             marker.unlink(missing_ok=True)
             shutil.rmtree(folder, ignore_errors=True)
             print(
-                f"training anew: {marker} does not stand for this run ({why}); it and {folder} are removed", flush=True
+                f"training anew: {marker} does not stand for this run ({why}); it and {folder} are removed",
+                flush=True,
             )
         return None
     assert record is not None  # _stale said so

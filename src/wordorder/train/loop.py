@@ -33,7 +33,16 @@ from wordorder.model_io.batching import Pair, collate, make_batches
 from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train import exclusive, finished, kept
-from wordorder.train.distributed import barrier, env_rank, flag_any, gather, init_from_env, shutdown, sum_all, wrap
+from wordorder.train.distributed import (
+    barrier,
+    env_rank,
+    flag_any,
+    gather,
+    init_from_env,
+    shutdown,
+    sum_all,
+    wrap,
+)
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
     StopSignal,
@@ -98,13 +107,21 @@ def train(
     if opts.best_by == "perplexity" and dev_tgt is None:
         raise WordorderError("train option best_by: perplexity needs the dev targets")
     dev = DevSet(dev_src, dev_score, dev_tgt, dev_feats)
-    options = model.options.to_dict() if hasattr(model.options, "to_dict") else dataclasses.asdict(model.options)
+    options = (
+        model.options.to_dict()
+        if hasattr(model.options, "to_dict")
+        else dataclasses.asdict(model.options)
+    )
     meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
-    key = fingerprint(opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src))
+    key = fingerprint(
+        opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src)
+    )
     main = env_rank() == 0
     # Rank 0 holds the state for the whole run; the other ranks wait for it when they join.
     with exclusive.hold(Path(state_path)) if state_path is not None and main else nullcontext():
-        if state_path is not None and finished.marker_of(Path(state_path)).is_file():  # finished before?
+        if (
+            state_path is not None and finished.marker_of(Path(state_path)).is_file()
+        ):  # finished before?
             done = finished.restore(
                 Path(state_path),
                 Path(out_dir),
@@ -113,7 +130,16 @@ def train(
             )
             if done is not None:
                 return done
-        trainer = _Trainer(model, train_pairs, train_feats, dev, opts, Path(out_dir), (options, meta, key), state_path)
+        trainer = _Trainer(
+            model,
+            train_pairs,
+            train_feats,
+            dev,
+            opts,
+            Path(out_dir),
+            (options, meta, key),
+            state_path,
+        )
         return trainer.run()
 
 
@@ -133,27 +159,39 @@ class _Trainer:
         state_path: Path | None,
     ) -> None:
         """``identity``: the model's options, the checkpoints' metadata and the resume key."""
-        self.model, self.pairs, self.feats, self.dev, self.opts = model, train_pairs, train_feats, dev, opts
+        self.model, self.pairs, self.feats, self.dev, self.opts = (
+            model,
+            train_pairs,
+            train_feats,
+            dev,
+            opts,
+        )
         self.out_dir, self.state_path = out_dir, state_path
         out_dir.mkdir(parents=True, exist_ok=True)
         if opts.threads:
             torch.set_num_threads(opts.threads)
         self.d = d = init_from_env(resolve_device(opts.device))
         self.device = device = d.device
-        torch.manual_seed(opts.seed + d.rank)  # same weights everywhere (DDP broadcasts rank 0's), own dropout
+        torch.manual_seed(
+            opts.seed + d.rank
+        )  # same weights everywhere (DDP broadcasts rank 0's), own dropout
         if device.type == "cpu":
             keep_freed_cpu_memory()
         model.to(device).train()
         use_amp = opts.amp and device.type == "cuda"
         self.amp_dtype = amp_dtype = (
-            (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if use_amp else None
+            (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
+            if use_amp
+            else None
         )
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
         self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
         self.options, self.base_meta, self.key = identity
         saved = (
-            load_state(state_path, model, self.optimizer, self.scheduler, self.scaler, self.key, d.rank)
+            load_state(
+                state_path, model, self.optimizer, self.scheduler, self.scaler, self.key, d.rank
+            )
             if state_path
             else None
         )
@@ -161,12 +199,17 @@ class _Trainer:
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
         if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
-            print(f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})", flush=True)
+            print(
+                f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})",
+                flush=True,
+            )
 
     def run(self) -> dict[str, Any]:
         opts, d = self.opts, self.d
         self.metrics = (
-            open_metrics(self.out_dir / "metrics.jsonl", self.state.log_lines) if d.main else open(os.devnull, "w")
+            open_metrics(self.out_dir / "metrics.jsonl", self.state.log_lines)
+            if d.main
+            else open(os.devnull, "w")
         )
         self.stop_signal = StopSignal().install() if self.state_path else None
         # Under a wall-clock budget max_steps is rarely reached: an ETA against it would mislead.
@@ -214,7 +257,9 @@ class _Trainer:
                 s.epoch, first = s.epoch + 1, 0
             else:  # the epoch the saved state was in, from its next batch
                 first, s.resume_batch = s.resume_batch, None
-            batches = make_batches(self.pairs, opts.batch_tokens, seed=opts.seed * 100_003 + s.epoch)
+            batches = make_batches(
+                self.pairs, opts.batch_tokens, seed=opts.seed * 100_003 + s.epoch
+            )
             for g in range(first, len(batches), opts.accum_steps):
                 share = batches[g : g + opts.accum_steps]
                 s.next_batch = g + opts.accum_steps
@@ -256,7 +301,8 @@ class _Trainer:
         # Decided on rank 0's clock and signals and shared, so all processes stop together.
         out_of_time, signalled = flag_any(
             [
-                opts.max_minutes is not None and time.perf_counter() - s.start >= 60 * opts.max_minutes,
+                opts.max_minutes is not None
+                and time.perf_counter() - s.start >= 60 * opts.max_minutes,
                 self.stop_signal is not None and self.stop_signal.received is not None,
             ],
             self.d,
@@ -271,7 +317,9 @@ class _Trainer:
         else:
             stop = False
         # After the evaluation, so that a resumed run does not skip it.
-        if self.state_path and ((opts.checkpoint_every and s.step % opts.checkpoint_every == 0) or signalled):
+        if self.state_path and (
+            (opts.checkpoint_every and s.step % opts.checkpoint_every == 0) or signalled
+        ):
             self.checkpoint()
             if signalled:
                 if self.d.main:
@@ -329,7 +377,9 @@ class _Trainer:
         assert self.state_path is not None, "checkpoint() is only called with a state path"
         rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
         if d.main:
-            folder = kept.snapshot(self.state_path, self.out_dir, s.step)  # complete before the state names it
+            folder = kept.snapshot(
+                self.state_path, self.out_dir, s.step
+            )  # complete before the state names it
             save_state(
                 self.state_path,
                 self.model,

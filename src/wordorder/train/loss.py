@@ -54,7 +54,9 @@ class _LinearCrossEntropy(torch.autograd.Function):
     """Summed smoothed loss and summed NLL of ``h Wᵀ`` against ``target`` (rows already non-PAD)."""
 
     @staticmethod
-    def forward(ctx, hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float) -> tuple[Tensor, Tensor]:
+    def forward(
+        ctx, hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float
+    ) -> tuple[Tensor, Tensor]:
         # hidden: (N, d), weight: (V, d), target: (N,)
         z = _WORKSPACE.take(hidden.size(0), weight.size(0), hidden.device)  # (N, V)
         torch.mm(hidden.float(), weight.float().t(), out=z)
@@ -120,4 +122,6 @@ def linear_cross_entropy(
     flat_target = target.reshape(-1)
     keep = flat_target.ne(PAD_ID).nonzero().squeeze(1)
     rows = hidden.reshape(-1, hidden.size(-1)).index_select(0, keep)
-    return _LinearCrossEntropy.apply(rows, weight, flat_target.index_select(0, keep), float(smoothing))
+    return _LinearCrossEntropy.apply(
+        rows, weight, flat_target.index_select(0, keep), float(smoothing)
+    )

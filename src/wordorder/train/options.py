@@ -86,24 +86,43 @@ class TrainOptions:
         valid = [f.name for f in dataclasses.fields(cls)]
         for key in d:
             if key not in valid:
-                raise WordorderError(f"unknown train option '{key}'", hint=f"valid train options: {', '.join(valid)}")
+                raise WordorderError(
+                    f"unknown train option '{key}'", hint=f"valid train options: {', '.join(valid)}"
+                )
         d = dict(d)
         if "betas" in d:
             d["betas"] = tuple(float(b) for b in d["betas"])
         opts = cls(**d)
-        for name in ("batch_tokens", "accum_steps", "max_steps", "eval_every", "eval_beam", "log_every"):
+        for name in (
+            "batch_tokens",
+            "accum_steps",
+            "max_steps",
+            "eval_every",
+            "eval_beam",
+            "log_every",
+        ):
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
-                raise WordorderError(f"train option {name} must be a positive integer, got {getattr(opts, name)!r}")
+                raise WordorderError(
+                    f"train option {name} must be a positive integer, got {getattr(opts, name)!r}"
+                )
         from wordorder.train.schedule import SCHEDULES
 
         if opts.schedule not in SCHEDULES:
-            raise WordorderError(f"train option schedule must be one of {', '.join(SCHEDULES)}, got {opts.schedule!r}")
+            raise WordorderError(
+                f"train option schedule must be one of {', '.join(SCHEDULES)}, got {opts.schedule!r}"
+            )
         if opts.schedule == "noam" and (not isinstance(opts.warmup, int) or opts.warmup < 1):
-            raise WordorderError("train option schedule: noam needs warmup ≥ 1 (its peak is at step = warmup)")
+            raise WordorderError(
+                "train option schedule: noam needs warmup ≥ 1 (its peak is at step = warmup)"
+            )
         if opts.best_by not in BEST_BY:
-            raise WordorderError(f"train option best_by must be one of {', '.join(BEST_BY)}, got {opts.best_by!r}")
+            raise WordorderError(
+                f"train option best_by must be one of {', '.join(BEST_BY)}, got {opts.best_by!r}"
+            )
         if not isinstance(opts.average_last, int) or opts.average_last < 0:
-            raise WordorderError(f"train option average_last must be a non-negative integer, got {opts.average_last!r}")
+            raise WordorderError(
+                f"train option average_last must be a non-negative integer, got {opts.average_last!r}"
+            )
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
             raise WordorderError(
                 f"train option checkpoint_every must be a non-negative integer (0 = only on "

@@ -141,7 +141,9 @@ def load_state(
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated by a full disk, not a torch file, unsafe content
         raise WordorderError(
-            f"cannot read the training state: {e}", path=path, hint="delete it to start this training from scratch"
+            f"cannot read the training state: {e}",
+            path=path,
+            hint="delete it to start this training from scratch",
         ) from None
     if isinstance(obj, dict) and obj.get("format") in OLD_FORMATS:
         raise WordorderError(
@@ -152,7 +154,9 @@ def load_state(
         )
     if not isinstance(obj, dict) or obj.get("format") != STATE_FORMAT:
         raise WordorderError(
-            "not a wordorder training state", path=path, hint="delete it to start this training from scratch"
+            "not a wordorder training state",
+            path=path,
+            hint="delete it to start this training from scratch",
         )
     if obj["fingerprint"] != key:
         return None

@@ -21,7 +21,10 @@ from wordorder.model_io.subwords import read_ids, subword_models
 
 
 def read_source_features(
-    options: Any, files: Mapping[str, Mapping[str, str]], train_src: list[list[int]], dev_src: list[list[int]]
+    options: Any,
+    files: Mapping[str, Mapping[str, str]],
+    train_src: list[list[int]],
+    dev_src: list[list[int]],
 ) -> tuple[dict, dict, dict]:
     """Train and dev features of the model's ``required_features`` (a missing or an unneeded
     file is an error: the DAG and the variant disagree)."""
@@ -71,7 +74,9 @@ def run_training(
     from wordorder.models.registry import build_model, resolve_options
     from wordorder.train.loop import TrainOptions, train
 
-    opts = TrainOptions.from_dict({**train_options, "seed": seed, **({"threads": threads} if threads else {})})
+    opts = TrainOptions.from_dict(
+        {**train_options, "seed": seed, **({"threads": threads} if threads else {})}
+    )
     if output.name != "best.pt":
         raise WordorderError("the training output must be named best.pt", path=output)
     if opts.threads:
@@ -83,7 +88,9 @@ def run_training(
     dev_ids = dev_all = read_ids(read_lines(dev_src), sp_src, dev_src)
     refs = read_lines(dev_ref)
     if len(refs) != len(dev_ids):
-        raise WordorderError(f"{len(dev_ids)} dev sources but {len(refs)} references in {dev_ref}", path=dev_src)
+        raise WordorderError(
+            f"{len(dev_ids)} dev sources but {len(refs)} references in {dev_ref}", path=dev_src
+        )
     if opts.eval_sentences:
         dev_ids, refs = dev_ids[: opts.eval_sentences], refs[: opts.eval_sentences]
 
@@ -94,7 +101,9 @@ def run_training(
     dev_tgt = [sp.encode_ids(line.split()) for line in refs]  # for the dev loss
 
     options = resolve_options(dict(model_options))
-    train_feats, dev_feats, vocabs = read_source_features(options, features or {}, [p[0] for p in pairs], dev_all)
+    train_feats, dev_feats, vocabs = read_source_features(
+        options, features or {}, [p[0] for p in pairs], dev_all
+    )
     if dev_feats and opts.eval_sentences:
         dev_feats = {k: v[: opts.eval_sentences] for k, v in dev_feats.items()}
     options.feature_sizes = vocab_sizes(vocabs)

@@ -34,13 +34,21 @@ class Window:
 
     @classmethod
     def resumed(
-        cls, eval_time: float, parts: Sequence[Sequence[float]] = (), tokens: int = 0, rank: int = 0, world: int = 1
+        cls,
+        eval_time: float,
+        parts: Sequence[Sequence[float]] = (),
+        tokens: int = 0,
+        rank: int = 0,
+        world: int = 1,
     ) -> Window:
         """A window from saved sums (none: a fresh one): this process' share of them (all if
         it runs alone), as float32 tensors, the type of the updates' losses, so that it adds
         up bitwise alike."""
         mine = parts[rank::world]
-        loss, nll = (torch.tensor(sum(p[i] for p in mine), dtype=torch.float32) if mine else 0.0 for i in (0, 1))
+        loss, nll = (
+            torch.tensor(sum(p[i] for p in mine), dtype=torch.float32) if mine else 0.0
+            for i in (0, 1)
+        )
         return cls(loss, nll, tokens, time.perf_counter(), eval_time)
 
 
@@ -53,7 +61,9 @@ class TrainingState:
     step: int = 0
     epoch: int = 0  # the epoch in progress (1-based; 0 = none started)
     next_batch: int = 0  # index of the next batch of that epoch
-    resume_batch: int | None = None  # the saved next batch, until the resumed epoch continues from it
+    resume_batch: int | None = (
+        None  # the saved next batch, until the resumed epoch continues from it
+    )
     train_tokens: int = 0
     best_score: float = float("-inf")  # of the train.best_by criterion, higher is better
     best_bleu: float = float("-inf")  # the dev BLEU of that checkpoint
@@ -188,7 +198,11 @@ class DevSet:
 
 
 def score_dev(
-    model: Seq2SeqModel, dev: DevSet, opts: TrainOptions, device: torch.device, amp_dtype: torch.dtype | None
+    model: Seq2SeqModel,
+    dev: DevSet,
+    opts: TrainOptions,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
 ) -> DevScores:
     """Translate dev (beam ``eval_beam``) and score it; with dev targets also the dev loss."""
     hyps = translate_batches(
@@ -204,5 +218,8 @@ def score_dev(
     if dev.tgt is None:
         return DevScores(bleu)
     return DevScores(
-        bleu, dev_loss(model, list(zip(dev.src, dev.tgt)), opts.batch_tokens, device, amp_dtype, dev.feats)
+        bleu,
+        dev_loss(
+            model, list(zip(dev.src, dev.tgt)), opts.batch_tokens, device, amp_dtype, dev.feats
+        ),
     )

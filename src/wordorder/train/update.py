@@ -35,7 +35,9 @@ def batch_loss(
             logits = model(batch.src, batch.tgt_in, batch.feats)
         logits = logits.float().view(-1, logits.size(-1))
         flat = target.reshape(-1)
-        loss = F.cross_entropy(logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum")
+        loss = F.cross_entropy(
+            logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum"
+        )
         with torch.no_grad():
             nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
     aux = model.auxiliary_loss
@@ -53,7 +55,12 @@ def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optim
 
     lr = peak_lr(opts.lr, opts.warmup, opts.schedule, int(model.options.d_model))
     return torch.optim.Adam(
-        model.parameters(), lr=lr, betas=opts.betas, eps=opts.eps, weight_decay=opts.weight_decay, fused=True
+        model.parameters(),
+        lr=lr,
+        betas=opts.betas,
+        eps=opts.eps,
+        weight_decay=opts.weight_decay,
+        fused=True,
     )
 
 
