@@ -1,9 +1,9 @@
 """Beam search with incremental decoding (key/value cache) vs recomputing the whole prefix.
 
-Both runs use the same beam search code; the "no cache" model answers each ``step`` by
-running the decoder stack over the whole prefix (causal self-attention, cross-attention
-keys/values recomputed from the memory) and projecting only the last position onto the
-vocabulary, which is what decoding without a cache costs. Small preset, random weights, 64 sentences of 30
+Both runs use the same beam search code; the "no cache" model answers each ``step`` by running
+the decoder stack over the whole prefix (causal self-attention, cross-attention keys/values
+recomputed from the memory) and projecting only the last position onto the vocabulary, which
+is what decoding without a cache costs. Small preset, random weights, 64 sentences of 30
 tokens; random weights rarely emit EOS, so every hypothesis runs to the length limit
 (1.5 * 30 + 10 = 55 tokens) in both runs.
 

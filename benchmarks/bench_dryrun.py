@@ -48,7 +48,8 @@ def main() -> None:
         print(f"{name:<30} {jobs:>6} {wall:>8.2f} {jobs / wall:>8.0f}")
     separate = sum(w for _, w, _ in rows)
     print(
-        f"\nunion / sum of the five separate dry runs: {union[1] / separate:.2f} ({union[1]:.2f} s vs {separate:.2f} s)"
+        f"\nunion / sum of the five separate dry runs: {union[1] / separate:.2f} "
+        f"({union[1]:.2f} s vs {separate:.2f} s)"
     )
     print(
         f"union / budget of {BUDGET:.0f} s: {union[1] / BUDGET:.2f}"

@@ -194,12 +194,12 @@ def main() -> None:
     try:
         small, large = (run_size(n, root) for n in args.sizes)
         print(
-            f"{'rule':<16} {'in MB':>8} {'peak MB':>8} {'in MB':>8} {'peak MB':>8} {'base':>7} {'slope':>6}"
-            f" {'asked':>7} {'peak/asked':>10}"
+            f"{'rule':<16} {'in MB':>8} {'peak MB':>8} {'in MB':>8} {'peak MB':>8} {'base':>7} "
+            f"{'slope':>6} {'asked':>7} {'peak/asked':>10}"
         )
         print(
-            f"{'':<16} {'N=' + format(args.sizes[0], ','):>17} {'N=' + format(args.sizes[1], ','):>17}"
-            f"    fit of the two        table, larger N"
+            f"{'':<16} {'N=' + format(args.sizes[0], ','):>17} "
+            f"{'N=' + format(args.sizes[1], ','):>17}    fit of the two        table, larger N"
         )
         for rule in JOBS:
             (x1, y1), (x2, y2) = small[rule], large[rule]
@@ -213,10 +213,12 @@ def main() -> None:
         for lang, peak in parse_peaks(root).items():
             asked = memory_mb(*MEMORY.get("parse_shard", DEFAULT), 0)
             print(
-                f"parse ({lang}, 2,000 lines): peak {peak:.0f} MB, asked {asked} MB: {peak / asked:.2f}"
+                f"parse ({lang}, 2,000 lines): peak {peak:.0f} MB, asked "
+                f"{asked} MB: {peak / asked:.2f}"
             )
         print(
-            f"(asked = the table's base + slope x input MB, x {HEADROOM} headroom; peak/asked must stay < 1)"
+            f"(asked = the table's base + slope x input MB, x {HEADROOM} headroom; "
+            "peak/asked must stay < 1)"
         )
     finally:
         if args.keep is None:

@@ -76,9 +76,9 @@ def main() -> None:
                 parse_rate = sents / max(s["seconds"] for s in stats)
                 rates[n] = sents / wall
                 print(
-                    f"{lang} {n} core(s): {sents} sentences, wall {wall:.1f} s = {sents / wall:.0f} sent/s "
-                    f"(parsing alone {parse_rate:.0f} sent/s), fallbacks {fallback} ({fallback / sents:.2%}), "
-                    f"backend {stats[0]['backend']}"
+                    f"{lang} {n} core(s): {sents} sentences, wall {wall:.1f} s = "
+                    f"{sents / wall:.0f} sent/s (parsing alone {parse_rate:.0f} sent/s), "
+                    f"fallbacks {fallback} ({fallback / sents:.2%}), backend {stats[0]['backend']}"
                 )
             print(f"{lang}: 2 cores / 1 core = {rates[2] / rates[1]:.2f}x")
 

@@ -271,8 +271,8 @@ def one_round(
     row = {"toolkit": toolkit, "round": k, "wall_s": wall, "peak_rss_mb": rss, **window}
     print(
         f"  round {k} {toolkit:9s}: {window['sents'] / window['seconds']:7.1f} pairs/s, "
-        f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s timed, "
-        f"{wall:.0f} s wall, peak RSS {rss:.0f} MB",
+        f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s "
+        f"timed, {wall:.0f} s wall, peak RSS {rss:.0f} MB",
         flush=True,
     )
     return row
@@ -300,15 +300,16 @@ def summary(
 
 def table(s: dict[str, dict]) -> str:
     lines = [
-        "| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU | peak RSS MB | "
-        "target tok/s per round |",
+        "| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU "
+        "| peak RSS MB | target tok/s per round |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for name, r in s.items():
         rounds = ", ".join(f"{v:,.0f}" for v in r["per_round_tgt_tok_s"])
         lines.append(
-            f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} | "
-            f"{r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | {r['peak_rss_mb']:,.0f} | {rounds} |"
+            f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} "
+            f"| {r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | "
+            f"{r['peak_rss_mb']:,.0f} | {rounds} |"
         )
     w, e = s["wordorder"], s["eole"]
     lines.append(
@@ -332,8 +333,9 @@ def setup(args) -> tuple[Path, Path]:
     """eole's python (installed on the first run) and the segmented data folder."""
     if not (args.data / "train.en.gz").is_file():
         sys.exit(
-            f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; the benchmark "
-            "reads ../shared/data/ja-en_small_parallel_enja next to the repository (or pass --data)"
+            f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; "
+            "the benchmark reads ../shared/data/ja-en_small_parallel_enja next to the "
+            "repository (or pass --data)"
         )
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -370,9 +372,10 @@ def main() -> None:
     import torch
 
     print(
-        f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ {args.batch_tokens} padded tokens, "
-        f"{args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}; updates "
-        f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}",
+        f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ "
+        f"{args.batch_tokens} padded tokens, {args.threads} threads, torch {torch.__version__}, "
+        f"eole {EOLE_VERSION}; updates {args.warmup_steps + 1}..{args.warmup_steps + args.steps} "
+        f"timed, reports every {every}",
         flush=True,
     )
     peaks = [matmul_peak(args.threads)]
@@ -385,7 +388,8 @@ def main() -> None:
     s = summary(rows, lengths, vocab, peak, args.steps)
     print(
         f"fp32 matmul peak ({args.threads} threads, 2048² torch.mm): "
-        f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); MFU against {peak / 1e9:.1f}"
+        f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); "
+        f"MFU against {peak / 1e9:.1f}"
     )
     print(table(s))
     if args.json:

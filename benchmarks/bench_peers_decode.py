@@ -4,14 +4,15 @@
         [--updates 2500] [--warmup 400] [--peak-lr 0.002] [--beam 4] [--rounds 2] [--threads 2]
         [--json out.json]
 
-* Training: both toolkits train the shared architecture of ``bench_peers.py`` (same data, segmentation,
-  batches of ≤ ``--batch-tokens`` padded tokens, Adam, label smoothing, dropout) for ``--updates``
-  updates each, one fresh process each, with the Noam schedule scaled to peak at ``--peak-lr`` after
-  ``--warmup`` updates (bench_peers' 4,000 warm-up updates are for its short timing window; a
-  converged model needs the peak early). Training speed over updates 101..N is printed too. The
-  trained models stay in ``--work``/runs/model_<toolkit> and a later run with the same settings
-  reuses them: on this project's 2-core machines 2,000 updates take about an hour per toolkit, so
-  train once (the machine may be busy), then measure the decoding alone on a quiet machine.
+* Training: both toolkits train the shared architecture of ``bench_peers.py`` (same data,
+  segmentation, batches of ≤ ``--batch-tokens`` padded tokens, Adam, label smoothing, dropout)
+  for ``--updates`` updates each, one fresh process each, with the Noam schedule scaled to peak
+  at ``--peak-lr`` after ``--warmup`` updates (bench_peers' 4,000 warm-up updates are for its
+  short timing window; a converged model needs the peak early). Training speed over updates
+  101..N is printed too. The trained models stay in ``--work``/runs/model_<toolkit> and a later
+  run with the same settings reuses them: on this project's 2-core machines 2,000 updates take
+  about an hour per toolkit, so train once (the machine may be busy), then measure the decoding
+  alone on a quiet machine.
 * Test: the first ``--test`` sentences of the Tanaka test set, segmented with the same
   sentencepiece model; BLEU (sacrebleu, ``tokenize none``) of the decoded pieces joined back into
   words, against the corpus' tokenized references. Equal BLEU (within ``--bleu-tolerance``) or the
@@ -105,7 +106,8 @@ def decode(
     eole_py: Path,
     data: Path,
 ):
-    """One decoding run in a fresh process: (decode seconds, wall seconds, output pieces per line)."""
+    """One decoding run in a fresh process: (decode seconds, wall seconds,
+    output pieces per line)."""
     out = args.work / "decode" / f"{k}_{toolkit}_{batching}"
     out.mkdir(parents=True, exist_ok=True)
     hyp, log = out / "hyp.txt", out / "log.txt"
@@ -213,11 +215,13 @@ def main() -> None:
         return wordorder_decode_child(json.loads(args.decode_child.read_text()))
     if args.updates <= 100 or args.warmup < 1:
         ap.error(
-            "--updates must exceed 100 (the training window starts there) and --warmup be at least 1"
+            "--updates must exceed 100 (the training window starts there) "
+            "and --warmup be at least 1"
         )
     eole_py, data = setup(args)
     test_src, refs = test_set(args, data)
-    # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak factor · (d · warmup)^-0.5.
+    # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak
+    # factor · (d · warmup)^-0.5.
     arch = {
         **ARCH,
         "warmup": args.warmup,
@@ -226,9 +230,9 @@ def main() -> None:
     import torch
 
     print(
-        f"{args.direction}, {args.pairs} pairs, {args.updates} updates of ≤ {args.batch_tokens} tokens (peak lr "
-        f"{args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, beam {args.beam}, {args.threads} "
-        f"threads, torch {torch.__version__}, eole {EOLE_VERSION}",
+        f"{args.direction}, {args.pairs} pairs, {args.updates} updates of ≤ {args.batch_tokens} "
+        f"tokens (peak lr {args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, "
+        f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}",
         flush=True,
     )
     # Training (bench_peers' rounds: the window is updates 101..N), once per settings: a later run
@@ -264,9 +268,9 @@ def main() -> None:
                 row.update(out_tokens=out_tokens, bleu=bleu(pieces, refs), sents=len(pieces))
                 results.append(row)
                 print(
-                    f"  round {k} {toolkit:9s} by {batching:6s}: {len(pieces) / seconds:6.1f} sent/s, "
-                    f"{out_tokens / seconds:7.0f} output tok/s, BLEU {row['bleu']:.2f}, {seconds:.2f} s decoding, "
-                    f"{wall:.1f} s wall",
+                    f"  round {k} {toolkit:9s} by {batching:6s}: {len(pieces) / seconds:6.1f} "
+                    f"sent/s, {out_tokens / seconds:7.0f} output tok/s, BLEU {row['bleu']:.2f}, "
+                    f"{seconds:.2f} s decoding, {wall:.1f} s wall",
                     flush=True,
                 )
     print(report(rows, results, args))
@@ -285,7 +289,10 @@ def report(train_rows: list[dict], rows: list[dict], args) -> str:
         f"training, updates 101..{args.updates}: eole {pairs_s['eole']:.1f} pairs/s, wordorder "
         f"{pairs_s['wordorder']:.1f} pairs/s ({pairs_s['wordorder'] / pairs_s['eole']:.2f}×)",
         "",
-        "| batching | toolkit | BLEU | sent/s | output tok/s | decode s (rounds) | wall s (rounds) |",
+        (
+            "| batching | toolkit | BLEU | sent/s | output tok/s | decode s "
+            "(rounds) | wall s (rounds) |"
+        ),
         "| --- | --- | ---: | ---: | ---: | --- | --- |",
     ]
     ratios = []
@@ -298,8 +305,9 @@ def report(train_rows: list[dict], rows: list[dict], args) -> str:
             decode_s = ", ".join(f"{r['seconds']:.2f}" for r in mine)
             wall_s = ", ".join(f"{r['wall_s']:.1f}" for r in mine)
             lines.append(
-                f"| {batching} | {toolkit} | {mine[0]['bleu']:.2f} | {sum(r['sents'] for r in mine) / sec:.1f} | "
-                f"{speed[toolkit][0]:,.0f} | {decode_s} | {wall_s} |"
+                f"| {batching} | {toolkit} | {mine[0]['bleu']:.2f} | "
+                f"{sum(r['sents'] for r in mine) / sec:.1f} | {speed[toolkit][0]:,.0f} "
+                f"| {decode_s} | {wall_s} |"
             )
         equal = abs(speed["eole"][1] - speed["wordorder"][1]) <= args.bleu_tolerance
         ratio = speed["wordorder"][0] / speed["eole"][0]

@@ -136,8 +136,8 @@ def main() -> None:
     vocab, pairs, _ = load_data(args)
     batch_tokens = choose_batch_tokens(pairs, args.target_tokens, args.seed * 100_003 + 1)
     print(
-        f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens}, {args.threads} threads, "
-        f"torch {torch.__version__}",
+        f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens}, {args.threads} "
+        f"threads, torch {torch.__version__}",
         flush=True,
     )
     rows = []
@@ -169,7 +169,8 @@ def main() -> None:
         rn.append({"length": length, "naive_mb": naive, "chunked_mb": chunked})
     print(
         f"\nRelation layer, forward + backward, batch {args.rn_batch}:\n"
-        "| source length | naive (MB) | chunked (MB) | naive / chunked |\n| ---: | ---: | ---: | ---: |"
+        "| source length | naive (MB) | chunked (MB) | naive / chunked |\n"
+        "| ---: | ---: | ---: | ---: |"
     )
     for r in rn:
         print(

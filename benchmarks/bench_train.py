@@ -70,7 +70,8 @@ def main() -> None:
         for _ in range(4000)
     ]
     print(
-        f"small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= {a.batch_tokens} padded tokens"
+        "small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= "
+        f"{a.batch_tokens} padded tokens"
     )
     cpu = throughput("cpu", False, pairs, a.batch_tokens, a.steps)
     print(f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s")

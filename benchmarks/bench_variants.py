@@ -221,22 +221,26 @@ def table(rows: list[dict], peak: float) -> str:
     # MFU per row separates "more work per token" (e.g. the REs' extra 3·d² matmuls) from
     # "slower per unit of work": a variant at the baseline's MFU is as efficient as it can be.
     lines = [
-        "| variant | params | train tok/s | ratio | MFU | decode sent/s | ratio | mean hyp. length |",
+        (
+            "| variant | params | train tok/s | ratio | MFU | decode sent/s | "
+            "ratio | mean hyp. length |"
+        ),
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
             f"| {', '.join(r['variants'])} | {r['params']:,} | {r['train']['tok_s']:,.0f} | "
-            f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | {100 * r['train']['flop_s'] / peak:.1f} % | "
-            f"{r['decode']['sent_s']:.1f} | "
-            f"{r['decode']['sent_s'] / base['decode']['sent_s']:.2f} | {r['decode']['mean_len']:.1f} |"
+            f"{r['train']['tok_s'] / base['train']['tok_s']:.2f} | "
+            f"{100 * r['train']['flop_s'] / peak:.1f} % | {r['decode']['sent_s']:.1f} | "
+            f"{r['decode']['sent_s'] / base['decode']['sent_s']:.2f} | "
+            f"{r['decode']['mean_len']:.1f} |"
         )
     bt = base["train"]
     lines += [
         "",
         f"Baseline: {bt['tok_s']:,.0f} source+target tokens/s ({bt['tgt_tok_s']:,.0f} target), "
-        f"{bt['flop_s'] / 1e9:.1f} GFLOP/s of model matmuls = {100 * bt['flop_s'] / peak:.1f} % of the "
-        f"fp32 matmul peak ({peak / 1e9:.1f} GFLOP/s, 2048² torch.mm).",
+        f"{bt['flop_s'] / 1e9:.1f} GFLOP/s of model matmuls = {100 * bt['flop_s'] / peak:.1f} % "
+        f"of the fp32 matmul peak ({peak / 1e9:.1f} GFLOP/s, 2048² torch.mm).",
     ]
     return "\n".join(lines)
 
@@ -289,8 +293,8 @@ def main() -> None:
     batch_tokens = choose_batch_tokens(pairs, args.target_tokens, args.seed * 100_003 + 1)
     print(
         f"{len(pairs)} pairs, vocabulary {vocab}, batch_tokens {batch_tokens} "
-        f"(≈{mean_target_tokens(pairs, batch_tokens, args.seed * 100_003 + 1):.0f} target tokens per update), "
-        f"{args.threads} threads, torch {torch.__version__}",
+        f"(≈{mean_target_tokens(pairs, batch_tokens, args.seed * 100_003 + 1):.0f} target tokens "
+        f"per update), {args.threads} threads, torch {torch.__version__}",
         flush=True,
     )
     peak = matmul_peak()

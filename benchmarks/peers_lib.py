@@ -156,7 +156,10 @@ def eole_python(work: Path, constraints: Path) -> Path:
     """The python of ``work/venv`` with eole installed (installed on the first call)."""
     venv = work / "venv"
     py = venv / "bin" / "python"
-    check = f"import importlib.metadata as m, eole, aiohttp; assert m.version('eole') == '{EOLE_VERSION}'"
+    check = (
+        "import importlib.metadata as m, eole, aiohttp; assert "
+        f"m.version('eole') == '{EOLE_VERSION}'"
+    )
     if py.is_file() and subprocess.run([py, "-c", check], capture_output=True).returncode == 0:
         print(f"eole {EOLE_VERSION}: reusing {venv}", flush=True)
         return py
@@ -183,10 +186,10 @@ def eole_python(work: Path, constraints: Path) -> Path:
     if not ok:
         shutil.rmtree(venv, ignore_errors=True)
         sys.exit(
-            f"error: {log}: installing eole {EOLE_VERSION} with pip failed (see the log's last lines); it needs "
-            f"PyPI or a local index holding eole and its dependencies: rerun with network access, or pass "
-            f"--work to a folder whose venv/ already has them (pip install -c constraints.txt "
-            f"eole=={EOLE_VERSION} aiohttp)"
+            f"error: {log}: installing eole {EOLE_VERSION} with pip failed (see the log's last "
+            "lines); it needs PyPI or a local index holding eole and its dependencies: rerun "
+            "with network access, or pass --work to a folder whose venv/ already has them (pip "
+            f"install -c constraints.txt eole=={EOLE_VERSION} aiohttp)"
         )
     print(f"installed eole {EOLE_VERSION} in {time.perf_counter() - t0:.0f} s", flush=True)
     return py

@@ -45,8 +45,9 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
     config = load_config(a.config)
     print(
-        f"{a.config}: valid; experiment {config['experiment']}, pairs {', '.join(config['pairs'])}, "
-        f"{len(config['variants'])} variants, seeds {config['seeds']}"
+        f"{a.config}: valid; experiment {config['experiment']}, pairs "
+        f"{', '.join(config['pairs'])}, {len(config['variants'])} "
+        f"variants, seeds {config['seeds']}"
     )
 
 
@@ -111,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Outputs are written to temporary names and renamed: nothing partial is left behind.
         where = f" writing {e.filename}" if e.filename else ""
         print(
-            f"error: the disk is full{where} ({e.strerror})\n  hint: free space, or point results:/logs: in the "
-            "config at a larger disk, then rerun: finished steps are kept",
+            f"error: the disk is full{where} ({e.strerror})\n  hint: free space, or point "
+            "results:/logs: in the config at a larger disk, then rerun: finished steps are kept",
             file=sys.stderr,
         )
         return 2

@@ -19,7 +19,7 @@ from wordorder.configfiles import at as _at
 from wordorder.configfiles import check_repeats
 from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spec
 from wordorder.errors import WordorderError
-from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (read_yaml: public here)
+from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (re-exported)
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO / "workflow" / "schemas"
@@ -54,7 +54,8 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
 
 
 def _with_defaults(validator_cls):
-    """A validator class that also sets the ``default`` of missing properties (as Snakemake does)."""
+    """A validator class that also sets the ``default`` of missing
+    properties (as Snakemake does)."""
     import jsonschema
 
     validate_properties = validator_cls.VALIDATORS["properties"]
@@ -123,9 +124,10 @@ def variant_model(
 def check_config(
     config: Mapping[str, Any], variants: Mapping[str, dict], locate: Locator | None = None
 ) -> None:
-    """Cross-checks: every pair is defined, every variant is registered, and the source side of
-    every pair can be annotated as its variants need (a parser with trees, or POS tags).
-    ``locate`` (from :func:`wordorder.configfiles.check_config_files`) lets errors name the config file and line."""
+    """Cross-checks: every pair is defined, every variant is registered, and the source
+    side of every pair can be annotated as its variants need (a parser with trees, or POS
+    tags). ``locate`` (from :func:`wordorder.configfiles.check_config_files`) lets errors
+    name the config file and line."""
     check_repeats(config, locate)
     processes = int(config.get("train_processes", 1))
     accum = int(config.get("train", {}).get("accum_steps", 1))
@@ -141,7 +143,10 @@ def check_config(
             raise WordorderError(
                 f"unknown pair '{pair}': it has no corpus definition under 'data'",
                 **_at(locate, ("pairs", i), pair),
-                hint=f"defined pairs: {', '.join(sorted(data)) or '(none)'}; add data.{pair} to the config",
+                hint=(
+                    f"defined pairs: {', '.join(sorted(data)) or '(none)'}; add "
+                    f"data.{pair} to the config"
+                ),
             )
         src, tgt = pair.split("-")
         if src == tgt:
@@ -188,7 +193,10 @@ def check_config(
     for i, name in enumerate(config["variants"]):
         if name not in variants:
             raise WordorderError(
-                f"unknown variant '{name}' in variants: it is not in the registry {config.get('variants_file')}",
+                (
+                    f"unknown variant '{name}' in variants: it is not in the registry "
+                    f"{config.get('variants_file')}"
+                ),
                 **_at(locate, ("variants", i), name),
                 hint=f"registered variants: {', '.join(sorted(variants))}",
             )
@@ -201,7 +209,10 @@ def check_config(
             )
         if method and method not in methods:
             raise WordorderError(
-                f"variant '{name}' reads {method} preorders, but preorder.methods is {methods or '[]'}",
+                (
+                    f"variant '{name}' reads {method} preorders, but "
+                    f"preorder.methods is {methods or '[]'}"
+                ),
                 hint=f"add {method} to preorder.methods in the config",
             )
         for pair in config["pairs"]:
@@ -243,8 +254,8 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
                 "tie_embeddings", True
             ):
                 raise WordorderError(
-                    f"subword.joint is false (a vocabulary per side), but variant '{name}' ties its "
-                    f"source and target embeddings on {pair}",
+                    f"subword.joint is false (a vocabulary per side), but variant '{name}' ties "
+                    f"its source and target embeddings on {pair}",
                     hint="add tie_embeddings: false to the config's model (or data."
                     f"{pair}.model), or set subword.joint: true",
                 )

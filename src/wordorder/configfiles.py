@@ -48,7 +48,10 @@ def check_repeats(config: Mapping[str, Any], locate: Locator | None = None) -> N
                 name = ".".join(where)
                 path, line = (locate or Locator())((*where, i), item)
                 raise WordorderError(
-                    f"{name}: {item!r} is listed twice (entries {items.index(item) + 1} and {i + 1})",
+                    (
+                        f"{name}: {item!r} is listed twice (entries "
+                        f"{items.index(item) + 1} and {i + 1})"
+                    ),
                     path=path,
                     line=line,
                     hint=f"list each entry of {name} once",

@@ -14,7 +14,9 @@ def resolve_device(name: str) -> torch.device:
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise WordorderError(
             f"device '{name}' asked for, but torch sees no CUDA device",
-            hint="set train.device / decode.device to auto or cpu, or install a CUDA build of torch",
+            hint=(
+                "set train.device / decode.device to auto or cpu, or install a CUDA build of torch"
+            ),
         )
     return torch.device(name)
 

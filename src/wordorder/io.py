@@ -80,7 +80,10 @@ def _unreadable(path: Path, lines_read: int, error: BaseException) -> WordorderE
         head = f.read(16)
     if path.suffix == ".gz" and not head.startswith(b"\x1f\x8b"):
         return WordorderError(
-            f"the file is not gzip-compressed although its name ends in .gz (it starts with {head!r})",
+            (
+                "the file is not gzip-compressed although its name ends in .gz "
+                f"(it starts with {head!r})"
+            ),
             path=path,
             hint="if it is plain text, rename it without .gz; if it was downloaded, it may be "
             "an error page: download it again",
@@ -89,7 +92,10 @@ def _unreadable(path: Path, lines_read: int, error: BaseException) -> WordorderE
         return WordorderError(
             f"the compressed file is truncated: it ends after line {lines_read}",
             path=path,
-            hint="the file is incomplete (an interrupted copy or download): copy or download it again",
+            hint=(
+                "the file is incomplete (an interrupted copy or download): "
+                "copy or download it again"
+            ),
         )
     return WordorderError(
         f"cannot read the file after line {lines_read}: {error}",
@@ -125,7 +131,10 @@ def disk_full(path: str | Path, detail: str) -> WordorderError:
     return WordorderError(
         f"the disk is full ({detail}); nothing was written",
         path=path,
-        hint="free space, or point results:/logs: in the config at a larger disk, then rerun: finished steps are kept",
+        hint=(
+            "free space, or point results:/logs: in the config at a larger disk, then "
+            "rerun: finished steps are kept"
+        ),
     )
 
 

@@ -75,7 +75,10 @@ def take(folder: str | Path) -> None:
                 path,
                 holder,
                 "may still be running on another host",
-                hint=f"a run on another host cannot be checked from here: if it has ended, delete {path}",
+                hint=(
+                    "a run on another host cannot be checked from here: if "
+                    f"it has ended, delete {path}"
+                ),
             )
         if holder and status == "no locks" and _alive(holder.get("pid")):
             _refuse(path, holder, "is running (this filesystem has no locks; its pid is alive)")
@@ -140,8 +143,8 @@ def _describe(holder: dict) -> str:
     if not holder:
         return "it has not written its details yet"
     return (
-        f"host {holder.get('host')}, pid {holder.get('pid')}, working directory {holder.get('cwd')}, "
-        f"started {holder.get('start')}"
+        f"host {holder.get('host')}, pid {holder.get('pid')}, working directory "
+        f"{holder.get('cwd')}, started {holder.get('start')}"
     )
 
 

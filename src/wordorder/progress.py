@@ -15,7 +15,8 @@ def progress(
     total: int | None = None,
     enabled: bool = True,
 ) -> tqdm:
-    """A tqdm bar over ``it`` (or a manual one when ``it`` is None) that updates at most once a second."""
+    """A tqdm bar over ``it`` (or a manual one when ``it`` is None) that updates
+    at most once a second."""
     return tqdm(
         it,
         desc=desc,

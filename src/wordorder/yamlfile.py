@@ -33,7 +33,8 @@ class YamlDoc:
 
 
 def read_yaml(path: str | Path) -> Any:
-    """The data of a YAML file; a repeated mapping key or a syntax error is a :class:`WordorderError`."""
+    """The data of a YAML file; a repeated mapping key or a syntax error is a
+    :class:`WordorderError`."""
     return read_yaml_doc(path).data
 
 
@@ -83,8 +84,8 @@ def _walk(
             if key in first:
                 inside = ".".join(str(k) for k in where) or "the top level"
                 raise WordorderError(
-                    f"duplicate key '{key}' in {inside} (first at line {first[key]}): YAML would silently keep "
-                    "only the last one",
+                    f"duplicate key '{key}' in {inside} (first at line {first[key]}): YAML would "
+                    "silently keep only the last one",
                     path=doc.path,
                     line=line,
                     hint="merge the two blocks into one, or delete the one you do not mean",

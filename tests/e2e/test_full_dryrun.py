@@ -35,7 +35,8 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
     assert (
         '"preset": "rnnsearch"' in out and '"preset": "rnmt"' in out and '"preset": "base"' in out
     )
-    # a registry entry's per-pair options reach that pair's training only (Zhang 2018's relation layers)
+    # a registry entry's per-pair options reach that pair's training only (Zhang
+    # 2018's relation layers)
     rnmt = {}
     for line in out.splitlines():
         m = re.search(r"--output results/zhang2018_full/models/([a-z-]+)/zhang2018_rnmt/", line)
@@ -59,7 +60,8 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
     assert scores[("zhang2018", "en-de", "newstest2016")] == (0, False)
     assert scores[("chen2018", "en-de", "newstest2014")] == (0, True)
     assert scores[("chen2019", "en-de", "newstest2014")] == (0, False)
-    # Kawara 2021: the eight directions train, and the preordered positions are words (preorder.positions)
+    # Kawara 2021: the eight directions train, and the preordered positions are
+    # words (preorder.positions)
     kawara_pairs = set(re.findall(r"--output results/kawara2021_full/models/([a-z-]+)/", out))
     assert kawara_pairs == {"ja-en", "en-ja", "en-de", "de-en", "en-cs", "cs-en", "en-ru", "ru-en"}
     units = {
@@ -71,7 +73,8 @@ def test_union_of_the_full_configs_plans_every_paper(repo):
 
 
 def test_kawara_table_one_sweep_plans(repo):
-    """configs/full/kawara2021_clipping.yaml: eight systems (k = 1, 2, 4, 8) on en-ja, word positions."""
+    """configs/full/kawara2021_clipping.yaml: eight systems (k = 1, 2, 4, 8) on
+    en-ja, word positions."""
     run = snakemake(
         repo, "-n", "-p", "--configfile", "configs/full/kawara2021_clipping.yaml", timeout=300
     )

@@ -41,14 +41,18 @@ def test_the_reader_sees_a_finding(tmp_path):
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "mixed.smk").write_text(
         'def helper(w):\n    return "b"\n\n\n'
-        'rule make:\n    output:\n        "a"\n    log:\n        "a.log"\n    conda:\n        "env.yaml"\n'
+        'rule make:\n    output:\n        "a"\n    log:\n        "a.log"\n'
+        '    conda:\n        "env.yaml"\n'
         '    shell:\n        "touch {output:q} > {log:q}"\n',
         encoding="utf-8",
     )
     (tmp_path / "Snakefile").write_text('include: "rules/mixed.smk"\n', encoding="utf-8")
     found = lint_findings(tmp_path / "Snakefile")
     assert found == [
-        f"snakefile {tmp_path / 'rules' / 'mixed.smk'}: Mixed rules and functions in same snakefile."
+        (
+            f"snakefile {tmp_path / 'rules' / 'mixed.smk'}: Mixed rules and "
+            "functions in same snakefile."
+        )
     ]
 
 

@@ -56,7 +56,10 @@ def write_gold(shared_data: Path, folder: Path, n: int = 10) -> None:
         )
     # a README whose generated section the run fills (evaluation.readme)
     (folder / "README.md").write_text(
-        "# Results\n\n<!-- wordorder:tiny:begin -->\nold numbers\n<!-- wordorder:tiny:end -->\n\nKept.\n",
+        (
+            "# Results\n\n<!-- wordorder:tiny:begin -->\nold numbers\n<!-- "
+            "wordorder:tiny:end -->\n\nKept.\n"
+        ),
         encoding="utf-8",
     )
 
@@ -361,7 +364,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
             "rnn_tiny",
         )
     )
-    # Convergence: every run with the reason it stopped (the tiny runs stop at max_steps), one panel a system.
+    # Convergence: every run with the reason it stopped (the tiny runs stop at
+    # max_steps), one panel a system.
     conv = (out / "tables" / "convergence.md").read_text(encoding="utf-8")
     assert all(
         f"| en-de | {v} | 1 |" in conv for v in ("transformer_tiny", "rnn_tiny_sdatt", "rnn_tiny")

@@ -140,8 +140,9 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(
         details = json.loads((folder / ".wordorder.lock").read_text(encoding="utf-8"))
         assert details["pid"] == holder.pid and details["cwd"] == str(first)
 
-        # side by side: the second clone's run (refused), its dry run (not refused), and a job of the
-        # holder as a SLURM job step runs it (snakemake again, in remote mode, without hooks: not refused)
+        # side by side: the second clone's run (refused), its dry run (not refused), and a
+        # job of the holder as a SLURM job step runs it (snakemake again, in remote mode,
+        # without hooks: not refused)
         job_target = str(folder / "data" / "en-de" / "raw" / "flickr2016.en")
         runs = [
             subprocess.Popen(

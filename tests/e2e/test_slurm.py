@@ -101,7 +101,8 @@ def cluster(tmp_path_factory):
     ):
         if time.monotonic() > deadline:
             pytest.fail(
-                f"the node did not come up: {(state / 'slurmd.log').read_text(errors='replace')[-2000:]}"
+                "the node did not come up: "
+                f"{(state / 'slurmd.log').read_text(errors='replace')[-2000:]}"
             )
         time.sleep(0.5)
     yield state
@@ -153,17 +154,16 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(
     continues from the saved update with the best checkpoint and the metrics log of the
     evaluations before the limit."""
     # 2.75 minutes of training under a 2-minute limit: SLURM ends the first attempt between 120 and
-    # ~151 s (it checks time limits every 30 s), after at most ~141 s of training, so it always times
-    # out; the rest (24-55 s) fits in the second attempt's two minutes with its start-up, with room
-    # to spare: the test runs beside the rest of the suite (Makefile), so start-ups are slow. (A
-    # second attempt that finishes only seconds before its limit can be killed while Snakemake
+    # ~151 s (it checks time limits every 30 s), after at most ~141 s of training, so it always
+    # times out; the rest (24-55 s) fits in the second attempt's two minutes with its start-up, with
+    # room to spare: the test runs beside the rest of the suite (Makefile), so start-ups are slow.
+    # (A second attempt that finishes only seconds before its limit can be killed while Snakemake
     # registers it: seen once in CI with 1.8 of 1 minute. The next attempt then restores the
-    # finished outputs instead of training, wordorder.train.finished, but its log has no
-    # "resuming from" line.) --retries 3 covers a slow machine. The retry can start while the
-    # first attempt, orphaned when its shell died on SIGTERM, still saves its state (seen in CI:
-    # the retry failed in seconds): it waits for it (wordorder.train.exclusive).
-    # No periodic saves: the states must come from SIGTERM. Evaluations every 100 updates, so
-    # that some come before the limit.
+    # finished outputs instead of training, wordorder.train.finished, but its log has no "resuming
+    # from" line.) --retries 3 covers a slow machine. The retry can start while the first attempt,
+    # orphaned when its shell died on SIGTERM, still saves its state (seen in CI: the retry failed
+    # in seconds): it waits for it (wordorder.train.exclusive). No periodic saves: the states must
+    # come from SIGTERM. Evaluations every 100 updates, so that some come before the limit.
     config = slurm_config(
         repo,
         shared_data,

@@ -27,8 +27,9 @@ from wordorder.train.loop import TrainOptions, train
 torch.manual_seed(1)
 pairs, test_src, test_ref = make_data(2000, 20, seed=7)
 model = build_model({"preset": "tiny", "dropout": 0.0}, VOCAB)
-opts = TrainOptions(device="cpu", batch_tokens=300, accum_steps=4, lr=2e-3, warmup=10, max_steps=25, eval_every=10,
-                    log_every=5, seed=1, threads=1, label_smoothing=0.1)
+opts = TrainOptions(device="cpu", batch_tokens=300, accum_steps=4, lr=2e-3, warmup=10,
+                    max_steps=25, eval_every=10, log_every=5, seed=1, threads=1,
+                    label_smoothing=0.1)
 summary = train(model, pairs, test_src, lambda h: bleu(h, test_ref), opts, Path(sys.argv[1]))
 print(json.dumps(summary))
 """

@@ -32,13 +32,15 @@ from wordorder.train.resume import TrainingInterrupted
 torch.manual_seed(1)
 pairs, test_src, test_ref = make_data(3000, 20, seed=7)
 model = build_model({"preset": "tiny", "dropout": 0.1}, VOCAB)
-opts = TrainOptions(device="cpu", batch_tokens=400, lr=2e-3, warmup=20, max_steps=70, eval_every=25,
-                    log_every=10, checkpoint_every=6, seed=1, threads=1, label_smoothing=0.1, average_last=2)
+opts = TrainOptions(device="cpu", batch_tokens=400, lr=2e-3, warmup=20, max_steps=70,
+                    eval_every=25, log_every=10, checkpoint_every=6, seed=1, threads=1,
+                    label_smoothing=0.1, average_last=2)
 state = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 # The negated BLEU as the dev score: it falls while the model learns, so the first evaluation's
 # checkpoint is the best and no later one beats it (a run past its best, as a long one can be).
 try:
-    train(model, pairs, test_src, lambda h: -bleu(h, test_ref), opts, Path(sys.argv[1]), state_path=state)
+    train(model, pairs, test_src, lambda h: -bleu(h, test_ref), opts, Path(sys.argv[1]),
+          state_path=state)
 except TrainingInterrupted as e:
     print(e, file=sys.stderr)
     sys.exit(143)

@@ -23,7 +23,8 @@ def arr(*links):
 
 
 def test_worked_example():
-    # S = {00, 11}, P = S ∪ {12}, A = {00, 12, 22}: P = 2/3, R = 1/2, AER = 1 - (1 + 2)/(3 + 2) = 0.4
+    # S = {00, 11}, P = S ∪ {12}, A = {00, 12, 22}: P = 2/3, R = 1/2,
+    # AER = 1 - (1 + 2)/(3 + 2) = 0.4
     r = aer([arr((0, 0), (1, 2), (2, 2))], [arr((0, 0), (1, 1))], [arr((1, 2))])
     assert (
         r["precision"] == pytest.approx(2 / 3)

@@ -32,9 +32,9 @@ def test_grow_along_the_diagonal():
 
 
 def test_final_and_versus_final():
-    # nothing grows (no union link touches the intersection); final-and takes the forward
-    # (3,0)? no: target 0 is aligned; then reverse (2,3): both words free -> yes; (3,3): target 3
-    # now aligned -> no. final (either word free) also takes (3,0), after which (3,3) has both aligned.
+    # nothing grows (no union link touches the intersection); final-and takes the forward (3,0)? no:
+    # target 0 is aligned; then reverse (2,3): both words free -> yes; (3,3): target 3 now aligned
+    # -> no. final (either word free) also takes (3,0), after which (3,3) has both aligned.
     fwd, rev = [(0, 0), (1, 1), (3, 0)], [(0, 0), (1, 1), (2, 3), (3, 3)]
     assert run(fwd, rev, 4, 4, "grow-diag") == {(0, 0), (1, 1)}
     assert run(fwd, rev, 4, 4, "grow-diag-final-and") == {(0, 0), (1, 1), (2, 3)}

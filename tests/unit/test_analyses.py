@@ -1,4 +1,5 @@
-"""Analyses: BLEU by source-length bin, swap-noise permutations, the systems (params and speed) table."""
+"""Analyses: BLEU by source-length bin, swap-noise permutations, the systems
+(params and speed) table."""
 
 from __future__ import annotations
 
@@ -126,8 +127,8 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
 
     log = tmp_path / "metrics.jsonl"
     log.write_text(
-        '{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n{"step": 3, "tokens_per_s": 30}\n'
-        '{"step": 4, "tokens_per_s": 20}\n',
+        '{"step": 1, "tokens_per_s": 10}\n{"step": 2, "dev_bleu": 3}\n'
+        '{"step": 3, "tokens_per_s": 30}\n{"step": 4, "tokens_per_s": 20}\n',
         encoding="utf-8",
     )
     assert training_speed(log) == 20.0

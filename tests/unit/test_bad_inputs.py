@@ -197,7 +197,8 @@ def _registry_with_a_repeat(tmp_path) -> str:
     return f"variants_file: {tmp_path / 'variants.yaml'}\n"
 
 
-# Configs that YAML or the schema would accept, wrongly: each is refused with its file, line and key.
+# Configs that YAML or the schema would accept, wrongly: each is refused with
+# its file, line and key.
 @pytest.mark.parametrize(
     "case, edit, where, must",
     [
@@ -537,7 +538,9 @@ def test_missing_licensed_corpus(tmp_path, capsys):
         "name": "ASPEC",
         "src": str(tmp_path / "aspec.{src}"),
         "tgt": str(tmp_path / "aspec.{tgt}"),
-        "instructions": "request it at https://jipsti.jst.go.jp/aspec/ and place train.{src}/{tgt} here",
+        "instructions": (
+            "request it at https://jipsti.jst.go.jp/aspec/ and place train.{src}/{tgt} here"
+        ),
     }
     code, errors = run(fetch_args(tmp_path, spec), capsys)
     check("missing licensed corpus", code, errors, "ASPEC")
@@ -637,7 +640,8 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
 
 
 def _links_tar(entries: list[tuple[str, str, object]]) -> bytes:
-    """A .tgz of ("file", name, bytes) / ("dir", name, None) / ("sym", name, target) entries, in order."""
+    """A .tgz of ("file", name, bytes) / ("dir", name, None) / ("sym", name,
+    target) entries, in order."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for kind, name, value in entries:
@@ -997,7 +1001,8 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     if table:
         with open(table, "a", encoding="utf-8") as f:
             f.write(
-                "| temporaries of a fetch killed with -9 | removed by the next run (a live fetch's are kept) |\n"
+                "| temporaries of a fetch killed with -9 | removed by the next run (a "
+                "live fetch's are kept) |\n"
             )
 
 
@@ -1042,12 +1047,14 @@ def test_test_sentences_in_training(tmp_path, capsys):
     if rows:
         with open(rows, "a", encoding="utf-8") as f:
             f.write(
-                "| dev/test sentences in the training corpus | removed from training, counted in splits.json |\n"
+                "| dev/test sentences in the training corpus | removed from training, "
+                "counted in splits.json |\n"
             )
 
 
 def test_head_similarity_of_no_sentences(tmp_path, capsys):
-    """An empty test source for the head-similarity analysis: one error naming the file, no output."""
+    """An empty test source for the head-similarity analysis: one error
+    naming the file, no output."""
     spm = _spm_and_checkpoint(tmp_path, {"preset": "tiny"}, 300)
     (tmp_path / "src.bpe").write_text("", encoding="utf-8")
     argv = [

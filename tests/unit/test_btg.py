@@ -1,4 +1,5 @@
-"""Top-down BTG preorderer: features, beam search, training, model files (docs/algorithms.md §BTG)."""
+"""Top-down BTG preorderer: features, beam search, training, model files
+(docs/algorithms.md §BTG)."""
 
 from __future__ import annotations
 
@@ -213,7 +214,8 @@ def test_one_pa_update_is_exact():
     links = [np.array([[0, 1], [1, 0]])]
     model, info = BTGPreorderer.train(sents, links, BTGOptions(iterations=5), progress_bar=False)
     assert [it["errors"] for it in info["iterations"]] == [1, 0] and info["converged"]
-    # PA-I: loss = 0 + sqrt(1), ||Δ||² = 2 × 78, so τ = 1/156; averaged over N = 5 × 1 steps with (N - 0)/N = 1.
+    # PA-I: loss = 0 + sqrt(1), ||Δ||² = 2 × 78, so τ = 1/156; averaged over N = 5 × 1
+    # steps with (N - 0)/N = 1.
     w = model.weights
     assert np.count_nonzero(w) == 156
     assert np.allclose(w[w != 0], np.where(w[w != 0] > 0, 1, -1) / 156)

@@ -113,7 +113,8 @@ def test_variant_needing_trees_is_refused_for_a_pos_only_source(repo, tmp_path, 
                         "needs": ["pos"],
                         "model": {"family": "transformer", "preset": "tiny"},
                     },
-                    # reads the tree through its model options alone (no `needs`): the check derives it
+                    # reads the tree through its model options alone (no
+                    # `needs`): the check derives it
                     "rnn_sdatt": {
                         "model": {"family": "rnn", "preset": "rnn_tiny", "attention": "syntax"}
                     },

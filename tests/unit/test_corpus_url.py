@@ -1,4 +1,5 @@
-"""The url source against a local HTTP server: archives, resume, checksums, unsafe members, offline."""
+"""The url source against a local HTTP server: archives, resume, checksums,
+unsafe members, offline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The cross-paper table: systems sorted by mean BLEU per test set, sd over seeds, markers, size and speed."""
+"""The cross-paper table: systems sorted by mean BLEU per test set, sd over seeds,
+markers, size and speed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Li et al. 2018's disagreement terms: the examples of docs/algorithms.md §DISREG, brute-force agreement, masking."""
+"""Li et al. 2018's disagreement terms: the examples of docs/algorithms.md §DISREG,
+brute-force agreement, masking."""
 
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ def test_keep_mask_rate_is_p_within_five_sigma(p):
 
 
 def test_keep_mask_lanes_are_independent():
-    # Neighbouring elements come from the same 64-bit draw: their joint keep rate must still be (1-p)².
+    # Neighbouring elements come from the same 64-bit draw: their joint keep
+    # rate must still be (1-p)².
     torch.manual_seed(1)
     keep = keep_mask((200_000, 4), 0.5, torch.device("cpu")).double()
     for a in range(4):

@@ -106,9 +106,9 @@ def test_markdown_row():
         "Findings",
     )
     assert (
-        "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 | 3 | 0.012 | reproduced |"
-        in md
-    )
+        "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 "
+        "| 3 | 0.012 | reproduced |"
+    ) in md
 
 
 def test_findings_cli(tmp_path, capsys, refs):
@@ -165,7 +165,10 @@ def test_cost_sums_the_jobs_cpu_footers(tmp_path):
 
     (tmp_path / "train").mkdir()
     (tmp_path / "train" / "a.log").write_text(
-        "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak memory 900 MB; cpu 12600.0 s\n",
+        (
+            "2026-01-01 INFO wordorder: train finished in 7200.0 s; peak "
+            "memory 900 MB; cpu 12600.0 s\n"
+        ),
         encoding="utf-8",
     )
     (tmp_path / "b.log").write_text(

@@ -116,9 +116,9 @@ def test_other_options_train_anew(tmp_path, capsys):
     message = capsys.readouterr().out
     marker = tmp_path / "resume" / "state.pt.done"
     assert (
-        f"training anew: {marker} does not stand for this run (it was trained with other options or data)"
-        in message
-    )
+        f"training anew: {marker} does not stand for this run (it was trained "
+        "with other options or data)"
+    ) in message
     assert (
         json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary
     )  # the record is replaced

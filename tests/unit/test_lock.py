@@ -16,7 +16,10 @@ import pytest
 from wordorder import lock
 from wordorder.errors import WordorderError
 
-HOLD = "import sys, time; from wordorder import lock; lock.take(sys.argv[1]); print('held', flush=True); time.sleep(60)"
+HOLD = (
+    "import sys, time; from wordorder import lock; lock.take(sys.argv[1]); "
+    "print('held', flush=True); time.sleep(60)"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +46,9 @@ def test_a_live_holder_refuses_and_a_killed_one_is_taken_over(tmp_path, capsys):
             lock.take(tmp_path / "exp")
         assert e.value.path == str(tmp_path / "exp" / lock.LOCK_NAME)
         assert (
-            f"host {socket.gethostname()}, pid {holder.pid}, working directory {os.getcwd()}, started "
-            in e.value.message
-        )
+            f"host {socket.gethostname()}, pid {holder.pid}, working "
+            f"directory {os.getcwd()}, started "
+        ) in e.value.message
     finally:
         holder.send_signal(signal.SIGKILL)  # no atexit: its details stay in the file
         holder.wait()

@@ -44,8 +44,8 @@ EN_DE_BASE = (
     "vocabulary fits both; three 32k matrices (96k rows) match the big rows"
 )
 JA_EN = (
-    "Table 3's ja-en rows imply ~58k embedding rows (29k per side with the output tied to the target "
-    "embedding), below the stated 32k, so ours are 2-4 % larger"
+    "Table 3's ja-en rows imply ~58k embedding rows (29k per side with the output tied to the "
+    "target embedding), below the stated 32k, so ours are 2-4 % larger"
 )
 ZH_EN_BIG_RES = (
     "Table 2 adds 25.0M for big +Both_REs, Tables 1 and 3 add 35.4M and 39.1M for the same "
@@ -117,7 +117,9 @@ NO_TABLE = {
     "chen2018": "Chen et al. 2018 report no parameter counts",
     "kawara2021": "Kawara et al. 2021 report no parameter counts",
     "kawara2021_clipping": "Kawara et al. 2021 report no parameter counts",
-    "zhang2018": "Zhang et al. 2018 report only a difference (RNMT has 4.1M more than RNNsearch* on En-De)",
+    "zhang2018": (
+        "Zhang et al. 2018 report only a difference (RNMT has 4.1M more than RNNsearch* on En-De)"
+    ),
 }
 
 _BUILT: dict[str, int] = {}
@@ -204,7 +206,8 @@ def test_parameters_match_the_papers_tables(path, monkeypatch):
         ours = counts[pair, name] / 1e6
         error = ours / paper.millions - 1
         report.append(
-            f"{pair} {name}: ours {ours:.2f}M, {paper.where} {paper.millions}M ({100 * error:+.1f} %)"
+            f"{pair} {name}: ours {ours:.2f}M, {paper.where} "
+            f"{paper.millions}M ({100 * error:+.1f} %)"
         )
         assert abs(error) <= paper.bound, "\n".join(report)
 

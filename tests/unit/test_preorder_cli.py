@@ -1,4 +1,5 @@
-"""The preorder stage's CLI on small files: outputs, and bad input giving one clear error and no output."""
+"""The preorder stage's CLI on small files: outputs, and bad input giving one
+clear error and no output."""
 
 from __future__ import annotations
 
@@ -166,7 +167,8 @@ def test_projection_writes_the_unit_it_is_given(corpus, capsys):
 
 
 def test_align_scores_aer_on_a_gold_set(shared_data, tmp_path):
-    """The en-fr gold set (447 pairs) aligned as an extra split: AER in the stats, not in the joint file."""
+    """The en-fr gold set (447 pairs) aligned as an extra split: AER in the stats,
+    not in the joint file."""
     from wordorder.align.aer import read_src_tgt
 
     gold = shared_data / "word-alignment-gold_awesome-align"

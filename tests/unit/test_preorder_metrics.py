@@ -1,4 +1,5 @@
-"""Kendall tau, FRS and gold preorders: the worked examples of docs/algorithms.md §TAU and §GOLD, and properties."""
+"""Kendall tau, FRS and gold preorders: the worked examples of docs/algorithms.md §TAU and
+§GOLD, and properties."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_gold_keys_min_max_median():
 
 
 def test_unaligned_edges():
-    # leading unaligned words take the right neighbour's key even with left attachment; trailing ones the left
+    # leading unaligned words take the right neighbour's key even with left
+    # attachment; trailing ones the left
     links = np.array([[2, 1], [3, 0]])
     assert gold_permutation(links, 5).tolist() == [3, 4, 0, 1, 2]  # keys 1 1 1 0 0
     assert gold_permutation(np.zeros((0, 2), int), 3).tolist() == [0, 1, 2]
@@ -143,12 +145,14 @@ def test_tau_of_a_one_to_one_alignment(target_order):
 
 
 def test_eq7_tau_worked_examples():
-    # docs/algorithms.md §TAU: ranks [2, 0, 1]: one ascending pair of three -> 4/6 - 1 = -1/3 (normalised: 1/3)
+    # docs/algorithms.md §TAU: ranks [2, 0, 1]: one ascending pair of three -> 4/6 - 1
+    # = -1/3 (normalised: 1/3)
     assert kendall_tau_eq7(np.array([2, 0, 1])) == pytest.approx(-1 / 3)
     # "I bought a book yesterday": identity ranks [0, 3, 2, 1] (a unaligned): 3 ascending of 6 -> 0
     r = order_ranks(np.arange(5), alignment_ranks(BOOK, 5))
     assert kendall_tau_eq7(r) == pytest.approx(0.0) and kendall_tau(r) == pytest.approx(0.5)
-    # ties count against under Eq. 7 (strict <) but not in the normalised tau, nor in Kawara's oracle
+    # ties count against under Eq. 7 (strict <) but not in the normalised
+    # tau, nor in Kawara's oracle
     tied = np.array([0, 1, 0])
     assert kendall_tau_eq7(tied) == pytest.approx(-1 / 3) and kendall_tau(tied) == pytest.approx(
         2 / 3

@@ -44,7 +44,8 @@ def test_preordered_outputs(tmp_path):
     assert stats == {"sentences": 3, "reordered": 1}
     assert out[0].read_text() == "i yesterday a book bought\nhello\n\n"
     assert out[1].read_text() == "▁i ▁yes ter day ▁a ▁book ▁bou ght\n▁hel lo\n\n"
-    # positions of the original pieces in the preordered piece sequence; subword order kept inside a word
+    # positions of the original pieces in the preordered piece sequence; subword
+    # order kept inside a word
     assert out[2].read_text() == "0 6 7 4 5 1 2 3\n0 1\n\n"
     # word positions (Kawara et al. preorder words): every piece carries its word's preordered index
     write_preordered(tmp_path / "t.perm", tmp_path / "t.tok", tmp_path / "t.bpe", *out, unit="word")
@@ -84,7 +85,8 @@ def test_subword_positions_move_words_whole(case):
     pos = subword_positions(wi, np.array(perm))
     assert sorted(pos.tolist()) == list(range(len(wi)))
     reordered_words = wi[np.argsort(pos)]
-    # the pieces in preordered order spell the words in perm order, each word's pieces contiguous and in order
+    # the pieces in preordered order spell the words in perm order, each word's pieces
+    # contiguous and in order
     assert reordered_words.tolist() == np.repeat(np.array(perm), np.array(sizes)[perm]).tolist()
     assert np.all(np.diff(pos)[np.diff(wi) == 0] == 1)
 
@@ -96,7 +98,8 @@ def test_word_positions_are_shared_by_the_pieces_of_a_word(case):
     wi = np.repeat(np.arange(len(sizes)), sizes)
     pos = word_positions(wi, np.array(perm))
     for w in range(len(sizes)):
-        # all pieces of word w carry one value: the index k with perm[k] == w (the word's preordered index)
+        # all pieces of word w carry one value: the index k with perm[k] == w (the
+        # word's preordered index)
         assert set(pos[wi == w].tolist()) == {perm.index(w)}
     # and the subword positions order the words the same way
     sub = subword_positions(wi, np.array(perm))

@@ -9,7 +9,10 @@ from test_bad_inputs import run
 from wordorder.errors import WordorderError
 from wordorder.evaluate.readme import block, demote, splice
 
-README = "# Title\n\nIntro.\n\n<!-- wordorder:effects:begin -->\nold\n<!-- wordorder:effects:end -->\n\n## Next\n"
+README = (
+    "# Title\n\nIntro.\n\n<!-- wordorder:effects:begin -->\nold\n"
+    "<!-- wordorder:effects:end -->\n\n## Next\n"
+)
 
 
 def test_splice_replaces_only_the_section():

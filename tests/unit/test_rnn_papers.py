@@ -39,8 +39,8 @@ def shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
 @pytest.mark.parametrize(
     "pair, convs, mlp",
     [
-        # §5.2 "For the En-De translation task, only one convolution layer was used with kernel width
-        # of 3, the output channel size was 96, 128 was adopted as the hidden size of MLP."
+        # §5.2 "For the En-De translation task, only one convolution layer was used with kernel
+        # width of 3, the output channel size was 96, 128 was adopted as the hidden size of MLP."
         ("en-de", [(96, 512, 3)], 128),
         # §5.2 Zh-En: kernel widths 1 and 3, 128 and 256 channels, batch normalisation, MLP of 256
         # units. Any other pair gets these too.

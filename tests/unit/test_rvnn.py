@@ -90,7 +90,8 @@ def test_levels_are_computed_in_one_step_each():
     batch = collate(
         flat, np.zeros(11, np.int64), np.zeros(11, np.int64), np.array([0, 6, 8, 11]), np.arange(3)
     )
-    # heights: tree 0 has 1,1,2,3,4; tree 1 has 1; tree 2 has 1,2 -> 4 nodes at height 1, 2 at 2, ...
+    # heights: tree 0 has 1,1,2,3,4; tree 1 has 1; tree 2 has 1,2 -> 4 nodes
+    # at height 1, 2 at 2, ...
     assert batch.bounds == [0, 4, 6, 7, 8]
     heights = flat.height[batch.rows]
     assert heights.tolist() == [1, 1, 1, 1, 2, 2, 3, 4]
@@ -154,7 +155,8 @@ def synthetic_corpus(n_sent: int, seed: int, drop: float = 0.1):
 
 
 def nkt(perm: np.ndarray, links: np.ndarray) -> float:
-    """Share of ascending pairs of the target positions read in the order of ``perm`` (1-1 links)."""
+    """Share of ascending pairs of the target positions read in the order
+    of ``perm`` (1-1 links)."""
     where = dict(map(tuple, links.tolist()))
     r = np.array([where[i] for i in perm.tolist() if i in where])
     m = len(r)

@@ -91,7 +91,8 @@ def test_every_shell_interpolation_is_quoted():
                 f"{path.relative_to(REPO)}:{line}: {field}" for field in unquoted_fields(command)
             ]
     assert found >= 39, (
-        f"only {found} shell commands found (39 when written): is the parser still reading the rules?"
+        f"only {found} shell commands found (39 when written): is the "
+        "parser still reading the rules?"
     )
     assert not bad, (
         "unquoted in a shell command (add :q, or make a multi-word param a list):\n"

@@ -67,7 +67,9 @@ def test_malformed_rows_name_the_line(tmp_path):
 def test_multiword_tokens_are_skipped(tmp_path):
     path = tmp_path / "ud.conllu"
     path.write_text(
-        "1-2\tdel\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t2\tcase\t_\t_\n2\tel\tel\tDET\t_\t_\t0\troot\t_\t_\n\n",
+        "1-2\tdel\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "1\tde\tde\tADP\t_\t_\t2\tcase\t_\t_\n"
+        "2\tel\tel\tDET\t_\t_\t0\troot\t_\t_\n\n",
         encoding="utf-8",
     )
     (sent,) = read_conllu(path)

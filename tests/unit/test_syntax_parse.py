@@ -1,4 +1,5 @@
-"""Parsing with the real offline parsers: tokens never shift, shards gather, fallbacks are counted."""
+"""Parsing with the real offline parsers: tokens never shift, shards gather,
+fallbacks are counted."""
 
 from __future__ import annotations
 

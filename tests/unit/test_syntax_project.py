@@ -1,4 +1,5 @@
-"""Word-level syntax onto subwords: BIEO (docs/algorithms.md §FACTORS), POS projection, the four aligned files."""
+"""Word-level syntax onto subwords: BIEO (docs/algorithms.md §FACTORS), POS projection,
+the four aligned files."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from wordorder.text.subword import word_index
 
 
 def test_bieo_worked_example():
-    # docs/algorithms.md §FACTORS: "un@@ believ@@ able story" gives B I E O (here in sentencepiece form)
+    # docs/algorithms.md §FACTORS: "un@@ believ@@ able story" gives B I E O
+    # (here in sentencepiece form)
     assert bieo_tags(word_index(["▁un", "believ", "able", "▁story"])) == ["B", "I", "E", "O"]
     assert bieo_tags(word_index(["▁a", "b", "▁c", "▁d", "e", "f", "g"])) == [
         "B",

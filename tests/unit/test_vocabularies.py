@@ -41,7 +41,8 @@ def test_table_one_splits_at_eight_heads_and_what_other_sizes_get():
     # big, 16 heads: the same shares of the model
     assert heads(16, SYN) == [("global", 10), ("syn", 6)]
     assert heads(16, FUSING) == [("global", 4), ("rec", 4), ("loc", 4), ("syn", 4)]
-    # largest remainder, not the first group: 1:1:1 of 4 heads is 2+1+1, 1:2:2 of 4 is 0.8/1.6/1.6 -> 1+2+1
+    # largest remainder, not the first group: 1:1:1 of 4 heads is 2+1+1, 1:2:2 of 4
+    # is 0.8/1.6/1.6 -> 1+2+1
     assert heads(4, [["global", 1], ["rec", 1], ["loc", 1]]) == [
         ("global", 2),
         ("rec", 1),

@@ -1,4 +1,5 @@
-"""Hypothesis strategies for dependency trees (1-based heads, 0 = root), shared by the syntax tests."""
+"""Hypothesis strategies for dependency trees (1-based heads, 0 = root),
+shared by the syntax tests."""
 
 from __future__ import annotations
 

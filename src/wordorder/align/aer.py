@@ -29,7 +29,8 @@ _SHIFT = 1 << 21  # word indices stay below this: a link (s, i, j) becomes one i
 
 
 def _keys(links: Sequence[np.ndarray]) -> np.ndarray:
-    """Unique int64 keys ``[K]`` for the (sentence, i, j) triples of a corpus of ``[L, 2]`` arrays."""
+    """Unique int64 keys ``[K]`` for the (sentence, i, j) triples of a
+    corpus of ``[L, 2]`` arrays."""
     flat, offsets = flatten(links)
     if len(flat) and (flat.min() < 0 or flat.max() >= _SHIFT):
         raise ValueError("alignment indices must be in [0, 2**21)")

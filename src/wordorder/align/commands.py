@@ -1,5 +1,6 @@
 """The ``wordorder`` subcommands of the alignment stage: one joint eflomal run over a pair's splits
-(scored on a gold set when there is one) and one split's lines of it (registered by :mod:`wordorder.cli`)."""
+(scored on a gold set when there is one) and one split's lines of it (registered by
+:mod:`wordorder.cli`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from wordorder.errors import WordorderError
 
 
 def _gold_sentences(a: argparse.Namespace, tmp: Path) -> tuple[Path, Path, list[int], list[int]]:
-    """Write the gold set's sentences as an extra split (source side first), for aligning with the corpus."""
+    """Write the gold set's sentences as an extra split (source side first), for
+    aligning with the corpus."""
     from wordorder.align.aer import read_src_tgt
 
     src, tgt = read_src_tgt(a.gold_pairs)
@@ -20,7 +22,8 @@ def _gold_sentences(a: argparse.Namespace, tmp: Path) -> tuple[Path, Path, list[
         src, tgt = tgt, src
     paths = (tmp / "gold.src", tmp / "gold.tgt")
     for path, side in zip(paths, (src, tgt)):
-        # whitespace-only tokens (U+3000 in KFTT) would vanish in a whitespace split: keep their index
+        # whitespace-only tokens (U+3000 in KFTT) would vanish in a whitespace
+        # split: keep their index
         path.write_text(
             "".join(" ".join(t if t.strip() else "<ws>" for t in s) + "\n" for s in side),
             encoding="utf-8",

@@ -113,8 +113,8 @@ def run_eflomal(
             eflomal.to_eflomal_text_file((tgt_lines[k] for k in kept), f)
         fwd_file, rev_file = tmp_path / "fwd", tmp_path / "rev"
         print(
-            f"eflomal: aligning {len(kept)} sentence pairs ({out['left_out']} empty or too long left out), "
-            f"model {opts['model']}, length {opts['length']}",
+            f"eflomal: aligning {len(kept)} sentence pairs ({out['left_out']} empty or too long "
+            f"left out), model {opts['model']}, length {opts['length']}",
             file=sys.stderr,
             flush=True,
         )

@@ -33,7 +33,8 @@ _HINT = "the alignment file must hold Pharaoh links i-j, one line per sentence p
 
 @numba.njit(cache=True)
 def _parse_bytes(buf: np.ndarray, allow_possible: bool) -> tuple:
-    """Parse Pharaoh text. Returns (links [N,2], possible [N] bool, offsets [S+1], err_code, err_line)."""
+    """Parse Pharaoh text. Returns (links [N,2], possible [N] bool, offsets
+    [S+1], err_code, err_line)."""
     n_max = 0
     for b in buf:
         if b == 45 or b == 112:  # '-' or 'p': at most one link each
@@ -242,9 +243,14 @@ def check_ranges(
     n_sent = len(offsets) - 1
     if len(src_lens) != n_sent or len(tgt_lens) != n_sent:
         raise WordorderError(
-            f"{n_sent} alignment lines for {len(src_lens)} source and {len(tgt_lens)} target sentences",
+            (
+                f"{n_sent} alignment lines for {len(src_lens)} source and "
+                f"{len(tgt_lens)} target sentences"
+            ),
             path=path,
-            hint="the alignment file must be line-aligned with the corpus; rerun the alignment step",
+            hint=(
+                "the alignment file must be line-aligned with the corpus; rerun the alignment step"
+            ),
         )
     sl = np.asarray(src_lens, np.int64)
     tl = np.asarray(tgt_lens, np.int64)
@@ -262,7 +268,10 @@ def check_ranges(
             + (f" and {tl[s]} target words" if tl[s] < np.iinfo(np.int64).max else " words"),
             path=path,
             line=s + 1,
-            hint="the alignment file does not match the corpus (another file, or another tokenization)",
+            hint=(
+                "the alignment file does not match the corpus (another "
+                "file, or another tokenization)"
+            ),
         )
     if on_error == "clip":
         flat = np.stack(
@@ -284,7 +293,8 @@ def read_pharaoh(
     one_based: bool = False,
     possible: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Read a whole file as ``(links [N, 2], is_possible [N], offsets [S + 1])``, checked if lengths are given."""
+    """Read a whole file as ``(links [N, 2], is_possible [N], offsets [S + 1])``,
+    checked if lengths are given."""
     path = Path(path)
     flat, poss, offsets = parse_pharaoh(
         _read_bytes(path), one_based=one_based, possible=possible, path=path
@@ -311,7 +321,8 @@ def read_alignments(
 
 
 def format_pharaoh(flat: np.ndarray, offsets: np.ndarray) -> bytes:
-    """Pharaoh text (0-based ``i-j``, one line per sentence) of flat links ``[N, 2]`` with ``offsets [S + 1]``."""
+    """Pharaoh text (0-based ``i-j``, one line per sentence) of flat links ``[N, 2]``
+    with ``offsets [S + 1]``."""
     return _format_bytes(
         np.ascontiguousarray(flat, np.int64).reshape(-1, 2), np.asarray(offsets, np.int64)
     ).tobytes()

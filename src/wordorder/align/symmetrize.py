@@ -39,7 +39,8 @@ def _symmetrize(
     method: int,
     neighbours: np.ndarray,
 ) -> tuple:
-    """method: 0 gdfa, 1 gdf, 2 gd, 3 intersection, 4 union. Returns (links [N,2] row-major per sentence, offsets)."""
+    """method: 0 gdfa, 1 gdf, 2 gd, 3 intersection, 4 union. Returns (links [N,2] row-major
+    per sentence, offsets)."""
     n_sent = src_lens.shape[0]
     out = np.empty((fwd.shape[0] + rev.shape[0], 2), np.int64)
     offsets = np.zeros(n_sent + 1, np.int64)

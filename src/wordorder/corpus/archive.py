@@ -156,7 +156,10 @@ def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
                     written += len(chunk)
                     if written > cap[0]:
                         raise too_big(
-                            f"the archive unpacks to more than {cap[1]}, although its headers claim {human(claimed)}",
+                            (
+                                f"the archive unpacks to more than {cap[1]}, although its "
+                                f"headers claim {human(claimed)}"
+                            ),
                             "max_unpacked_bytes",
                             archive,
                         )
@@ -174,7 +177,8 @@ def _check_total(total: int, cap: tuple[int, str], archive: Path, tmp: Path) -> 
 
 
 def member_path(root: Path, member: str, archive: Path) -> Path:
-    """The extracted file for ``member`` under ``root``; an error lists the files there if absent."""
+    """The extracted file for ``member`` under ``root``; an error lists the
+    files there if absent."""
     why = _unsafe_name(member)
     if why:
         raise WordorderError(f"member name {member!r} is not allowed: {why}")

@@ -27,7 +27,8 @@ COMMON_KEYS = ("kind", "max_lines")
 def check_keys(
     spec: Mapping[str, Any], required: Iterable[str], optional: Iterable[str], where: str
 ) -> None:
-    """Refuse unknown and missing keys, naming the key and where it belongs (e.g. ``url source``)."""
+    """Refuse unknown and missing keys, naming the key and where it belongs
+    (e.g. ``url source``)."""
     required, optional = tuple(required), tuple(optional)
     allowed = set(required) | set(optional)
     for key in spec:
@@ -65,7 +66,8 @@ def need_path(spec: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def expand(template: str, src_lang: str, tgt_lang: str) -> str:
-    """Replace the ``{src}``/``{tgt}`` placeholders by the language codes (other braces are kept)."""
+    """Replace the ``{src}``/``{tgt}`` placeholders by the language codes
+    (other braces are kept)."""
     return template.replace("{src}", src_lang).replace("{tgt}", tgt_lang)
 
 
@@ -95,7 +97,10 @@ def check_line(text: str, path: Path, number: int) -> str:
             f"the line has {len(text):,} characters (more than {MAX_LINE_CHARS:,})",
             path=path,
             line=number,
-            hint="one sentence per line is expected: the file has lost its line breaks, or the line is not a sentence",
+            hint=(
+                "one sentence per line is expected: the file has lost its line breaks, or "
+                "the line is not a sentence"
+            ),
         )
     return text
 
@@ -195,7 +200,10 @@ def refuse_same_file(a: Path, b: Path, keys: tuple[str, str], where: str) -> Non
         raise WordorderError(
             f"'{keys[0]}' and '{keys[1]}' of the {where} are the same file: {a}"
             + (f" and {b}" if str(a) != str(b) else ""),
-            hint="the source and the target side of a parallel corpus are two files, one per language",
+            hint=(
+                "the source and the target side of a parallel corpus are "
+                "two files, one per language"
+            ),
         )
 
 

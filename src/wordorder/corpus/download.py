@@ -190,7 +190,10 @@ def _download(
             part.unlink(missing_ok=True)
             raise WordorderError(
                 f"checksum mismatch for {url}: expected sha256 {sha256}, got {actual}",
-                hint="the download was deleted; the file on the server changed or the sha256 in the config is wrong",
+                hint=(
+                    "the download was deleted; the file on the server changed or the "
+                    "sha256 in the config is wrong"
+                ),
             )
         os.replace(part, target)
         return
@@ -267,7 +270,10 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
                     f.close()
                     part.unlink()
                     raise too_big(
-                        f"the download of {url} grew past max_download_bytes ({human(max_bytes)}): stopped and deleted",
+                        (
+                            f"the download of {url} grew past max_download_bytes "
+                            f"({human(max_bytes)}): stopped and deleted"
+                        ),
                         "max_download_bytes",
                     )
                 f.write(chunk)

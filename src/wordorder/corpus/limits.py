@@ -54,7 +54,8 @@ def unpack_cap(archive: Path, configured: int | None) -> tuple[int, str]:
         return configured, f"max_unpacked_bytes ({human(configured)})"
     cap = max(UNPACK_FLOOR, UNPACK_RATIO * archive.stat().st_size)
     return cap, (
-        f"the default limit of {UNPACK_RATIO} times the archive's size, at least {human(UNPACK_FLOOR)} ({human(cap)})"
+        f"the default limit of {UNPACK_RATIO} times the archive's size, at least "
+        f"{human(UNPACK_FLOOR)} ({human(cap)})"
     )
 
 

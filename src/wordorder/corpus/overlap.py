@@ -31,7 +31,12 @@ def remove_overlap(
 
     Hash sets of the dev/test sentences, one pass over training: linear in the corpus size.
 
-    >>> remove_overlap([0, 1, 2, 3], ["a b", "c", "a  b ", "d"], ["x", "y", "z", "w"], [("a b", "x"), ("e", "y")])
+    >>> remove_overlap(
+    ...     [0, 1, 2, 3],
+    ...     ["a b", "c", "a  b ", "d"],
+    ...     ["x", "y", "z", "w"],
+    ...     [("a b", "x"), ("e", "y")],
+    ... )
     ([3], {'pair': 1, 'source': 1, 'target': 1, 'removed': 3})
     """
     pairs, sources, targets = set(), set(), set()

@@ -21,7 +21,8 @@ def split_names(pair_data: Mapping[str, Any]) -> list[str]:
 
 
 def split_spec(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]:
-    """A split's corpus source (a test set's ``extra_refs`` are left to :func:`split_extra_refs`)."""
+    """A split's corpus source (a test set's ``extra_refs`` are left to
+    :func:`split_extra_refs`)."""
     from wordorder.corpus.references import without_extra_refs
 
     return without_extra_refs(pair_data[split] if split in SPLITS else pair_data["test"][split])

@@ -34,7 +34,10 @@ def extra_refs(spec: Mapping[str, Any], where: str) -> list[str]:
         need_path({KEY: ref}, KEY, where)
     if refs and "holdout" in spec:
         raise WordorderError(
-            f"'{KEY}' in {where}: a held-out set is drawn from the training corpus and has one reference",
+            (
+                f"'{KEY}' in {where}: a held-out set is drawn from the training "
+                "corpus and has one reference"
+            ),
             hint="give extra references only to a test set with its own files",
         )
     return refs
@@ -89,7 +92,8 @@ def prepare_reference(
 
 
 def read_references(paths: Sequence[str | Path], n: int) -> list[list[str]]:
-    """Prepared extra references (from :func:`prepare_reference`), each checked to have ``n`` lines."""
+    """Prepared extra references (from :func:`prepare_reference`), each
+    checked to have ``n`` lines."""
     out = []
     for path in paths:
         lines = read_lines(path)

@@ -71,7 +71,10 @@ def make_splits(
     )
     if not splits["train"]["lines"]:
         raise WordorderError(
-            f"no training sentences left for {pair} after cleaning and removing the dev/test sentences",
+            (
+                f"no training sentences left for {pair} after cleaning and "
+                "removing the dev/test sentences"
+            ),
             hint=f"cleaning removed {stats}; overlap with the dev/test sets removed {overlap}; "
             "relax clean.max_len / max_ratio, or use other dev/test sets",
         )

@@ -58,7 +58,10 @@ def holdout_split(n: int, sizes: Mapping[str, int], seed: int) -> dict[str, list
         asked = " + ".join(f"{name} {size}" for name, size in sizes.items())
         raise WordorderError(
             f"the holdouts need {total} lines ({asked}) but only {n} lines are available",
-            hint="make the holdouts smaller, or relax the cleaning limits so that more lines are kept",
+            hint=(
+                "make the holdouts smaller, or relax the cleaning limits "
+                "so that more lines are kept"
+            ),
         )
     order = shuffled(n, seed)
     parts: dict[str, list[int]] = {}

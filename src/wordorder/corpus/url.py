@@ -116,8 +116,8 @@ class UrlSource(Source):
         spec = self.spec
         if "url" in spec:
             return (
-                f"{expand(spec['src'], src_lang, tgt_lang)} and {expand(spec['tgt'], src_lang, tgt_lang)} "
-                f"in {spec['url']}"
+                f"{expand(spec['src'], src_lang, tgt_lang)} and "
+                f"{expand(spec['tgt'], src_lang, tgt_lang)} in {spec['url']}"
             )
         return " and ".join(
             side["url"]

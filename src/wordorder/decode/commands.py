@@ -40,5 +40,8 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--spm-tgt",
         default=None,
-        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+        help=(
+            "the target side's subword model when each side has its own (--spm "
+            "is then the source side's)"
+        ),
     )

@@ -31,7 +31,8 @@ class DecodeOptions:
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any]) -> DecodeOptions:
-        """The options of a ``decode`` block (missing keys take the defaults); an unknown key is an error."""
+        """The options of a ``decode`` block (missing keys take the defaults); an
+        unknown key is an error."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = set(options) - set(fields)
         if unknown:

@@ -88,8 +88,8 @@ def check_vocabularies(
     have = (sp_src.vocab_size, sp_tgt.vocab_size)
     if want != have:
         raise WordorderError(
-            f"the checkpoint's vocabularies have {want[0]} (source) and {want[1]} (target) entries, "
-            f"the subword models {have[0]} and {have[1]}",
+            f"the checkpoint's vocabularies have {want[0]} (source) and {want[1]} (target) "
+            f"entries, the subword models {have[0]} and {have[1]}",
             path=checkpoint,
             hint="give the subword model(s) the model was trained with (--spm, and --spm-tgt when "
             "each side has its own)",

@@ -1,4 +1,5 @@
-"""AER of the alignments a translation model's attention implies (docs/algorithms.md §AER-ATTENTION).
+"""AER of the alignments a translation model's attention implies
+(docs/algorithms.md §AER-ATTENTION).
 
 The gold set's sentence pairs are force-decoded (teacher forcing on the reference): row t of
 the model's attention (``Seq2SeqModel.attention_weights``) is the step that predicts target
@@ -165,8 +166,9 @@ def aer_table(results: Sequence[Path], aligners: Sequence[Path]) -> tuple[list[d
     lines = [
         "# Alignment error rate on the gold alignments (lower is better)",
         "",
-        "Attention: forced decoding of the gold pairs, subwords mapped to words by mean target rows and "
-        "summed source columns (docs/algorithms.md §AER-ATTENTION, method b), one link per target word.",
+        "Attention: forced decoding of the gold pairs, subwords mapped to words by mean "
+        "target rows and summed source columns (docs/algorithms.md §AER-ATTENTION, method b), "
+        "one link per target word.",
         "",
         "| pair | system | seed | precision | recall | AER |",
         "| --- | --- | ---: | ---: | ---: | ---: |",

@@ -1,5 +1,6 @@
-"""The evaluation and analysis subcommands of ``wordorder`` (scores, the results report, significance,
-AER, head similarity, length bins, swap noise, the systems table); registered by :mod:`wordorder.cli`."""
+"""The evaluation and analysis subcommands of ``wordorder`` (scores, the results report,
+significance, AER, head similarity, length bins, swap noise, the systems table); registered
+by :mod:`wordorder.cli`."""
 
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ def cmd_significance(a: argparse.Namespace) -> None:
     write_scores(Path(a.output), result, meta)
     print(
         f"{a.output}: {a.variant} vs {a.baseline}: bootstrap p = {result['bootstrap']['p']:.4f}, "
-        f"sign test p = {result['sign']['p']:.4f} ({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)"
+        f"sign test p = {result['sign']['p']:.4f} "
+        f"({result['sign']['n_plus']}+/{result['sign']['n_minus']}-)"
     )
 
 
@@ -201,8 +203,9 @@ def cmd_attention_aer(a: argparse.Namespace) -> None:
     }
     write_scores(Path(a.output), scores, meta)
     print(
-        f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision {100 * scores['precision']:.1f}, "
-        f"recall {100 * scores['recall']:.1f}, {scores['sentences']} sentences)"
+        f"{a.output}: attention AER {100 * scores['aer']:.1f} (precision "
+        f"{100 * scores['precision']:.1f}, recall {100 * scores['recall']:.1f}, "
+        f"{scores['sentences']} sentences)"
     )
 
 
@@ -239,7 +242,10 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
     sp = SubwordModel(a.spm)  # the source side's (or the joint) model
     if sp.vocab_size != model.vocab_size:
         raise WordorderError(
-            f"the checkpoint's source vocabulary has {model.vocab_size} entries, the subword model {sp.vocab_size}",
+            (
+                f"the checkpoint's source vocabulary has {model.vocab_size} entries, the "
+                f"subword model {sp.vocab_size}"
+            ),
             path=a.spm,
             hint="give the source side's subword model the model was trained with",
         )
@@ -258,7 +264,8 @@ def cmd_head_similarity(a: argparse.Namespace) -> None:
         {"pair": a.pair, "variant": a.variant, "seed": a.seed, "testset": a.testset},
     )
     print(
-        f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over {result['tokens']} tokens"
+        f"{a.output}: {a.variant} average head similarity {result['average']:.3f} over "
+        f"{result['tokens']} tokens"
     )
 
 
@@ -300,8 +307,9 @@ def cmd_findings(a: argparse.Namespace) -> None:
             }
         )
         print(
-            f"{claim.paper}: {claim.system} vs {claim.baseline} on {claim.pair}/{claim.testset}: "
-            f"{test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper {claim.paper_delta:+.2f}), p = {test['p']:.3f}"
+            f"{claim.paper}: {claim.system} vs {claim.baseline} on "
+            f"{claim.pair}/{claim.testset}: {test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper "
+            f"{claim.paper_delta:+.2f}), p = {test['p']:.3f}"
         )
     write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
 
@@ -483,7 +491,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--spm-tgt",
         default=None,
-        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+        help=(
+            "the target side's subword model when each side has its own (--spm "
+            "is then the source side's)"
+        ),
     )
     s.add_argument("--alignments", default=None, help="also write the word links (0-based pharaoh)")
 
@@ -566,7 +577,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "--runs",
         type=_json,
         required=True,
-        help='{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": [[src, benchmark.tsv], ...]}]}',
+        help=(
+            '{"runs": [{"pair", "variant", "seed", "model", "metrics", "decodes": '
+            "[[src, benchmark.tsv], ...]}]}"
+        ),
     )
     for name in ("--csv", "--md", "--baseline", "--title"):
         s.add_argument(name, required=True)

@@ -30,8 +30,9 @@ def run_summary(
     brought no new best.
 
     Returns:
-        ``evals, steps, best_step, stop_reason, best_ppl, last_ppl, best_bleu, max_bleu, tail_bleu_change``:
-        ``tail_bleu_change`` = dev BLEU of the last evaluation minus that ``TAIL`` evaluations earlier.
+        ``evals, steps, best_step, stop_reason, best_ppl, last_ppl, best_bleu, max_bleu,
+        tail_bleu_change``: ``tail_bleu_change`` = dev BLEU of the last evaluation minus that
+        ``TAIL`` evaluations earlier.
     """
     evals = [r for r in records if "dev_bleu" in r and "step" in r]
     if not evals:
@@ -81,10 +82,13 @@ def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     lines = [
         f"# {title}",
         "",
-        f"{converged} of {len(rows)} runs stopped on patience (converged); the others name their stop.",
+        (
+            f"{converged} of {len(rows)} runs stopped on patience (converged); "
+            "the others name their stop."
+        ),
         "",
-        "| pair | system | seed | updates | kept at | stop | dev ppl kept / last | dev BLEU kept / max |"
-        f" Δ dev BLEU, last {TAIL} evals |",
+        "| pair | system | seed | updates | kept at | stop | dev ppl kept / last "
+        f"| dev BLEU kept / max | Δ dev BLEU, last {TAIL} evals |",
         "|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:

@@ -34,6 +34,7 @@ def cost_summary(logs: Path) -> dict:
 def cost_markdown(cost: Mapping[str, Any]) -> str:
     top = ", ".join(f"{c} {h:.2f}" for c, h in list(cost["by_command"].items())[:4])
     return (
-        f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} CPU-hours over "
-        f"{cost['jobs']} jobs ({cost['wall_hours']:.2f} job-hours of wall time; by command: {top}).\n"
+        f"Measured cost of the jobs finished before this table: {cost['cpu_hours']:.2f} "
+        f"CPU-hours over {cost['jobs']} jobs ({cost['wall_hours']:.2f} job-hours of wall "
+        f"time; by command: {top}).\n"
     )

@@ -28,7 +28,8 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
         systems: the systems CSV (``pair, variant, seed, params, train_tok_s, ...``).
 
     Returns:
-        Columns ``bleu``, ``bleu_sd``, ``seeds``, ``ribes``, ``chrf``, ``nkt``, ``params``, ``train_tok_s``.
+        Columns ``bleu``, ``bleu_sd``, ``seeds``, ``ribes``, ``chrf``, ``nkt``,
+        ``params``, ``train_tok_s``.
     """
     missing = [
         c for c in ("pair", "testset", "variant", "seed", *METRICS) if c not in scores.columns
@@ -69,14 +70,15 @@ def cross_paper_markdown(
             params = f"{r['params'] / 1e6:.2f}M" if r["params"] == r["params"] else "–"
             speed = f"{r['train_tok_s']:,.0f}" if r["train_tok_s"] == r["train_tok_s"] else "–"
             lines.append(
-                f"| {rank} | {name} | {r['bleu']:.2f}{sd}{mark} | {r['ribes']:.2f} | {r['chrf']:.2f} | "
-                f"{r['nkt']:.2f} | {params} | {speed} |"
+                f"| {rank} | {name} | {r['bleu']:.2f}{sd}{mark} | {r['ribes']:.2f} | "
+                f"{r['chrf']:.2f} | {r['nkt']:.2f} | {params} | {speed} |"
             )
         lines.append("")
     lines.append(
-        f"BLEU: sacreBLEU, mean ± sd over seeds; +/++ (−/−−): better (worse) than the common baseline "
-        f"**{baseline}** at p < 0.05 / 0.01 on every seed. NKT: normalised Kendall τ of the output's "
-        "word order against the reference's (×100). Speeds from jobs that may have shared the machine."
+        "BLEU: sacreBLEU, mean ± sd over seeds; +/++ (−/−−): better (worse) than the common "
+        f"baseline **{baseline}** at p < 0.05 / 0.01 on every seed. NKT: normalised Kendall τ "
+        "of the output's word order against the reference's (×100). Speeds from jobs that "
+        "may have shared the machine."
     )
     return "\n".join(lines) + "\n"
 

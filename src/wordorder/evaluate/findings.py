@@ -32,7 +32,8 @@ ALPHA = 0.05
 
 @dataclass(frozen=True)
 class Claim:
-    """A paper's reported effect: ``system`` minus ``baseline`` = ``paper_delta`` BLEU on its data."""
+    """A paper's reported effect: ``system`` minus ``baseline`` =
+    ``paper_delta`` BLEU on its data."""
 
     paper: str
     pair: str
@@ -134,25 +135,29 @@ def verdict(paper_delta: float, delta: float, p: float, alpha: float = ALPHA) ->
 
 
 def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
-    """The findings table: paper, comparison, the paper's Δ, ours (mean ± sd over seeds), p, verdict."""
+    """The findings table: paper, comparison, the paper's Δ, ours (mean ± sd
+    over seeds), p, verdict."""
     lines = [
         f"# {title}",
         "",
-        "| paper | pair / test set | comparison | paper Δ BLEU | our Δ BLEU (mean ± sd) | seeds | p | verdict |",
+        (
+            "| paper | pair / test set | comparison | paper Δ BLEU "
+            "| our Δ BLEU (mean ± sd) | seeds | p | verdict |"
+        ),
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         what = f" ({r['what']})" if r.get("what") else ""
         lines.append(
-            f"| {r['paper']} | {r['pair']} / {r['testset']} | {r['system']} vs {r['baseline']}{what} | "
-            f"{r['paper_delta']:+.2f} | {r['delta']:+.2f} ± {r['sd']:.2f} | {r['seeds']} | "
-            f"{r['p']:.3f} | {r['verdict']} |"
+            f"| {r['paper']} | {r['pair']} / {r['testset']} | {r['system']} vs "
+            f"{r['baseline']}{what} | {r['paper_delta']:+.2f} | {r['delta']:+.2f} ± {r['sd']:.2f} "
+            f"| {r['seeds']} | {r['p']:.3f} | {r['verdict']} |"
         )
     lines += [
         "",
         "p: seed-paired bootstrap (sacreBLEU's paired bootstrap, with every seed of both systems "
-        f"resampled on the same sentences; {rows[0]['samples'] if rows else 1000} draws). Reproduced: "
-        f"the paper's sign at p < {ALPHA}; opposite: the other sign at p < {ALPHA}.",
+        f"resampled on the same sentences; {rows[0]['samples'] if rows else 1000} draws). "
+        f"Reproduced: the paper's sign at p < {ALPHA}; opposite: the other sign at p < {ALPHA}.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -164,7 +169,8 @@ def write_findings(
     title: str,
     cost: Mapping[str, Any] | None = None,
 ) -> None:
-    """The table (and, given the experiment's cost, a line on its CPU-hours) as Markdown and JSON."""
+    """The table (and, given the experiment's cost, a line on its
+    CPU-hours) as Markdown and JSON."""
     from wordorder.evaluate.cost import cost_markdown
 
     with atomic_open(md_path) as f:

@@ -8,10 +8,10 @@ substitutions. After the shifts:
 * substitutions and shifts count toward neither.
 
 sacreBLEU's TER computes this edit trace but returns only the edit count, so the shift loop of
-``sacrebleu.metrics.lib_ter.translation_edit_rate`` is repeated here around its own
-``_shift`` and ``BeamEditDistance`` (nothing of TER is re-implemented) and the final trace is
-kept. In that trace ``d`` consumes a hypothesis word and ``i`` a reference word (docs/algorithms.md §TER).
-The private names are those of sacrebleu 2.6.0, the version ``pyproject.toml`` pins.
+``sacrebleu.metrics.lib_ter.translation_edit_rate`` is repeated here around its own ``_shift`` and
+``BeamEditDistance`` (nothing of TER is re-implemented) and the final trace is kept. In that trace
+``d`` consumes a hypothesis word and ``i`` a reference word (docs/algorithms.md §TER). The private
+names are those of sacrebleu 2.6.0, the version ``pyproject.toml`` pins.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def ter_edits(hyp: Sequence[str], ref: Sequence[str]) -> Edits:
 
 
 def generation_errors(hyps: Sequence[str], refs: Sequence[str]) -> dict:
-    """Under/over-generation of tokenised lines (space-separated, case-sensitive) against one reference each.
+    """Under/over-generation of tokenised lines (space-separated, case-sensitive)
+    against one reference each.
 
     Returns:
         ``{"under_generation", "over_generation"}`` as corpus sums, their means per sentence

@@ -29,7 +29,8 @@ DEFAULT_EDGES = (10, 20, 30, 40, 50)
 
 
 def bin_labels(edges: Sequence[int]) -> list[str]:
-    """``[0, 10, 20]`` style edges → ``["1-10", "11-20", ">20"]`` (with a first edge of 0 implied)."""
+    """``[0, 10, 20]`` style edges → ``["1-10", "11-20", ">20"]`` (with a
+    first edge of 0 implied)."""
     edges = list(edges)
     if not edges or any(b <= a for a, b in zip([0, *edges], edges)):
         raise WordorderError(f"length bin edges must rise from above 0, got {edges}")
@@ -149,12 +150,14 @@ def write_length_analysis(
     ]
     if orders:
         lines.append(
-            "τ: mean normalised Kendall τ of each source order (identity = no preordering) against the "
-            "word alignment of the test set, over the bin's sentences with comparable alignment ranks."
+            "τ: mean normalised Kendall τ of each source order (identity = no preordering) "
+            "against the word alignment of the test set, over the bin's sentences with "
+            "comparable alignment ranks."
         )
     if orders7:
         lines.append(
-            "τ Eq. 7: the same in [-1, 1] with ties counted against, as Kawara et al. 2021 Eq. 7 (Figs. 7-10)."
+            "τ Eq. 7: the same in [-1, 1] with ties counted against, as Kawara et "
+            "al. 2021 Eq. 7 (Figs. 7-10)."
         )
     with atomic_open(md_path) as f:
         f.write("\n".join(lines) + "\n")

@@ -121,7 +121,8 @@ def plot_bleu_lines(
     xlabel: str,
     xticks: Sequence[str] | None = None,
 ) -> None:
-    """BLEU against ``x``, one marked line per system (atomic PNG); ``xticks`` labels the x values."""
+    """BLEU against ``x``, one marked line per system (atomic PNG);
+    ``xticks`` labels the x values."""
     plot_line_panels(x, [("BLEU", series)], out_png, title=title, xlabel=xlabel, xticks=xticks)
 
 

@@ -59,7 +59,8 @@ def splice(text: str, name: str, content: str, path: str = "README") -> str:
 def update_readme(
     readme: Path, name: str, sources: Sequence[Path], block_out: Path, note: str = ""
 ) -> str:
-    """Write the block to ``block_out`` and splice it into ``readme`` (atomically); returns the block."""
+    """Write the block to ``block_out`` and splice it into ``readme``
+    (atomically); returns the block."""
     if not readme.is_file():
         raise WordorderError(
             f"{readme}: no such README", hint="evaluation.readme names the file to update"

@@ -68,7 +68,10 @@ def write_report(
         write_table(
             gen,
             *generation,
-            title=f"{experiment}: under- and over-generation (TER insertions / deletions per sentence)",
+            title=(
+                f"{experiment}: under- and over-generation (TER insertions "
+                "/ deletions per sentence)"
+            ),
         )
     if ngram:
         for n in range(4):

@@ -8,12 +8,12 @@ reference positions of the aligned hypothesis words:
 * BP = min(1, exp(1 − |ref| / |hyp|)).
 
 The word alignment is the official one, not nltk's (which differs in four ways and gives other
-numbers, see docs/algorithms.md §RIBES): a hypothesis word found once in both sentences takes its reference
-position; otherwise growing contexts are tried, at each size k the left context
+numbers, see docs/algorithms.md §RIBES): a hypothesis word found once in both sentences takes its
+reference position; otherwise growing contexts are tried, at each size k the left context
 ``hyp[i−k..i]`` first and then the right one ``hyp[i..i+k]``, and the first n-gram that occurs
 exactly once in both sentences (overlapping occurrences counted) fixes the position. Tokens are
-lowercased unless ``case=True``. The corpus score is the mean over sentences of the best
-score over the references (a macro average, unlike BLEU).
+lowercased unless ``case=True``. The corpus score is the mean over sentences of the best score over
+the references (a macro average, unlike BLEU).
 """
 
 from __future__ import annotations

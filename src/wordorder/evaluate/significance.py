@@ -45,7 +45,10 @@ def marker(p: float | None, delta: float = 1.0) -> str:
 def _check(system: Sequence[str], baseline: Sequence[str], refs: Sequence[str]) -> None:
     if not len(system) == len(baseline) == len(refs):
         raise WordorderError(
-            f"system ({len(system)}), baseline ({len(baseline)}) and reference ({len(refs)}) line counts differ",
+            (
+                f"system ({len(system)}), baseline ({len(baseline)}) and reference "
+                f"({len(refs)}) line counts differ"
+            ),
             hint="compare outputs of the same test set",
         )
     if not refs:

@@ -24,7 +24,8 @@ from wordorder.io import atomic_open
 
 
 def swap_permutation(n: int, rate: float, rng: random.Random) -> np.ndarray:
-    """A permutation of ``range(n)`` moving round(rate·n) words (at least 2 when any) along one cycle."""
+    """A permutation of ``range(n)`` moving round(rate·n) words (at least 2
+    when any) along one cycle."""
     if not 0.0 <= rate <= 1.0:
         raise WordorderError(f"a swap rate must be in [0, 1], got {rate}")
     perm = np.arange(n)

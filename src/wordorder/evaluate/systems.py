@@ -1,10 +1,10 @@
 """The size and speed columns of the papers' system tables (Chen 2019 Table 1, Chen 2020 Table V).
 
-Per (pair, variant, seed): the number of trainable parameters (tied matrices once), the
-training speed logged by the training loop (median ``tokens_per_s`` over the logged intervals:
-non-PAD target tokens per second, evaluation time excluded), and the decoding speed of the test sets (sentences
-over the wall time Snakemake's ``benchmark`` recorded for the translate job). Speeds measured on
-a busy machine are not comparable across systems: the benchmark script is the place for that.
+Per (pair, variant, seed): the number of trainable parameters (tied matrices once), the training
+speed logged by the training loop (median ``tokens_per_s`` over the logged intervals: non-PAD target
+tokens per second, evaluation time excluded), and the decoding speed of the test sets (sentences
+over the wall time Snakemake's ``benchmark`` recorded for the translate job). Speeds measured on a
+busy machine are not comparable across systems: the benchmark script is the place for that.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def benchmark_seconds(tsv: Path) -> float:
 
 
 def systems_table(runs: Sequence[dict]) -> pd.DataFrame:
-    """One row per run dict (``pair``, ``variant``, ``seed``, ``model`` (the checkpoint), ``metrics``,
-    ``decodes``: [(translated source file, benchmark tsv), ...]) → params, train tok/s, decode sent/s."""
+    """One row per run dict (``pair``, ``variant``, ``seed``, ``model`` (the checkpoint),
+    ``metrics``, ``decodes``: [(translated source file, benchmark tsv), ...]) → params,
+    train tok/s, decode sent/s."""
     from wordorder.io import read_lines
 
     rows = []
@@ -89,13 +90,13 @@ def systems_markdown(table: pd.DataFrame, baseline: str, title: str) -> str:
         )
         delta = f"{100 * (row['params'] / base - 1):+.2f} %" if base == base else "–"
         lines.append(
-            f"| {pair} | {variant} | {int(row['params']):,} | {delta} | {row['train_tok_s']:,.0f} | "
-            f"{row['decode_sent_s']:.1f} |"
+            f"| {pair} | {variant} | {int(row['params']):,} | {delta} | {row['train_tok_s']:,.0f} "
+            f"| {row['decode_sent_s']:.1f} |"
         )
     lines += [
         "",
         "Training speed: median logged target tokens/s; decoding: test sentences per second of "
-        "the translate jobs (beam as configured). Jobs that ran beside others are slower: compare speeds "
-        "with benchmarks/bench_variants.py.",
+        "the translate jobs (beam as configured). Jobs that ran beside others are slower: compare "
+        "speeds with benchmarks/bench_variants.py.",
     ]
     return "\n".join(lines) + "\n"

@@ -322,7 +322,8 @@ def _latex(
     markers: Mapping[tuple[str, str, str], str] | None = None,
     marker_note: str = "",
 ) -> str:
-    """A booktabs ``table`` environment with the same cells as the Markdown (markers as superscripts)."""
+    """A booktabs ``table`` environment with the same cells as the Markdown
+    (markers as superscripts)."""
     header, rows, note = _display(table, markers)
 
     def cell(text: str) -> str:  # "+" and "−" only ever appear as significance markers

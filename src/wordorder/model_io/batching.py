@@ -111,9 +111,9 @@ def pad(seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
 def pad_feature(name: str, seqs: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
     """Pad one source feature of a batch like the source (ids + EOS): (B, width) LongTensor.
 
-    The EOS position gets the feature EOS tag; for the integer inputs it is a position of its
-    own: after the last for ``order``, one word more for ``word``, and 0 for ``head`` (the model hangs EOS
-    under the root). Padding is 0.
+    The EOS position gets the feature EOS tag; for the integer inputs it is a position of its own:
+    after the last for ``order``, one word more for ``word``, and 0 for ``head`` (the model hangs
+    EOS under the root). Padding is 0.
     """
     return pad([list(s) + [_eos_value(name, s)] for s in seqs], width)
 

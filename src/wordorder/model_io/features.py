@@ -62,7 +62,10 @@ def check_feature_files(
     """The feature files a step got must be exactly those its model needs."""
     if set(given) != needed:
         raise WordorderError(
-            f"the model needs the source features {sorted(needed) or 'none'} but got {sorted(given) or 'none'}",
+            (
+                f"the model needs the source features {sorted(needed) or 'none'} but got "
+                f"{sorted(given) or 'none'}"
+            ),
             path=path,
             hint="the variant's model options and its "
             "data inputs disagree: check configs/variants.yaml and the checkpoint used",
@@ -128,8 +131,8 @@ def _integer_problem(name: str, values: list[int]) -> str | None:
         runs = [v for k, v in enumerate(values) if k == 0 or values[k - 1] != v]
         if sorted(runs) != list(range(len(runs))):
             return (
-                f"positions are neither a permutation of 0..{n - 1} nor word positions (0..m−1 for the "
-                "m words, equal on adjacent pieces)"
+                f"positions are neither a permutation of 0..{n - 1} nor word positions (0..m−1 "
+                "for the m words, equal on adjacent pieces)"
             )
     if name == "word" and any(b - a not in (0, 1) for a, b in zip([-1, *values], values)):
         return "word indices must start at 0 and grow by 0 or 1 from one subword to the next"

@@ -156,7 +156,8 @@ class TransformerOptions(ModelOptions):
         if self.input_groups is not None:
             if not isinstance(self.input_groups, (list, tuple)) or not self.input_groups:
                 raise WordorderError(
-                    f"model option input_groups must be a non-empty list of [feature, share], got {self.input_groups!r}"
+                    "model option input_groups must be a non-empty list of [feature, share], "
+                    f"got {self.input_groups!r}"
                 )
             for group in self.input_groups:
                 if (
@@ -168,8 +169,8 @@ class TransformerOptions(ModelOptions):
                     or group[1] < 1
                 ):
                     raise WordorderError(
-                        f"model option input_groups: {group!r} is not [feature, share] with feature "
-                        f"in {', '.join(GROUP_FEATURES)} and a whole share ≥ 1"
+                        f"model option input_groups: {group!r} is not [feature, share] with "
+                        f"feature in {', '.join(GROUP_FEATURES)} and a whole share ≥ 1"
                     )
             empty = [feature for feature, n in self.group_heads() if n == 0]
             if empty:
@@ -202,7 +203,10 @@ class TransformerOptions(ModelOptions):
         """Combinations that are not defined by the papers."""
         if self.input_groups and self.factors:
             raise WordorderError(
-                "model options input_groups and factors conflict: both replace the source input representation",
+                (
+                    "model options input_groups and factors conflict: both replace the "
+                    "source input representation"
+                ),
                 hint="choose one of them",
             )
         if "none" not in (self.reordering_embeddings, self.additional_pe):
@@ -315,7 +319,8 @@ class RNNOptions(ModelOptions):
             or self.init_uniform < 0
         ):
             raise WordorderError(
-                f"model option init_uniform must be a non-negative number, got {self.init_uniform!r}"
+                "model option init_uniform must be a non-negative number, "
+                f"got {self.init_uniform!r}"
             )
         self._validate_relation()
         self._choice("decoder", RNN_DECODERS)

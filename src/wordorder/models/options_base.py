@@ -122,7 +122,8 @@ class ModelOptions:
     def _choice(self, name: str, allowed: tuple[str, ...]) -> None:
         if getattr(self, name) not in allowed:
             raise WordorderError(
-                f"model option {name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}"
+                f"model option {name} must be one of {', '.join(allowed)}, "
+                f"got {getattr(self, name)!r}"
             )
 
     def _integers(self, positive: tuple[str, ...], non_negative: tuple[str, ...] = ()) -> None:

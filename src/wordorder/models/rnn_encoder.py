@@ -55,7 +55,8 @@ class DependencyUnitEncoder(nn.Module):
         self.conv = nn.Conv1d(d_embed, d_out, kernel_size=3, padding=1)
 
     def forward(self, embedded: Tensor, units: Tensor) -> Tensor:
-        """(B, S, e) source embeddings, (B, S, M) unit positions (−2 null, −1 empty) → (B, S, d_out)."""
+        """(B, S, e) source embeddings, (B, S, M) unit positions (−2 null, −1
+        empty) → (B, S, d_out)."""
         b, s, m = units.shape
         e = embedded.size(-1)
         rows = embedded.gather(1, units.clamp(min=0).reshape(b, s * m, 1).expand(-1, -1, e)).view(

@@ -170,7 +170,8 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         return self.decode(self.encode(src, feats), tgt_in)
 
     def encode(self, src: Tensor, feats: Feats | None = None) -> EncoderOut:
-        """src: (B, S) ids (+ feats, each (B, S)) → memory (B, S, d) and the (B, S) padding flags."""
+        """src: (B, S) ids (+ feats, each (B, S)) → memory (B, S, d) and
+        the (B, S) padding flags."""
         o = self.options
         feats = feats or {}
         pad = src.eq(PAD_ID)
@@ -319,8 +320,14 @@ def build_source_input(o: TransformerOptions) -> nn.Module | None:
     for name in o.required_features() & set(CATEGORICAL_FEATURES):
         if int(sizes.get(name, 0)) < 4:
             raise WordorderError(
-                f"model option feature_sizes has no vocabulary size for the source feature '{name}'",
-                hint="the trainer sets it from the data; set feature_sizes when building a model by hand",
+                (
+                    "model option feature_sizes has no vocabulary size for "
+                    f"the source feature '{name}'"
+                ),
+                hint=(
+                    "the trainer sets it from the data; set feature_sizes "
+                    "when building a model by hand"
+                ),
             )
     if o.input_groups:
         groups = [(name, heads * o.head_dim) for name, heads in o.group_heads()]

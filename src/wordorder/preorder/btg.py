@@ -1,4 +1,5 @@
-"""The top-down BTG preorderer (Nakagawa, ACL 2015; docs/algorithms.md §BTG): training, preordering, model files.
+"""The top-down BTG preorderer (Nakagawa, ACL 2015; docs/algorithms.md §BTG): training,
+preordering, model files.
 
 A sentence is parsed top-down into a binary bracketing whose nodes are straight (STR) or
 inverted (INV); reading the leaves with the inverted nodes' children swapped gives the preorder.
@@ -52,10 +53,10 @@ Sentence = tuple[Sequence[str], Sequence[str], Sequence[str]]
 class BTGOptions:
     """Training and decoding options.
 
-    beam: beam width K; iterations: training passes (stops early after one without errors);
-    update: "pa" (PA-I, the reference code) or "perceptron" (the paper); hash_bits: log2 of the
-    weight-table rows; min_updates: drop averaged weights updated fewer times; order: "shuffled"
-    (each iteration in a random order drawn from ``seed``) or "file" (corpus order, as the reference code).
+    beam: beam width K; iterations: training passes (stops early after one without errors); update:
+    "pa" (PA-I, the reference code) or "perceptron" (the paper); hash_bits: log2 of the weight-table
+    rows; min_updates: drop averaged weights updated fewer times; order: "shuffled" (each iteration
+    in a random order drawn from ``seed``) or "file" (corpus order, as the reference code).
     """
 
     beam: int = 20
@@ -107,7 +108,8 @@ def _usable_cores() -> int:
 
 
 class BTGPreorderer:
-    """A trained model: a [2**hash_bits, 2] float32 weight table (columns STR, INV) and its options."""
+    """A trained model: a [2**hash_bits, 2] float32 weight table (columns
+    STR, INV) and its options."""
 
     def __init__(self, weights: np.ndarray, options: BTGOptions) -> None:
         self.options = options
@@ -155,7 +157,10 @@ class BTGPreorderer:
                 ranks.append(r)
         if not used:
             raise WordorderError(
-                f"none of the {len(sentences)} training sentences has a usable alignment constraint",
+                (
+                    f"none of the {len(sentences)} training sentences has a "
+                    "usable alignment constraint"
+                ),
                 hint="check that the alignments belong to these sentences",
             )
         hashes, offsets = hash_tokens([sentences[k] for k in used])

@@ -87,7 +87,8 @@ def _seed(template: int) -> int:
 
 
 _SEEDS = np.array([_seed(t) for t in range(N_FEATURES)], dtype=np.uint64)
-# Key prefixes of the dependent templates for each ctx: mix(mix(seed, NT), SIDE) (NT alone for "NT").
+# Key prefixes of the dependent templates for each ctx: mix(mix(seed, NT),
+# SIDE) (NT alone for "NT").
 _CTX_NT = ((2, 2), (0, 0), (0, 1), (1, 0), (1, 1))
 _DEP_PREFIX = np.array(
     [
@@ -252,7 +253,8 @@ def indep_rows(hs, n, b, e, p, shift, rows):  # pragma: no cover - numba
 
 @njit(cache=True)
 def dep_rows(hs, b, e, p, ctx, shift, rows):  # pragma: no cover - numba
-    """Rows of the 17 NT/SIDE features of ``(b, e, p)`` under ``ctx`` into ``rows[:17]`` (DEPENDENT order)."""
+    """Rows of the 17 NT/SIDE features of ``(b, e, p)`` under ``ctx`` into
+    ``rows[:17]`` (DEPENDENT order)."""
     P = _DEP_PREFIX
     sh = np.uint64(shift)
     rows[0] = P[0, ctx] >> sh

@@ -33,7 +33,8 @@ MEMO_MAX_N = 160
 
 @njit(cache=True)
 def _span_offsets(n):  # pragma: no cover - numba
-    """Offset of span [b, e) (index b*(n+1)+e) in a flat list of its e-b-1 pivots; total C(n+1, 3)."""
+    """Offset of span [b, e) (index b*(n+1)+e) in a flat list of its e-b-1
+    pivots; total C(n+1, 3)."""
     off = np.full((n + 1) * (n + 1), -1, np.int64)
     k = 0
     for b in range(n):
@@ -214,7 +215,8 @@ def beam_search(
 
 @njit(cache=True)
 def replay(n, acts, T, out):  # pragma: no cover - numba
-    """Spans of the first T (pivot, label) actions: out[t] = (b, e, ctx) of the span action t splits."""
+    """Spans of the first T (pivot, label) actions: out[t] = (b, e, ctx) of
+    the span action t splits."""
     sb = np.empty(n, np.int64)
     se = np.empty(n, np.int64)
     sx = np.empty(n, np.int64)
@@ -265,7 +267,8 @@ def decode_all(hashes, offsets, W, shift, K, out):  # pragma: no cover - numba
         else:
             sys = np.empty((n - 1, 2), np.int64)
             ref = np.empty((1, 2), np.int64)
-            # train = len(no_ranks) > 0 is False but not a literal: one compiled beam_search serves all callers
+            # train = len(no_ranks) > 0 is False but not a literal: one compiled
+            # beam_search serves all callers
             beam_search(
                 hashes[a : a + n],
                 n,

@@ -22,7 +22,8 @@ from wordorder.preorder.btg_search import MEMO_MAX_N, beam_search, replay
 
 @njit(cache=True)
 def update(hs, n, sys, ref, T, W, avg, cnt, shift, pa, avg_coef):  # pragma: no cover - numba
-    """Move W towards ``ref`` and away from ``sys`` from their first difference on (docs/algorithms.md §BTG-UPDATE).
+    """Move W towards ``ref`` and away from ``sys`` from their first difference on
+    (docs/algorithms.md §BTG-UPDATE).
 
     PA-I (``pa``): tau = min(1, (w·(Φ_sys − Φ_ref) + sqrt(T − t0)) / ‖Δ‖²); perceptron: tau = 1.
     W += tau Δ; avg += tau Δ avg_coef; cnt counts the updates of each (row, label).

@@ -91,7 +91,8 @@ def _btg_parsable(seq: np.ndarray) -> bool:  # pragma: no cover - numba
 
 @njit(cache=True)
 def _constraint(src: np.ndarray, tgt: np.ndarray, n: int) -> tuple:  # pragma: no cover - numba
-    """Ranks and a status (0 ok, 1 unaligned, 2 incomparable, 3 not BTG) from sorted unique links."""
+    """Ranks and a status (0 ok, 1 unaligned, 2 incomparable, 3 not BTG)
+    from sorted unique links."""
     start = np.zeros(n + 1, np.int64)
     for s in src:
         start[s + 1] += 1

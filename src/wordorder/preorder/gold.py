@@ -1,4 +1,5 @@
-"""Gold preorders from word alignments (docs/algorithms.md §GOLD): the upper bound of any preorderer.
+"""Gold preorders from word alignments (docs/algorithms.md §GOLD): the
+upper bound of any preorderer.
 
 Each aligned source word gets a key from its target positions (mean by default; min, median
 or max as options); an unaligned word borrows the key of its nearest aligned neighbour on the
@@ -81,7 +82,8 @@ def gold_permutation(
 
 
 def crossings(links: np.ndarray, perm: np.ndarray | None = None) -> int:
-    """Number of crossing link pairs, #{(i,j),(i',j'): (i-i')(j-j') < 0}, after applying ``perm``."""
+    """Number of crossing link pairs, #{(i,j),(i',j'): (i-i')(j-j') < 0},
+    after applying ``perm``."""
     links = np.asarray(links, dtype=np.int64).reshape(-1, 2)
     src = links[:, 0]
     if perm is not None:

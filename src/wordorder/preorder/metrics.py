@@ -74,7 +74,9 @@ def kendall_tau_eq7(r: np.ndarray) -> float:
     """Kawara et al. 2021 Eq. 7 of the rank sequence ``r``: in [-1, 1], ties count against.
     Sentences with m <= 1 words score 1, as under the normalised tau (no pair is out of order).
 
-    >>> round(kendall_tau_eq7(np.array([2, 0, 1])), 4), round(kendall_tau_eq7(np.array([0, 1, 0])), 4)
+    >>> round(kendall_tau_eq7(np.array([2, 0, 1])), 4), round(
+    ...     kendall_tau_eq7(np.array([0, 1, 0])), 4
+    ... )
     (-0.3333, -0.3333)
     """
     m = len(r)

@@ -140,7 +140,10 @@ def write_preordered(
                 wi = word_index(pieces)
                 if (wi[-1] + 1 if wi else 0) != len(tokens):
                     raise WordorderError(
-                        f"the subword line has {wi[-1] + 1 if wi else 0} words but the tokenized line {len(tokens)}",
+                        (
+                            f"the subword line has {wi[-1] + 1 if wi else 0} words but the "
+                            f"tokenized line {len(tokens)}"
+                        ),
                         path=bpe_path,
                         line=k,
                     )

@@ -60,11 +60,11 @@ def _markdown(table: pd.DataFrame, title: str, counts: Mapping[str, dict]) -> st
         lines.append("| " + " | ".join([method] + [f"{v:.3f}" for v in row.to_numpy()]) + " |")
     lines += [
         "",
-        "tau: normalised Kendall tau in [0, 1] (ties are not errors), tau_eq7: Kendall tau in [-1, 1] as "
-        "Kawara et al. 2021 Eq. 7 (ties count against; the scale of their Tables II-III), "
-        "FRS: fuzzy reordering score, "
-        "CM: share of sentences in exactly the alignment's order; all against the order induced by "
-        "the word alignment (min/max rank relation, unaligned words removed).",
+        "tau: normalised Kendall tau in [0, 1] (ties are not errors), tau_eq7: Kendall tau in "
+        "[-1, 1] as Kawara et al. 2021 Eq. 7 (ties count against; the scale of their Tables "
+        "II-III), FRS: fuzzy reordering score, CM: share of sentences in exactly the alignment's "
+        "order; all against the order induced by the word alignment (min/max rank relation, "
+        "unaligned words removed).",
         "",
     ]
     for split, c in counts.items():
@@ -111,7 +111,8 @@ def preorder_report(
     out_md: Path,
     out_png: Path,
 ) -> pd.DataFrame:
-    """Evaluate every split (``{split: (tok, align, {method: perm})}``) and write the table, JSON and figure."""
+    """Evaluate every split (``{split: (tok, align, {method: perm})}``) and write the
+    table, JSON and figure."""
     results = {
         split: evaluate_split(tok, align, perms) for split, (tok, align, perms) in splits.items()
     }

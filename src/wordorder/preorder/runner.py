@@ -53,7 +53,8 @@ def read_pos(conllu: str | Path, tokens: list[list[str]], tagset: str = "xpos") 
 
 
 def read_trees(path: str | Path, tokens: list[list[str]]) -> list:
-    """Binary trees (s-expressions, one per line; empty line = empty sentence), checked against the tokens."""
+    """Binary trees (s-expressions, one per line; empty line = empty sentence),
+    checked against the tokens."""
     trees: list = []
     for k, line in enumerate(iter_lines(path), start=1):
         if k > len(tokens):

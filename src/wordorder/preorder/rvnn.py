@@ -1,4 +1,5 @@
-"""Recursive-NN preordering (Kawara, Chu, Arase 2018; Kawara et al. 2021): training, applying, files.
+"""Recursive-NN preordering (Kawara, Chu, Arase 2018; Kawara et al. 2021):
+training, applying, files.
 
 The model labels every node of a binary source tree (``wordorder.syntax.binarize``) as STRAIGHT
 or INVERTED. It is trained on the τ oracle labels of :mod:`wordorder.preorder.rvnn_oracle`.
@@ -98,7 +99,8 @@ def _check_lengths(
 
 
 class RvNNPreorderer:
-    """A trained RvNN preorderer: the network, its vocabularies and the options it was trained with."""
+    """A trained RvNN preorderer: the network, its vocabularies and the
+    options it was trained with."""
 
     def __init__(
         self,
@@ -160,7 +162,8 @@ class RvNNPreorderer:
         progress_bar: bool = True,
         tree_path: str | Path | None = None,
     ) -> list[np.ndarray]:
-        """One permutation per sentence (``None`` tree = empty sentence; a one-word one gives [0])."""
+        """One permutation per sentence (``None`` tree = empty sentence; a
+        one-word one gives [0])."""
         flat, labels = self.predict_labels(words, pos, trees, batch_size, progress_bar, tree_path)
         return apply_labels_corpus(flat, labels)
 
@@ -242,7 +245,8 @@ def train_rvnn(
 
     Raises:
         WordorderError: misaligned inputs, a tree that does not fit its sentence, a link outside
-            it, or no usable sentence. Empty, one-word and unaligned sentences are skipped and counted.
+            it, or no usable sentence. Empty, one-word and unaligned
+            sentences are skipped and counted.
     """
     lengths = _check_lengths(words, pos, trees, tree_path)
     flat = flatten_trees(trees, lengths, tree_path)

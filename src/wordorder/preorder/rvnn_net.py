@@ -1,7 +1,7 @@
 """The recursive neural network of RvNN preordering (Kawara et al. 2018/2021) and its tree batches.
 
-Paper form (docs/algorithms.md §RVNN; the reference code's phrase-category embedding is left out, since our
-trees come from dependency parses and carry no categories):
+Paper form (docs/algorithms.md §RVNN; the reference code's phrase-category embedding is left out,
+since our trees come from dependency parses and carry no categories):
 
 - leaf:     v = relu(W_leaf [relu(E_w x); relu(E_pos t)] + b_leaf)
 - internal: p = relu([p_l; p_r] W + b)
@@ -40,7 +40,8 @@ class TreeBatch:
     Attributes:
         words, pos: [N_leaf] int64 vocabulary ids of the leaves, tree after tree.
         children: [N_int, 2] int64 rows of the node-state buffer holding each internal node's
-            children. Leaves are rows 0..N_leaf−1, and internal node r (level order) is row N_leaf + r.
+            children. Leaves are rows 0..N_leaf−1, and internal node r (level
+            order) is row N_leaf + r.
         bounds: [max_height + 1] level order rows: height h is ``bounds[h-1]:bounds[h]``.
         rows: [N_int] int64, the row in ``TreeArrays`` of each level-order internal node.
         n_trees: number of trees.
@@ -117,7 +118,8 @@ class _Levels(torch.autograd.Function):
         children: torch.Tensor,
         bounds: list[int],
     ) -> torch.Tensor:
-        """[N_leaf, H] leaves, W [H, 2H], b [H] -> [N_leaf + N_int, H] node states (leaves first)."""
+        """[N_leaf, H] leaves, W [H, 2H], b [H] -> [N_leaf + N_int, H] node
+        states (leaves first)."""
         n_leaf, hidden = leaf.shape
         state = leaf.new_empty(n_leaf + children.shape[0], hidden)
         state[:n_leaf] = leaf

@@ -1,12 +1,12 @@
 """Node labels for recursive-NN preordering: flat tree arrays, the τ oracle, and applying labels.
 
-Every internal node of a binary tree over the source gets a label, STRAIGHT (0, keep ``l r``)
-or INVERTED (1, emit ``r l``). The oracle (Kawara et al. 2018; docs/algorithms.md §RVNN) works bottom-up. At a node
-it builds two candidate orders of the whole sentence, one with the node as ``l r`` and one as
-``r l``. For each order it reads the alignment in target order: for each target word in turn, the
-current positions of its source words, in ascending original source index as in a GIZA A3 line.
-Each candidate is scored by τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, and the label is INVERTED
-iff τ_inv > τ_str strictly.
+Every internal node of a binary tree over the source gets a label, STRAIGHT (0, keep ``l r``) or
+INVERTED (1, emit ``r l``). The oracle (Kawara et al. 2018; docs/algorithms.md §RVNN) works
+bottom-up. At a node it builds two candidate orders of the whole sentence, one with the node as
+``l r`` and one as ``r l``. For each order it reads the alignment in target order: for each target
+word in turn, the current positions of its source words, in ascending original source index as
+in a GIZA A3 line. Each candidate is scored by τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, and the
+label is INVERTED iff τ_inv > τ_str strictly.
 
 The two candidates differ only in the order of pairs of entries with one source word in ``l`` and
 one in ``r``. Pairs inside one child keep their relative order, and a word outside the node stays
@@ -41,7 +41,8 @@ STRAIGHT, INVERTED = 0, 1
 
 
 def kawara_tau(a: Sequence[int] | np.ndarray) -> float:
-    """τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, ties concordant; 0 when |a| <= 1 (docs/algorithms.md §RVNN).
+    """τ(a) = 2·#{i<j: a_i <= a_j}/C(|a|,2) − 1, ties concordant; 0 when |a| <= 1
+    (docs/algorithms.md §RVNN).
 
     This is the oracle's definition, kept for reference and tests: the kernel never needs it.
 
@@ -63,10 +64,12 @@ class TreeArrays:
     Attributes:
         n: [T] int64, words per sentence.
         node_offsets: [T+1] int64. The internal nodes of sentence t are rows
-            ``node_offsets[t]:node_offsets[t+1]``, n_t − 1 of them (none for n_t <= 1), in post-order.
+            ``node_offsets[t]:node_offsets[t+1]``, n_t − 1 of them (none for n_t <= 1), in
+            post-order.
         children: [N, 2] int64, local ids of the left and right child. A leaf's id is its token
             index (< n_t); the k-th internal node of the sentence in post-order has id n_t + k.
-        spans: [N, 3] int64, (start, mid, end): the node covers [start, end), and its left child covers [start, mid).
+        spans: [N, 3] int64, (start, mid, end): the node covers [start, end), and its left
+            child covers [start, mid).
         height: [N] int64; a node over two leaves has height 1.
     """
 

@@ -155,7 +155,8 @@ def _exchange_pass(
 
 @dataclass
 class Clustering:
-    """Result of :func:`cluster_words`: classes and the objective F after init and after each pass."""
+    """Result of :func:`cluster_words`: classes and the objective F after
+    init and after each pass."""
 
     classes: dict[str, int]
     objective: list[float]
@@ -192,7 +193,8 @@ def cluster_words(
     ids = np.fromiter(
         map(index.__getitem__, itertools.chain.from_iterable(sentences)), np.int64, int(lens.sum())
     )
-    # the corpus as one id stream: <s> w w w <s> w w <s> ... <s>; token t of sentence s sits at t + s + 1
+    # the corpus as one id stream: <s> w w w <s> w w <s> ... <s>; token t of
+    # sentence s sits at t + s + 1
     seq = np.full(len(ids) + len(lens) + 1, boundary, np.int64)
     seq[np.arange(len(ids)) + np.repeat(np.arange(len(lens)), lens) + 1] = ids
     keys, pair_counts = np.unique(seq[:-1] * (n_words + 1) + seq[1:], return_counts=True)
@@ -260,7 +262,8 @@ def train_word_classes(
 
 
 def write_word_classes(path: str | Path, classes: dict[str, int]) -> None:
-    """Atomically write ``word<TAB>class`` lines (in the dict's order: by frequency when trained here)."""
+    """Atomically write ``word<TAB>class`` lines (in the dict's order: by
+    frequency when trained here)."""
     with atomic_open(path) as f:
         for word, c in classes.items():
             if not word or any(ch in word for ch in "\t\n\r"):

@@ -1,1 +1,2 @@
-"""Source syntax: parser backends, CoNLL-U, syntax-distance masks, subword projection, binary trees."""
+"""Source syntax: parser backends, CoNLL-U, syntax-distance masks, subword
+projection, binary trees."""

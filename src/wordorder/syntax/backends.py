@@ -114,7 +114,8 @@ class SpacyBackend:
 
 
 class StanzaBackend:
-    """stanza with local models (``model_dir`` as made by ``stanza.download(lang, model_dir=...)``)."""
+    """stanza with local models (``model_dir`` as made by
+    ``stanza.download(lang, model_dir=...)``)."""
 
     has_trees = True
 
@@ -126,8 +127,9 @@ class StanzaBackend:
                 f"stanza models for {lang!r} not found"
                 + (f" in {where}" if where else " (syntax.parsers.<lang>.model_dir is not set)"),
                 hint=f'on a machine with internet run: python -c "import stanza; '
-                f"stanza.download('{lang}', model_dir='stanza_resources')\", copy the folder here and "
-                f"set syntax.parsers.{lang}.model_dir to it (this machine cannot reach stanza's server)",
+                f"stanza.download('{lang}', model_dir='stanza_resources')\", copy the folder "
+                f"here and set syntax.parsers.{lang}.model_dir to it (this machine cannot reach "
+                "stanza's server)",
             )
         import stanza
 
@@ -228,8 +230,8 @@ def parser_spec(lang: str, parsers: dict | None = None) -> dict:
     if spec is None:
         raise WordorderError(
             f"no parser is configured for the language {lang!r}",
-            hint=f"set syntax.parsers.{lang} in your config: backend spacy with an installed model, "
-            "or backend stanza with a model_dir",
+            hint=f"set syntax.parsers.{lang} in your config: backend spacy with an installed "
+            "model, or backend stanza with a model_dir",
         )
     return spec
 
@@ -246,8 +248,8 @@ def require_annotations(lang: str, needs: Sequence[str], parsers: dict | None, w
         raise WordorderError(
             f"{who} needs dependency trees of the source, but the parser of {lang!r} "
             f"({spec['backend']}) gives POS tags only: this pair lacks a dependency parser",
-            hint=f"set syntax.parsers.{lang} to a stanza model_dir (or an installed spaCy model with a "
-            "parser), or drop this variant for this pair",
+            hint=f"set syntax.parsers.{lang} to a stanza model_dir (or an installed spaCy model "
+            "with a parser), or drop this variant for this pair",
         )
 
 

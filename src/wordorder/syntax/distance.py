@@ -1,4 +1,5 @@
-"""Syntax-distance masks (Chen et al. 2018, §3.1): M[i][j] = edges between words i and j in the tree.
+"""Syntax-distance masks (Chen et al. 2018, §3.1): M[i][j] = edges between
+words i and j in the tree.
 
 The masks are a pure function of the head array, so the pipeline stores only heads (CoNLL-U)
 and computes masks per batch where a model needs them, never J×J for a whole corpus.

@@ -209,7 +209,10 @@ def gather(
                 line = next(lines, None)
                 if line is None or line.split() != sent.forms:
                     raise WordorderError(
-                        f"sentence {number} of the parse does not match line {number} of {tokenized}",
+                        (
+                            f"sentence {number} of the parse does not match "
+                            f"line {number} of {tokenized}"
+                        ),
                         path=shard,
                         hint="the parse is stale or from another file: delete it and rerun",
                     )

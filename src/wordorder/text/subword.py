@@ -280,7 +280,10 @@ class SubwordModel:
         specials = (self._sp.pad_id(), self._sp.unk_id(), self._sp.bos_id(), self._sp.eos_id())
         if specials != (PAD_ID, UNK_ID, BOS_ID, EOS_ID):
             raise WordorderError(
-                f"special ids (pad, unk, bos, eos) are {specials}, expected {(PAD_ID, UNK_ID, BOS_ID, EOS_ID)}",
+                (
+                    f"special ids (pad, unk, bos, eos) are {specials}, expected "
+                    f"{(PAD_ID, UNK_ID, BOS_ID, EOS_ID)}"
+                ),
                 path=self.path,
                 hint="retrain the model with wordorder's train_sentencepiece",
             )

@@ -190,7 +190,10 @@ def _cached_tokenizer(lang: str) -> Tokenizer:
         return ChineseTokenizer()
     if lang not in _moses_languages():
         log.warning(
-            "no language-specific tokenizer rules for %r: using Moses with English non-breaking prefixes",
+            (
+                "no language-specific tokenizer rules for %r: using Moses with "
+                "English non-breaking prefixes"
+            ),
             lang,
         )
     return MosesWordTokenizer(lang)

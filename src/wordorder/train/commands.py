@@ -45,8 +45,8 @@ def cmd_average_checkpoints(a: argparse.Namespace) -> None:
     meta.pop("tgt_vocab_size")
     save_checkpoint(a.output, model, options, {**meta, "averaged": [str(p) for p in a.inputs]})
     print(
-        f"{a.output}: the mean of {len(a.inputs)} checkpoints ({sum(p.numel() for p in model.parameters()):,} "
-        f"parameters, torch {torch.__version__})"
+        f"{a.output}: the mean of {len(a.inputs)} checkpoints "
+        f"({sum(p.numel() for p in model.parameters()):,} parameters, torch {torch.__version__})"
     )
 
 
@@ -74,7 +74,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--spm-tgt",
         default=None,
-        help="the target side's subword model when each side has its own (--spm is then the source side's)",
+        help=(
+            "the target side's subword model when each side has its own (--spm "
+            "is then the source side's)"
+        ),
     )
 
     s = add(

@@ -57,7 +57,10 @@ def init_from_env(device: torch.device) -> Dist:
     if device.type == "cuda":
         if torch.cuda.device_count() <= local:
             raise WordorderError(
-                f"process {rank} wants cuda:{local} but {torch.cuda.device_count()} GPUs are visible",
+                (
+                    f"process {rank} wants cuda:{local} but "
+                    f"{torch.cuda.device_count()} GPUs are visible"
+                ),
                 hint="start torchrun with --nproc_per_node at most the number of GPUs",
             )
         device = torch.device("cuda", local)

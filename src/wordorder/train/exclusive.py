@@ -62,15 +62,18 @@ def hold(state_path: Path, wait_s: float = WAIT_S) -> StateLock:
         while try_flock(fd) == "busy":
             if time.monotonic() >= deadline:
                 raise WordorderError(
-                    f"another training of this model still holds its state after {wait_s:g} s ({_holder(fd)})",
+                    (
+                        "another training of this model still holds its state after "
+                        f"{wait_s:g} s ({_holder(fd)})"
+                    ),
                     path=path,
-                    hint="two trainings of one model must not run at once: wait for that one to end (or "
-                    "stop it), then run this again",
+                    hint="two trainings of one model must not run at once: wait for that one to "
+                    "end (or stop it), then run this again",
                 )
             if not told:
                 print(
-                    f"waiting for the training that holds {path} to end ({_holder(fd)}): an interrupted "
-                    "attempt saving its state",
+                    f"waiting for the training that holds {path} to end ({_holder(fd)}): an "
+                    "interrupted attempt saving its state",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -184,7 +184,10 @@ def restore(state_path: Path, out_dir: Path, key: str, main: bool) -> dict[str, 
             marker.unlink(missing_ok=True)
             shutil.rmtree(folder, ignore_errors=True)
             print(
-                f"training anew: {marker} does not stand for this run ({why}); it and {folder} are removed",
+                (
+                    f"training anew: {marker} does not stand for this run ({why}); "
+                    f"it and {folder} are removed"
+                ),
                 flush=True,
             )
         return None
@@ -201,8 +204,9 @@ def restore(state_path: Path, out_dir: Path, key: str, main: bool) -> dict[str, 
         kept.prune(state_path, FOLDER)
         summary = record["summary"]
         print(
-            f"training had already finished at update {summary.get('steps')} (stop: {summary.get('stop_reason')});"
-            f" its outputs restored from {folder}; delete {folder} and {marker} to train again",
+            f"training had already finished at update {summary.get('steps')} (stop: "
+            f"{summary.get('stop_reason')}); its outputs restored from {folder}; delete {folder} "
+            f"and {marker} to train again",
             flush=True,
         )
     return record["summary"]

@@ -200,7 +200,10 @@ class _Trainer:
         if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
             print(
-                f"resuming from {state_path} at update {s.step} (epoch {s.epoch}, batch {s.next_batch})",
+                (
+                    f"resuming from {state_path} at update {s.step} (epoch "
+                    f"{s.epoch}, batch {s.next_batch})"
+                ),
                 flush=True,
             )
 
@@ -225,7 +228,8 @@ class _Trainer:
         try:
             self.epochs()
             if self.state.last_eval != self.state.step:
-                self.evaluate()  # always end with an evaluation, so best.pt exists even for short runs
+                # always end with an evaluation, so best.pt exists even for short runs
+                self.evaluate()
             if opts.average_last and d.main:
                 self.average()
             summary = self.state.summary()
@@ -326,7 +330,10 @@ class _Trainer:
                     self.withdraw_outputs()
                 number = self.stop_signal.received if self.stop_signal else None
                 raise TrainingInterrupted(
-                    f"stopped by signal {number or 15} after update {s.step}; the training state is saved",
+                    (
+                        f"stopped by signal {number or 15} after update {s.step}; "
+                        "the training state is saved"
+                    ),
                     path=self.state_path,
                     hint="run the same command (or Snakemake job) again to continue from it",
                 )
@@ -393,8 +400,8 @@ class _Trainer:
             kept.prune(self.state_path, folder)
 
     def evaluate(self) -> str | None:
-        """Decode and score dev, save checkpoints (rank 0; the others wait); on every process,
-        the stop this evaluation calls for: "patience" (exhausted), "target_bleu" (reached) or None."""
+        """Decode and score dev, save checkpoints (rank 0; the others wait); on every process, the
+        stop this evaluation calls for: "patience" (exhausted), "target_bleu" (reached) or None."""
         if not self.d.main:
             self.state.last_eval = self.state.step
             patience, target = flag_any([False, False], self.d)

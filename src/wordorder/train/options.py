@@ -109,7 +109,8 @@ class TrainOptions:
 
         if opts.schedule not in SCHEDULES:
             raise WordorderError(
-                f"train option schedule must be one of {', '.join(SCHEDULES)}, got {opts.schedule!r}"
+                "train option schedule must be one of "
+                f"{', '.join(SCHEDULES)}, got {opts.schedule!r}"
             )
         if opts.schedule == "noam" and (not isinstance(opts.warmup, int) or opts.warmup < 1):
             raise WordorderError(
@@ -121,7 +122,8 @@ class TrainOptions:
             )
         if not isinstance(opts.average_last, int) or opts.average_last < 0:
             raise WordorderError(
-                f"train option average_last must be a non-negative integer, got {opts.average_last!r}"
+                "train option average_last must be a non-negative integer, "
+                f"got {opts.average_last!r}"
             )
         if not isinstance(opts.checkpoint_every, int) or opts.checkpoint_every < 0:
             raise WordorderError(

@@ -132,8 +132,8 @@ class TrainingState:
     def record_eval(self, score: float, bleu: float, min_delta: float = 0.0) -> bool:
         """Count an evaluation at the current step; True when its score is the best so far.
 
-        Patience counts evaluations without a gain of at least ``min_delta`` over the score it
-        last reset on (a curve that still creeps by a hair is a plateau); best.pt follows every gain.
+        Patience counts evaluations without a gain of at least ``min_delta`` over the score it last
+        reset on (a curve that still creeps by a hair is a plateau); best.pt follows every gain.
         """
         improved = score > self.best_score
         if improved:
