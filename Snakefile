@@ -40,7 +40,7 @@ include: "workflow/rules/common.smk"  # config helpers, params functions, all_ta
 include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
 include: "workflow/rules/syntax.smk"  # parse (scatter/gather) -> POS, BIEO, heads, binary trees
 include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
-include: "workflow/rules/preorder.smk"  # eflomal alignment -> gold / BTG / RvNN preorders -> tau, FRS
+include: "workflow/rules/preorder.smk"  # eflomal alignment -> gold, BTG, RvNN preorders -> tau, FRS
 include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 include: "workflow/rules/analyses.smk"  # swap-noise robustness

@@ -15,8 +15,8 @@ rule swap_perm:
     params:
         seed=SWAP["seed"],
     shell:
-        "wordorder swap-perm --tok {input.tok:q} --percent {wildcards.percent:q} --seed {params.seed:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        "wordorder swap-perm --tok {input.tok:q} --percent {wildcards.percent:q}"
+        " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule swap_project:
@@ -35,8 +35,9 @@ rule swap_project:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q}"
-        " --out-tok {output.tok:q} --out-bpe {output.bpe:q} --out-positions {output.positions:q} > {log:q} 2>&1"
+        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q}"
+        " --bpe {input.bpe:q} --out-tok {output.tok:q} --out-bpe {output.bpe:q}"
+        " --out-positions {output.positions:q} > {log:q} 2>&1"
 
 
 rule translate_swapped:
@@ -62,9 +63,9 @@ rule translate_swapped:
         lang=tgt_lang,
         spm_tgt=spm_tgt_arg,
     shell:
-        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
-        " --lang {params.lang:q} --options {params.opts:q} --threads {threads}"
-        " --output {output.hyp:q} --output-tok {output.tok:q} > {log:q} 2>&1"
+        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
+        " --input {input.src:q} --lang {params.lang:q} --options {params.opts:q}"
+        " --threads {threads} --output {output.hyp:q} --output-tok {output.tok:q} > {log:q} 2>&1"
 
 
 rule swap_noise:
@@ -84,5 +85,6 @@ rule swap_noise:
         hyps=swap_noise_hyp_args,
         title=swap_noise_title,
     shell:
-        "wordorder swap-noise-report --ref {input.ref:q} --lang {params.lang:q} --hyps {params.hyps:q}"
-        " --title {params.title:q} --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"
+        "wordorder swap-noise-report --ref {input.ref:q} --lang {params.lang:q}"
+        " --hyps {params.hyps:q} --title {params.title:q} --csv {output.csv:q} --md {output.md:q}"
+        " --png {output.png:q} > {log:q} 2>&1"

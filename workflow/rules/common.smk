@@ -223,7 +223,8 @@ def test_features_json(w):
 
 
 def reference_args(w, input):
-    """--extra-ref per further reference, and --lowercase where the pair is scored case-insensitively."""
+    """--extra-ref per further reference, and --lowercase where the pair is
+    scored case-insensitively."""
     args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
     return args + (["--lowercase"] if w.pair in config["evaluation"]["case_insensitive"] else [])
 
@@ -244,7 +245,10 @@ def length_tau_args(w, input):
 
 
 def length_title(w):
-    return f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length (seed {config['seeds'][0]})"
+    return (
+        f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length "
+        f"(seed {config['seeds'][0]})"
+    )
 
 
 def systems_json():

@@ -29,7 +29,10 @@ rule tokenize:
     resources:
         mem_mb=mem_mb("tokenize"),
     shell:
-        "wordorder tokenize --lang {wildcards.lang:q} --input {input:q} --output {output:q} > {log:q} 2>&1"
+        (
+            "wordorder tokenize --lang {wildcards.lang:q} --input {input:q}"
+            " --output {output:q} > {log:q} 2>&1"
+        )
 
 
 rule split:
@@ -85,5 +88,5 @@ rule reference:
     params:
         spec=testset_spec,
     shell:
-        "wordorder reference --spec {params.spec:q} --pair {wildcards.pair:q} --index {wildcards.n:q}"
-        " --first {input.first:q} --output {output:q} > {log:q} 2>&1"
+        "wordorder reference --spec {params.spec:q} --pair {wildcards.pair:q}"
+        " --index {wildcards.n:q} --first {input.first:q} --output {output:q} > {log:q} 2>&1"

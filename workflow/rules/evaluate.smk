@@ -26,9 +26,10 @@ rule translate:
         features=test_features_json,
         spm_tgt=spm_tgt_arg,
     shell:
-        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q} --input {input.src:q}"
-        " --lang {params.lang:q} --options {params.opts:q} --threads {threads} --features {params.features:q}"
-        " --output {output.hyp:q} --output-tok {output.tok:q} > {log:q} 2>&1"
+        "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
+        " --input {input.src:q} --lang {params.lang:q} --options {params.opts:q}"
+        " --threads {threads} --features {params.features:q} --output {output.hyp:q}"
+        " --output-tok {output.tok:q} > {log:q} 2>&1"
 
 
 rule score:
@@ -48,10 +49,10 @@ rule score:
         lang=tgt_lang,
         refs=reference_args,
     shell:
-        "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q} --hyp-tok {input.hyp_tok:q}"
-        " --ref-tok {input.ref_tok:q} --lang {params.lang:q} --pair {wildcards.pair:q}"
-        " --variant {wildcards.variant:q} --seed {wildcards.seed:q} --testset {wildcards.testset:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q}"
+        " --hyp-tok {input.hyp_tok:q} --ref-tok {input.ref_tok:q} --lang {params.lang:q}"
+        " --pair {wildcards.pair:q} --variant {wildcards.variant:q} --seed {wildcards.seed:q}"
+        " --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule significance:
@@ -72,10 +73,11 @@ rule significance:
         samples=config["evaluation"]["significance"]["samples"],
         refs=reference_args,
     shell:
-        "wordorder significance --hyp {input.hyp:q} --baseline-hyp {input.baseline:q} --ref {input.ref:q} {params.refs:q}"
-        " --lang {params.lang:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
-        " --baseline {params.baseline:q} --seed {wildcards.seed:q} --testset {wildcards.testset:q}"
-        " --samples {params.samples:q} --output {output:q} > {log:q} 2>&1"
+        "wordorder significance --hyp {input.hyp:q} --baseline-hyp {input.baseline:q}"
+        " --ref {input.ref:q} {params.refs:q} --lang {params.lang:q} --pair {wildcards.pair:q}"
+        " --variant {wildcards.variant:q} --baseline {params.baseline:q}"
+        " --seed {wildcards.seed:q} --testset {wildcards.testset:q} --samples {params.samples:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule report:
@@ -103,10 +105,11 @@ rule report:
         test=config["evaluation"]["significance"]["test"],
     shell:
         "wordorder report --scores {input.scores:q} --metrics {input.metrics:q}"
-        " --significance {input.significance:q} --test {params.test:q} --baseline {params.baseline:q}"
-        " --variants {params.variants:q} --title {params.title:q}"
-        " --csv {output.csv:q} --md {output.md:q} --tex {output.tex:q} --generation-csv {output.generation_csv:q}"
-        " --generation-md {output.generation_md:q} --ngram-csv {output.ngram_csv:q} --ngram-md {output.ngram_md:q}"
+        " --significance {input.significance:q} --test {params.test:q}"
+        " --baseline {params.baseline:q} --variants {params.variants:q} --title {params.title:q}"
+        " --csv {output.csv:q} --md {output.md:q} --tex {output.tex:q}"
+        " --generation-csv {output.generation_csv:q} --generation-md {output.generation_md:q}"
+        " --ngram-csv {output.ngram_csv:q} --ngram-md {output.ngram_md:q}"
         " --curves {output.curves:q} > {log:q} 2>&1"
 
 
@@ -132,9 +135,10 @@ rule length_analysis:
         title=length_title,
         tau=length_tau_args,
     shell:
-        "wordorder length-analysis --src-tok {input.src:q} --ref {input.ref:q} --lang {params.lang:q}"
-        " --hyps {params.hyps:q} --edges {params.edges:q} --title {params.title:q} {params.tau:q}"
-        " --csv {output.csv:q} --md {output.md:q} --png {output.png:q} > {log:q} 2>&1"
+        "wordorder length-analysis --src-tok {input.src:q} --ref {input.ref:q}"
+        " --lang {params.lang:q} --hyps {params.hyps:q} --edges {params.edges:q}"
+        " --title {params.title:q} {params.tau:q} --csv {output.csv:q} --md {output.md:q}"
+        " --png {output.png:q} > {log:q} 2>&1"
 
 
 rule systems:
@@ -173,10 +177,11 @@ rule attention_aer:
         swap=gold_swap_arg,
         spm_tgt=spm_tgt_arg,
     shell:
-        "wordorder attention-aer --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
-        " --gold-pairs {input.gold[0]:q}"
-        " --gold-links {input.gold[1]:q} {params.swap:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
-        " --seed {wildcards.seed:q} --output {output.json:q} --alignments {output.links:q} > {log:q} 2>&1"
+        "wordorder attention-aer --checkpoint {input.model:q} --spm {input.spm:q}"
+        " {params.spm_tgt:q} --gold-pairs {input.gold[0]:q}"
+        " --gold-links {input.gold[1]:q} {params.swap:q} --pair {wildcards.pair:q}"
+        " --variant {wildcards.variant:q} --seed {wildcards.seed:q}"
+        " --output {output.json:q} --alignments {output.links:q} > {log:q} 2>&1"
 
 
 rule aer_table:
@@ -210,9 +215,10 @@ rule head_similarity:
     params:
         features=test_features_json,
     shell:
-        "wordorder head-similarity --checkpoint {input.model:q} --spm {input.spm:q} --input {input.src:q}"
-        " --features {params.features:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
-        " --seed {wildcards.seed:q} --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"
+        "wordorder head-similarity --checkpoint {input.model:q} --spm {input.spm:q}"
+        " --input {input.src:q} --features {params.features:q} --pair {wildcards.pair:q}"
+        " --variant {wildcards.variant:q} --seed {wildcards.seed:q}"
+        " --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule head_similarity_table:
@@ -227,4 +233,7 @@ rule head_similarity_table:
     params:
         title=head_similarity_title,
     shell:
-        "wordorder head-similarity-table --results {input:q} --title {params.title:q} --md {output:q} > {log:q} 2>&1"
+        (
+            "wordorder head-similarity-table --results {input:q} --title {params.title:q}"
+            " --md {output:q} > {log:q} 2>&1"
+        )

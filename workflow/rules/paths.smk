@@ -73,9 +73,8 @@ BTG_STATS = f"{R}/preorder/{{pair}}/btg/train.json"
 RVNN_MODEL = f"{R}/preorder/{{pair}}/rvnn/model.pt"
 RVNN_STATS = f"{R}/preorder/{{pair}}/rvnn/train.json"
 PERM = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.perm"
-PREORDERED = (
-    f"{R}/preorder/{{pair}}/{{method}}/{{split}}.{{kind}}.{{lang}}"  # kind: tok, bpe, positions
-)
+# kind: tok, bpe, positions
+PREORDERED = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.{{kind}}.{{lang}}"
 PREORDER_QUALITY = f"{R}/preorder/{{pair}}/quality.json"
 PREORDER_CSV = f"{R}/tables/preorder_quality_{{pair}}.csv"
 PREORDER_MD = f"{R}/tables/preorder_quality_{{pair}}.md"
@@ -209,7 +208,8 @@ def subword_train_inputs(w):
 
 
 def spm_model(pair, lang):
-    """The subword model of one side: the pair's joint model, or the side's own (subword.joint: false)."""
+    """The subword model of one side: the pair's joint model, or the side's own
+    (subword.joint: false)."""
     return (
         SPM_MODEL.format(pair=pair)
         if config["subword"]["joint"]
@@ -222,7 +222,8 @@ def side_spm_model(w):
 
 
 def spm_inputs(w):
-    """The subword models a model of the pair reads: {"spm": source (or joint), "spm_tgt": target}."""
+    """The subword models a model of the pair reads:
+    {"spm": source (or joint), "spm_tgt": target}."""
     return {"spm": spm_model(w.pair, src_lang(w)), "spm_tgt": spm_model(w.pair, tgt_lang(w))}
 
 
@@ -435,7 +436,8 @@ def head_similarity_results(w):
 
 
 def _swap_runs(w):
-    """(variant, percent, hypothesis) of the first seed, for every variant that reads plain subwords."""
+    """(variant, percent, hypothesis) of the first seed, for every variant that reads plain
+    subwords."""
     return [
         (
             v,

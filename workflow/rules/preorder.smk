@@ -24,8 +24,9 @@ rule align:
         seed=config["split_seed"],
         gold=align_gold_args,
     shell:
-        "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q} {params.gold:q}"
-        " --options {params.opts:q} --seed {params.seed:q} --output {output.joint:q} --stats {output.stats:q} > {log:q} 2>&1"
+        "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q}"
+        " {params.gold:q} --options {params.opts:q} --seed {params.seed:q}"
+        " --output {output.joint:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule align_split:
@@ -41,8 +42,8 @@ rule align_split:
     resources:
         mem_mb=mem_mb("align_split"),
     shell:
-        "wordorder align-split --joint {input.joint:q} --stats {input.stats:q} --split {wildcards.split:q}"
-        " --output {output:q} > {log:q} 2>&1"
+        "wordorder align-split --joint {input.joint:q} --stats {input.stats:q}"
+        " --split {wildcards.split:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule preorder_gold:
@@ -81,8 +82,9 @@ rule word_classes:
         iterations=PREORDER["word_classes"]["iterations"],
         seed=config["split_seed"],
     shell:
-        "wordorder word-classes --input {input:q} --classes {params.classes:q} --iterations {params.iterations:q}"
-        " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
+        "wordorder word-classes --input {input:q} --classes {params.classes:q}"
+        " --iterations {params.iterations:q} --seed {params.seed:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule btg_train:
@@ -103,8 +105,9 @@ rule btg_train:
     params:
         opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
     shell:
-        "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q} --classes {input.classes:q}"
-        " --align {input.align:q} --options {params.opts:q} --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
+        "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q}"
+        " --classes {input.classes:q} --align {input.align:q} --options {params.opts:q}"
+        " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule btg_apply:
@@ -123,8 +126,9 @@ rule btg_apply:
     params:
         pos=PREORDER["btg"]["pos"],
     shell:
-        "wordorder btg-apply --model {input.model:q} --tok {input.tok:q} --conllu {input.conllu:q}"
-        " --classes {input.classes:q} --pos {params.pos:q} --threads {threads} --output {output:q} > {log:q} 2>&1"
+        "wordorder btg-apply --model {input.model:q} --tok {input.tok:q}"
+        " --conllu {input.conllu:q} --classes {input.classes:q} --pos {params.pos:q}"
+        " --threads {threads} --output {output:q} > {log:q} 2>&1"
 
 
 rule rvnn_train:
@@ -186,8 +190,9 @@ rule preorder_project:
     params:
         unit=PREORDER["positions"],  # subword or word positions (a change reruns the rule)
     shell:
-        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q} --unit {params.unit:q}"
-        " --out-tok {output.tok:q} --out-bpe {output.bpe:q} --out-positions {output.positions:q} > {log:q} 2>&1"
+        "wordorder preorder-project --perm {input.perm:q} --tok {input.tok:q} --bpe {input.bpe:q}"
+        " --unit {params.unit:q} --out-tok {output.tok:q} --out-bpe {output.bpe:q}"
+        " --out-positions {output.positions:q} > {log:q} 2>&1"
 
 
 rule preorder_report:
@@ -206,6 +211,7 @@ rule preorder_report:
         splits=source_splits_of,
         methods=METHODS,
     shell:
-        "wordorder preorder-report --pair {wildcards.pair:q} --splits {params.splits:q} --tok {input.tok:q}"
-        " --align {input.align:q} --methods {params.methods:q} --perms {input.perms:q}"
-        " --json {output.json:q} --csv {output.csv:q} --md {output.md:q} --figure {output.figure:q} > {log:q} 2>&1"
+        "wordorder preorder-report --pair {wildcards.pair:q} --splits {params.splits:q}"
+        " --tok {input.tok:q} --align {input.align:q} --methods {params.methods:q}"
+        " --perms {input.perms:q} --json {output.json:q} --csv {output.csv:q} --md {output.md:q}"
+        " --figure {output.figure:q} > {log:q} 2>&1"

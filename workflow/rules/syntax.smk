@@ -18,8 +18,9 @@ rule parse_shard:
         parsers=as_json(config["syntax"]["parsers"]),
         batch_size=config["syntax"]["batch_size"],
     shell:
-        "wordorder parse --lang {wildcards.lang:q} --input {input:q} --shard {wildcards.scatteritem:q}"
-        " --parsers {params.parsers:q} --batch-size {params.batch_size:q} --output {output.conllu:q} > {log:q} 2>&1"
+        "wordorder parse --lang {wildcards.lang:q} --input {input:q}"
+        " --shard {wildcards.scatteritem:q} --parsers {params.parsers:q}"
+        " --batch-size {params.batch_size:q} --output {output.conllu:q} > {log:q} 2>&1"
 
 
 rule parse_gather:
@@ -56,9 +57,10 @@ rule syntax_project:
     conda:
         "../../envs/wordorder.yaml"
     shell:
-        "wordorder syntax-project --conllu {input.conllu:q} --bpe {input.bpe:q} --out-pos {output.pos:q}"
-        " --out-bieo {output.bieo:q} --out-dep {output.dep:q} --out-heads {output.heads:q} --out-tree {output.tree:q}"
-        " --out-word {output.word:q} --out-head {output.head:q} > {log:q} 2>&1"
+        "wordorder syntax-project --conllu {input.conllu:q} --bpe {input.bpe:q}"
+        " --out-pos {output.pos:q} --out-bieo {output.bieo:q} --out-dep {output.dep:q}"
+        " --out-heads {output.heads:q} --out-tree {output.tree:q} --out-word {output.word:q}"
+        " --out-head {output.head:q} > {log:q} 2>&1"
 
 
 rule syntax_report:
@@ -75,6 +77,6 @@ rule syntax_report:
         splits=source_splits_of,
         lang=src_lang,
     shell:
-        "wordorder syntax-report --pair {wildcards.pair:q} --lang {params.lang:q} --splits {params.splits:q}"
-        " --conllu {input.conllu:q} --summaries {input.summaries:q}"
+        "wordorder syntax-report --pair {wildcards.pair:q} --lang {params.lang:q}"
+        " --splits {params.splits:q} --conllu {input.conllu:q} --summaries {input.summaries:q}"
         " --json {output.json:q} --figure {output.figure:q} > {log:q} 2>&1"

@@ -28,7 +28,7 @@ rule train:
         launcher=train_launcher(),  # wordorder, or torchrun over train_processes GPUs
     shell:
         "{params.launcher:q} train --train-src {input.train_src:q} --train-tgt {input.train_tgt:q}"
-        " --dev-src {input.dev_src:q} --dev-ref {input.dev_ref:q} --spm {input.spm:q} {params.spm_tgt:q}"
-        " --model-options {params.model:q} --train-options {params.train:q}"
+        " --dev-src {input.dev_src:q} --dev-ref {input.dev_ref:q} --spm {input.spm:q}"
+        " {params.spm_tgt:q} --model-options {params.model:q} --train-options {params.train:q}"
         " --seed {wildcards.seed:q} --threads {threads} --features {params.features:q}"
         " --state {params.state:q} --output {output.model:q} > {log:q} 2>&1"
