@@ -29,10 +29,8 @@ rule tokenize:
     resources:
         mem_mb=mem_mb("tokenize"),
     shell:
-        (
-            "wordorder tokenize --lang {wildcards.lang:q} --input {input:q}"
-            " --output {output:q} > {log:q} 2>&1"
-        )
+        "wordorder tokenize --lang {wildcards.lang:q} --input {input:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule split:

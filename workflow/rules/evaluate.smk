@@ -233,7 +233,5 @@ rule head_similarity_table:
     params:
         title=head_similarity_title,
     shell:
-        (
-            "wordorder head-similarity-table --results {input:q} --title {params.title:q}"
-            " --md {output:q} > {log:q} 2>&1"
-        )
+        "wordorder head-similarity-table --results {input:q} --title {params.title:q}"
+        " --md {output:q} > {log:q} 2>&1"

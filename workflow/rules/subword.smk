@@ -55,7 +55,5 @@ rule subword_encode:
     resources:
         mem_mb=mem_mb("subword_encode"),
     shell:
-        (
-            "wordorder subword-encode --model {input.model:q} --input {input.text:q}"
-            " --output {output:q} > {log:q} 2>&1"
-        )
+        "wordorder subword-encode --model {input.model:q} --input {input.text:q}"
+        " --output {output:q} > {log:q} 2>&1"
