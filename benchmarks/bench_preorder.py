@@ -101,7 +101,7 @@ def main() -> None:
     btg_apply = timed(
         "BTG apply (test)",
         steps.btg_apply_step,
-        work / "btg.npz",
+        [work / "btg.npz"],
         work / "test.en",
         work / "test.en.conllu",
         work / "classes.tsv",
@@ -123,7 +123,7 @@ def main() -> None:
     rvnn_apply = timed(
         "RvNN apply (test)",
         steps.rvnn_apply_step,
-        work / "rvnn.pt",
+        [work / "rvnn.pt"],
         work / "test.en",
         work / "test.en.conllu",
         work / "test.btree.en",

@@ -191,6 +191,14 @@ def align_gold_args(w, input):
     return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1], *swap]
 
 
+def preorderer_options(method):
+    """The training options of a learned preorderer as JSON, with the split seed. cross_fit is
+    the rules' business and stays out: the options, and so the outputs, of cross_fit 1 are those
+    of before the option existed."""
+    options = {k: v for k, v in PREORDER[method].items() if k != "cross_fit"}
+    return as_json({**options, "seed": config["split_seed"]})
+
+
 # training
 
 

@@ -23,6 +23,7 @@ wildcard_constraints:
     testset="[A-Za-z0-9_]+",
     seed=r"\d+",
     method="gold|btg|rvnn",
+    fold=r"\d+",
 
 
 scattergather:
@@ -72,6 +73,11 @@ BTG_MODEL = f"{R}/preorder/{{pair}}/btg/model.npz"
 BTG_STATS = f"{R}/preorder/{{pair}}/btg/train.json"
 RVNN_MODEL = f"{R}/preorder/{{pair}}/rvnn/model.pt"
 RVNN_STATS = f"{R}/preorder/{{pair}}/rvnn/train.json"
+# cross-fitting (preorder.<method>.cross_fit = K > 1): model k is trained without fold k
+BTG_FOLD_MODEL = f"{R}/preorder/{{pair}}/btg/fold{{fold}}/model.npz"
+BTG_FOLD_STATS = f"{R}/preorder/{{pair}}/btg/fold{{fold}}/train.json"
+RVNN_FOLD_MODEL = f"{R}/preorder/{{pair}}/rvnn/fold{{fold}}/model.pt"
+RVNN_FOLD_STATS = f"{R}/preorder/{{pair}}/rvnn/fold{{fold}}/train.json"
 PERM = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.perm"
 # kind: tok, bpe, positions
 PREORDERED = f"{R}/preorder/{{pair}}/{{method}}/{{split}}.{{kind}}.{{lang}}"
@@ -277,6 +283,19 @@ def btg_apply_inputs(w):
     return btg_inputs(w, w.split)
 
 
+def preorder_models(w, method, full, fold_template):
+    """The model(s) preordering a split: for the training split under cross-fitting (K > 1) the
+    K fold models in fold order, sentence i taking model i % K; else the full model."""
+    folds = PREORDER[method]["cross_fit"]
+    if w.split == "train" and folds > 1:
+        return [fold_template.format(pair=w.pair, fold=k) for k in range(folds)]
+    return full.format(pair=w.pair)
+
+
+def btg_apply_models(w):
+    return preorder_models(w, "btg", BTG_MODEL, BTG_FOLD_MODEL)
+
+
 def rvnn_inputs(w, split):
     return {
         "tok": data_file(w, split, "tok", "src"),
@@ -291,6 +310,10 @@ def rvnn_train_inputs(w):
 
 def rvnn_apply_inputs(w):
     return rvnn_inputs(w, w.split)
+
+
+def rvnn_apply_models(w):
+    return preorder_models(w, "rvnn", RVNN_MODEL, RVNN_FOLD_MODEL)
 
 
 def preorder_report_inputs(w):

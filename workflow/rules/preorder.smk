@@ -1,6 +1,7 @@
 # Alignment and preordering: eflomal alignments of all splits together, then per split and
 # method (gold, btg, rvnn) one permutation per line, its projection onto the model inputs,
-# and the preorder_quality table (Kendall tau, FRS) of every pair.
+# and the preorder_quality table (Kendall tau, FRS) of every pair. The learned preorderers may
+# be cross-fitted on the training split (preorder.<method>.cross_fit, the *_train_fold rules).
 
 
 rule align:
@@ -103,17 +104,44 @@ rule btg_train:
     resources:
         mem_mb=mem_mb("btg_train"),
     params:
-        opts=as_json({**PREORDER["btg"], "seed": config["split_seed"]}),
+        opts=preorderer_options("btg"),
     shell:
         "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q}"
         " --classes {input.classes:q} --align {input.align:q} --options {params.opts:q}"
         " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
+# Cross-fitting (preorder.btg.cross_fit = K > 1): model k is trained without the training
+# sentences i % K == k and preorders them (btg_apply on the training split takes all K).
+rule btg_train_fold:
+    input:
+        unpack(btg_train_inputs),  # tok, conllu, classes
+        align=fill(SPLIT_ALIGN, split="train"),
+    output:
+        model=BTG_FOLD_MODEL,
+        stats=BTG_FOLD_STATS,
+    log:
+        f"{L}/btg_train/{{pair}}.fold{{fold}}.log",
+    benchmark:
+        f"{R}/benchmarks/btg_train/{{pair}}.fold{{fold}}.tsv"
+    conda:
+        "../../envs/wordorder.yaml"
+    resources:
+        mem_mb=mem_mb("btg_train"),
+    params:
+        opts=preorderer_options("btg"),
+        folds=PREORDER["btg"]["cross_fit"],
+    shell:
+        "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q}"
+        " --classes {input.classes:q} --align {input.align:q} --options {params.opts:q}"
+        " --fold {wildcards.fold:q} --folds {params.folds:q}"
+        " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
+
+
 rule btg_apply:
     input:
         unpack(btg_apply_inputs),  # tok, conllu, classes
-        model=rules.btg_train.output.model,
+        model=btg_apply_models,  # the full model, or the fold models for train (cross_fit)
     output:
         fill(PERM, method="btg"),
     log:
@@ -149,17 +177,44 @@ rule rvnn_train:
         mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
         gpu=gpus(PREORDER["rvnn"]["device"]),
     params:
-        opts=as_json({**PREORDER["rvnn"], "seed": config["split_seed"]}),
+        opts=preorderer_options("rvnn"),
     shell:
         "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
         " --align {input.align:q} --options {params.opts:q} --threads {threads}"
         " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
+rule rvnn_train_fold:
+    input:
+        unpack(rvnn_train_inputs),  # tok, conllu, tree
+        align=fill(SPLIT_ALIGN, split="train"),
+    output:
+        model=RVNN_FOLD_MODEL,
+        stats=RVNN_FOLD_STATS,
+    log:
+        f"{L}/rvnn_train/{{pair}}.fold{{fold}}.log",
+    benchmark:
+        f"{R}/benchmarks/rvnn_train/{{pair}}.fold{{fold}}.tsv"
+    conda:
+        "../../envs/wordorder.yaml"
+    threads: config["threads"]["preorder"]
+    resources:
+        mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
+        gpu=gpus(PREORDER["rvnn"]["device"]),
+    params:
+        opts=preorderer_options("rvnn"),
+        folds=PREORDER["rvnn"]["cross_fit"],
+    shell:
+        "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
+        " --align {input.align:q} --options {params.opts:q} --threads {threads}"
+        " --fold {wildcards.fold:q} --folds {params.folds:q}"
+        " --model {output.model:q} --stats {output.stats:q} > {log:q} 2>&1"
+
+
 rule rvnn_apply:
     input:
         unpack(rvnn_apply_inputs),  # tok, conllu, tree
-        model=rules.rvnn_train.output.model,
+        model=rvnn_apply_models,  # the full model, or the fold models for train (cross_fit)
     output:
         fill(PERM, method="rvnn"),
     log:

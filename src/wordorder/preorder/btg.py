@@ -53,10 +53,11 @@ Sentence = tuple[Sequence[str], Sequence[str], Sequence[str]]
 class BTGOptions:
     """Training and decoding options.
 
-    beam: beam width K; iterations: training passes (stops early after one without errors); update:
-    "pa" (PA-I, the reference code) or "perceptron" (the paper); hash_bits: log2 of the weight-table
-    rows; min_updates: drop averaged weights updated fewer times; order: "shuffled" (each iteration
-    in a random order drawn from ``seed``) or "file" (corpus order, as the reference code).
+    beam: beam width K; iterations: training passes (stops early after one without errors);
+    update: "pa" (PA-I, the reference code) or "perceptron" (the paper); hash_bits: log2 of the
+    weight-table rows; min_updates: drop averaged weights updated fewer times; order:
+    "shuffled" (each iteration in a random order drawn from ``seed``) or "file" (corpus order, as
+    the reference code).
     """
 
     beam: int = 20
@@ -108,11 +109,15 @@ def _usable_cores() -> int:
 
 
 class BTGPreorderer:
-    """A trained model: a [2**hash_bits, 2] float32 weight table (columns
-    STR, INV) and its options."""
+    """A trained model: a [2**hash_bits, 2] float32 weight table (columns STR, INV) and its options.
+
+    ``fold`` is (k, K) for a cross-fitting model trained without fold k of K (stored with the
+    options).
+    """
 
     def __init__(self, weights: np.ndarray, options: BTGOptions) -> None:
         self.options = options
+        self.fold: tuple[int, int] | None = None
         self.weights = np.ascontiguousarray(weights, dtype=np.float32)
         if self.weights.shape != (1 << options.hash_bits, 2):
             raise ValueError(
@@ -269,14 +274,16 @@ class BTGPreorderer:
         """Write the nonzero weights and the options to ``path`` (compressed npz), atomically."""
         flat = self.weights.reshape(-1)
         index = np.flatnonzero(flat)
-        gaps = np.diff(index, prepend=0).astype(
-            np.uint32
-        )  # sorted flat indices < 2**31: gaps compress well
+        # sorted flat indices < 2**31: gaps compress well
+        gaps = np.diff(index, prepend=0).astype(np.uint32)
+        options = asdict(self.options)
+        if self.fold is not None:  # only then: a full model's file stays as before cross-fitting
+            options["fold"] = list(self.fold)
         with atomic_open(path, "wb") as f:
             np.savez_compressed(
                 f,
                 format=np.array(FORMAT),
-                options=np.array(json.dumps(asdict(self.options))),
+                options=np.array(json.dumps(options)),
                 index_gaps=gaps,
                 values=flat[index],
             )
@@ -299,6 +306,7 @@ class BTGPreorderer:
                 known = {f.name for f in fields(BTGOptions)}
                 options = BTGOptions(**{k: v for k, v in raw.items() if k in known}).check()
                 gaps, values = z["index_gaps"], z["values"]
+                fold = [int(x) for x in raw["fold"]] if "fold" in raw else None
         except WordorderError:
             raise
         except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
@@ -320,4 +328,7 @@ class BTGPreorderer:
             )
         flat = np.zeros(size, np.float32)
         flat[index] = values
-        return cls(flat.reshape(-1, 2), options)
+        model = cls(flat.reshape(-1, 2), options)
+        if fold is not None:
+            model.fold = (fold[0], fold[1])
+        return model

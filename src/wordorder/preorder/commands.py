@@ -30,34 +30,17 @@ def cmd_preorder_gold(a: argparse.Namespace) -> None:
 def cmd_btg_train(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import btg_train_step
 
-    info = btg_train_step(
-        Path(a.tok),
-        Path(a.conllu),
-        Path(a.classes),
-        Path(a.align),
-        Path(a.model),
-        Path(a.stats),
-        a.options,
-    )
-    print(json.dumps(info))
+    inputs = Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.align)
+    outputs = Path(a.model), Path(a.stats)
+    print(json.dumps(btg_train_step(*inputs, *outputs, a.options, fold=a.fold, folds=a.folds)))
 
 
 def cmd_btg_apply(a: argparse.Namespace) -> None:
     from wordorder.preorder.runner import btg_apply_step
 
-    print(
-        json.dumps(
-            btg_apply_step(
-                Path(a.model),
-                Path(a.tok),
-                Path(a.conllu),
-                Path(a.classes),
-                Path(a.output),
-                a.pos,
-                a.threads,
-            )
-        )
-    )
+    models = [Path(m) for m in a.model]
+    tok, conllu, classes, output = Path(a.tok), Path(a.conllu), Path(a.classes), Path(a.output)
+    print(json.dumps(btg_apply_step(models, tok, conllu, classes, output, a.pos, a.threads)))
 
 
 def cmd_rvnn_train(a: argparse.Namespace) -> None:
@@ -67,16 +50,9 @@ def cmd_rvnn_train(a: argparse.Namespace) -> None:
 
     if a.threads:
         torch.set_num_threads(a.threads)
-    info = rvnn_train_step(
-        Path(a.tok),
-        Path(a.conllu),
-        Path(a.tree),
-        Path(a.align),
-        Path(a.model),
-        Path(a.stats),
-        a.options,
-    )
-    print(json.dumps(info))
+    inputs = Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.align)
+    outputs = Path(a.model), Path(a.stats)
+    print(json.dumps(rvnn_train_step(*inputs, *outputs, a.options, fold=a.fold, folds=a.folds)))
 
 
 def cmd_rvnn_apply(a: argparse.Namespace) -> None:
@@ -86,13 +62,9 @@ def cmd_rvnn_apply(a: argparse.Namespace) -> None:
 
     if a.threads:
         torch.set_num_threads(a.threads)
-    print(
-        json.dumps(
-            rvnn_apply_step(
-                Path(a.model), Path(a.tok), Path(a.conllu), Path(a.tree), Path(a.output)
-            )
-        )
-    )
+    models = [Path(m) for m in a.model]
+    inputs = Path(a.tok), Path(a.conllu), Path(a.tree)
+    print(json.dumps(rvnn_apply_step(models, *inputs, Path(a.output))))
 
 
 def cmd_preorder_project(a: argparse.Namespace) -> None:
@@ -117,6 +89,14 @@ def cmd_preorder_report(a: argparse.Namespace) -> None:
     }
     table = preorder_report(a.pair, splits, Path(a.json), Path(a.csv), Path(a.md), Path(a.figure))
     print(table.round(3).to_string())
+
+
+_MODELS_HELP = "the model, or the K cross-fitting fold models in order (sentence i: model i %% K)"
+
+
+def _add_fold_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--fold", type=int, help="train without fold k (the sentences i %% K == k)")
+    s.add_argument("--folds", type=int, help="K, the number of cross-fitting folds")
 
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
@@ -144,9 +124,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--options", type=_json, default={}, help="the config's preorder.btg block as JSON"
     )
+    _add_fold_options(s)
 
     s = add("btg-apply", cmd_btg_apply, "preorder a split with a trained BTG model")
-    for name in ("--model", "--tok", "--conllu", "--classes", "--output"):
+    s.add_argument("--model", nargs="+", required=True, help=_MODELS_HELP)
+    for name in ("--tok", "--conllu", "--classes", "--output"):
         s.add_argument(name, required=True)
     s.add_argument("--pos", default="xpos", choices=["xpos", "upos"])
     s.add_argument(
@@ -160,9 +142,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "--options", type=_json, default={}, help="the config's preorder.rvnn block as JSON"
     )
     s.add_argument("--threads", type=int, default=None)
+    _add_fold_options(s)
 
     s = add("rvnn-apply", cmd_rvnn_apply, "preorder a split with a trained RvNN model")
-    for name in ("--model", "--tok", "--conllu", "--tree", "--output"):
+    s.add_argument("--model", nargs="+", required=True, help=_MODELS_HELP)
+    for name in ("--tok", "--conllu", "--tree", "--output"):
         s.add_argument(name, required=True)
     s.add_argument("--threads", type=int, default=None)
 

@@ -9,6 +9,7 @@ of the parse is token *i* of the line.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,14 @@ import numpy as np
 from wordorder.align.pharaoh import read_alignments
 from wordorder.errors import WordorderError
 from wordorder.io import iter_lines, write_json
+from wordorder.preorder.crossfit import (
+    Fold,
+    apply_by_fold,
+    check_fold,
+    check_models,
+    fold_info,
+    training_pool,
+)
 from wordorder.preorder.gold import gold_permutation
 from wordorder.preorder.permutation import write_permutations
 from wordorder.progress import progress
@@ -127,33 +136,51 @@ def _btg_inputs(
     return [(t, p, classes_of(t, cls)) for t, p in zip(tokens, pos)]
 
 
+def train_sample(n: int, max_sentences: int | None, seed: int, fold: Fold | None) -> np.ndarray:
+    """The training sentences of a model: a seeded sample of at most ``max_sentences`` of those
+    outside the held-out fold (of all of them without folds), in corpus order."""
+    pool = training_pool(n, fold)
+    return pool[sample_indices(len(pool), max_sentences, seed)]
+
+
 def btg_train_step(
-    tok: Path, conllu: Path, classes: Path, align: Path, model: Path, stats: Path, options: dict
+    tok: Path,
+    conllu: Path,
+    classes: Path,
+    align: Path,
+    model: Path,
+    stats: Path,
+    options: dict,
+    fold: int | None = None,
+    folds: int | None = None,
 ) -> dict:
+    """Train the BTG model on the training split, or (``fold``, ``folds``) on all but one fold."""
     from wordorder.preorder.btg import BTGOptions, BTGPreorderer
 
     opts = dict(options)
     max_sentences, pos_tagset = opts.pop("max_sentences", None), opts.pop("pos", "xpos")
     sentences = _btg_inputs(tok, conllu, classes, pos_tagset)
+    held = check_fold(fold, folds, len(sentences), "btg")
     links = read_links(align, [s[0] for s in sentences])
-    keep = sample_indices(len(sentences), max_sentences, opts.get("seed", 1))
+    keep = train_sample(len(sentences), max_sentences, opts.get("seed", 1), held)
     start = time.perf_counter()
-    trained, info = BTGPreorderer.train(
-        [sentences[i] for i in keep], [links[i] for i in keep], BTGOptions(**opts)
-    )
+    sample, sample_links = [sentences[i] for i in keep], [links[i] for i in keep]
+    trained, info = BTGPreorderer.train(sample, sample_links, BTGOptions(**opts))
     info = {
         "corpus_sentences": len(sentences),
+        **fold_info(len(sentences), held),
         "sampled": len(keep),
         **info,
         "train_seconds": round(time.perf_counter() - start, 2),
     }
+    trained.fold = held
     trained.save(model)
     write_json(stats, info)
     return info
 
 
 def btg_apply_step(
-    model: Path,
+    models: Sequence[Path],
     tok: Path,
     conllu: Path,
     classes: Path,
@@ -161,16 +188,23 @@ def btg_apply_step(
     pos_tagset: str,
     threads: int | None = None,
 ) -> dict:
+    """Preorder a split with one model, or sentence i with fold model i % K of K."""
     from wordorder.preorder.btg import BTGPreorderer
 
-    preorderer = BTGPreorderer.load(model)
+    loaded = [BTGPreorderer.load(m) for m in models]
+    check_models([m.fold for m in loaded], models)
     sentences = _btg_inputs(tok, conllu, classes, pos_tagset)
     start = time.perf_counter()
-    perms = preorderer.preorder(sentences, threads=threads)
+    perms = apply_by_fold(
+        len(sentences),
+        loaded,
+        lambda m, ids: m.preorder([sentences[i] for i in ids], threads=threads),
+    )
     seconds = time.perf_counter() - start
     write_permutations(output, perms)
     return {
         "sentences": len(perms),
+        "models": len(loaded),
         "seconds": round(seconds, 2),
         "sentences_per_second": round(len(perms) / max(seconds, 1e-9), 1),
     }
@@ -182,19 +216,26 @@ def _rvnn_inputs(tok: Path, conllu: Path, trees: Path) -> tuple[list, list, list
 
 
 def rvnn_train_step(
-    tok: Path, conllu: Path, trees: Path, align: Path, model: Path, stats: Path, options: dict
+    tok: Path,
+    conllu: Path,
+    trees: Path,
+    align: Path,
+    model: Path,
+    stats: Path,
+    options: dict,
+    fold: int | None = None,
+    folds: int | None = None,
 ) -> dict:
+    """Train the RvNN model on the training split, or (``fold``, ``folds``) on all but one fold."""
     from wordorder.preorder.rvnn import RvNNOptions, train_rvnn
 
     opts = dict(options)
     max_sentences = opts.pop("max_sentences", None)
     words, pos, tree_list = _rvnn_inputs(tok, conllu, trees)
+    held = check_fold(fold, folds, len(words), "rvnn")
     links = read_links(align, words)
-    keep = [
-        i
-        for i in sample_indices(len(words), max_sentences, opts.get("seed", 1))
-        if tree_list[i] is not None
-    ]
+    sample = train_sample(len(words), max_sentences, opts.get("seed", 1), held)
+    keep = [i for i in sample if tree_list[i] is not None]
     start = time.perf_counter()
     trained, info = train_rvnn(
         [words[i] for i in keep],
@@ -205,32 +246,50 @@ def rvnn_train_step(
     )
     info = {
         "corpus_sentences": len(words),
+        **fold_info(len(words), held),
         "sampled": len(keep),
         **info,
         "train_seconds": round(time.perf_counter() - start, 2),
     }
+    trained.fold = held
     trained.save(model)
     write_json(stats, info)
     return info
 
 
-def rvnn_apply_step(model: Path, tok: Path, conllu: Path, trees: Path, output: Path) -> dict:
+def rvnn_apply_step(
+    models: Sequence[Path],
+    tok: Path,
+    conllu: Path,
+    trees: Path,
+    output: Path,
+) -> dict:
+    """Preorder a split with one model, or sentence i with fold model i % K of K; a sentence
+    without a tree (an empty line) keeps the identity."""
     from wordorder.preorder.rvnn import RvNNPreorderer
 
-    preorderer = RvNNPreorderer.load(model)
+    loaded = [RvNNPreorderer.load(m) for m in models]
+    check_models([m.fold for m in loaded], models)
     words, pos, tree_list = _rvnn_inputs(tok, conllu, trees)
-    todo = [i for i, t in enumerate(tree_list) if t is not None]
     start = time.perf_counter()
-    found = preorderer.preorder(
-        [words[i] for i in todo], [pos[i] for i in todo], [tree_list[i] for i in todo]
-    )
+
+    def apply(m: RvNNPreorderer, ids: np.ndarray) -> list[np.ndarray]:
+        out = [np.arange(len(words[i]), dtype=np.int64) for i in ids]
+        todo = [j for j, i in enumerate(ids) if tree_list[i] is not None]
+        chosen = [ids[j] for j in todo]
+        some_words, some_pos = [words[i] for i in chosen], [pos[i] for i in chosen]
+        found = m.preorder(some_words, some_pos, [tree_list[i] for i in chosen])
+        for j, perm in zip(todo, found):
+            out[j] = perm
+        return out
+
+    perms = apply_by_fold(len(words), loaded, apply)
     seconds = time.perf_counter() - start
-    perms = [np.arange(len(w), dtype=np.int64) for w in words]
-    for i, perm in zip(todo, found):
-        perms[i] = perm
     write_permutations(output, perms)
+    todo = sum(t is not None for t in tree_list)
     return {
         "sentences": len(perms),
+        "models": len(loaded),
         "seconds": round(seconds, 2),
-        "sentences_per_second": round(len(todo) / max(seconds, 1e-9), 1),
+        "sentences_per_second": round(todo / max(seconds, 1e-9), 1),
     }

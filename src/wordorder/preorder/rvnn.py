@@ -113,6 +113,7 @@ class RvNNPreorderer:
         self.device = resolve_device(device or options.device)
         self.net = net.to(self.device)
         self.words, self.pos, self.options = words, pos, options
+        self.fold: tuple[int, int] | None = None  # (k, K): trained without cross-fit fold k of K
         self._word_index = {w: i for i, w in enumerate(words)}
         self._pos_index = {p: i for i, p in enumerate(pos)}
 
@@ -178,6 +179,8 @@ class RvNNPreorderer:
             "pos": list(self.pos),
             "state": state,
         }
+        if self.fold is not None:  # a full model's file stays as before cross-fitting
+            data["fold"] = list(self.fold)
         save_torch(data, path)
 
     @classmethod
@@ -210,13 +213,17 @@ class RvNNPreorderer:
             words, pos, state = list(data["words"]), list(data["pos"]), data["state"]
             net = RvNNNet(len(words), len(pos), options.embed, options.hidden)
             net.load_state_dict(state)
-        except (KeyError, TypeError, RuntimeError, AttributeError) as e:
+            fold = [int(x) for x in data["fold"]] if "fold" in data else None
+        except (KeyError, TypeError, RuntimeError, AttributeError, ValueError) as e:
             raise WordorderError(
                 f"the RvNN model is incomplete or inconsistent ({e})".splitlines()[0],
                 path=path,
                 hint=hint,
             ) from None
-        return cls(net, words, pos, options, device)
+        model = cls(net, words, pos, options, device)
+        if fold is not None:
+            model.fold = (fold[0], fold[1])
+        return model
 
 
 def train_rvnn(
