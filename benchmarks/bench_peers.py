@@ -134,6 +134,12 @@ def wordorder_child(job: dict) -> None:
     model = build_model(
         {
             "preset": "small",
+            # the shared architecture (ARCH is the small preset; bench_peers_decode may shrink it)
+            "d_model": a["d"],
+            "d_ff": a["ff"],
+            "heads": a["heads"],
+            "encoder_layers": a["enc_layers"],
+            "decoder_layers": a["dec_layers"],
             "norm": "pre",
             "dropout": a["dropout"],
             "attention_dropout": a["attention_dropout"],

@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/bench_peers_decode.py [--work benchmarks/.peers] [--direction en-ja]
         [--updates 2500] [--warmup 400] [--peak-lr 0.002] [--beam 4] [--rounds 2] [--threads 2]
-        [--json out.json]
+        [--d 256 --ff 1024 --heads 4 --layers 3] [--json out.json]
 
-* Training: both toolkits train the shared architecture of ``bench_peers.py`` (same data,
+* Training: both toolkits train the shared architecture of ``bench_peers.py`` (or the width and
+  depth given by ``--d/--ff/--heads/--layers``; same data,
   segmentation, batches of ≤ ``--batch-tokens`` padded tokens, Adam, label smoothing, dropout)
   for ``--updates`` updates each, one fresh process each, with the Noam schedule scaled to peak
   at ``--peak-lr`` after ``--warmup`` updates (bench_peers' 4,000 warm-up updates are for its
@@ -198,6 +199,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=400)
     ap.add_argument("--peak-lr", type=float, default=0.002)
     ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--d", type=int, default=ARCH["d"], help="model width (both toolkits)")
+    ap.add_argument("--ff", type=int, default=ARCH["ff"], help="feed-forward width")
+    ap.add_argument("--heads", type=int, default=ARCH["heads"])
+    ap.add_argument(
+        "--layers", type=int, default=ARCH["enc_layers"], help="encoder and decoder layers each"
+    )
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--batch-sents", type=int, default=30, help="eole's default batch_size")
@@ -224,13 +231,20 @@ def main() -> None:
     # factor · (d · warmup)^-0.5.
     arch = {
         **ARCH,
+        "d": args.d,
+        "ff": args.ff,
+        "heads": args.heads,
+        "enc_layers": args.layers,
+        "dec_layers": args.layers,
         "warmup": args.warmup,
-        "noam_factor": args.peak_lr * math.sqrt(ARCH["d"] * args.warmup),
+        "noam_factor": args.peak_lr * math.sqrt(args.d * args.warmup),
     }
     import torch
 
     print(
-        f"{args.direction}, {args.pairs} pairs, {args.updates} updates of ≤ {args.batch_tokens} "
+        f"{args.direction}, {args.pairs} pairs, BPE {args.vocab}, Transformer {args.layers}+"
+        f"{args.layers} d {args.d} FFN {args.ff} heads {args.heads}, "
+        f"{args.updates} updates of ≤ {args.batch_tokens} "
         f"tokens (peak lr {args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, "
         f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}",
         flush=True,
