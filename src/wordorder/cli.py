@@ -1,7 +1,8 @@
 """The ``wordorder`` command line: one subcommand per pipeline step, called by the rules.
 
 Each stage package defines its subcommands in ``<stage>/commands.py`` (``cmd_*`` functions and a
-``register(add, _json)``); this module only assembles them, adds ``check-config`` (the config sits
+``register(add, _json)``; evaluate's in ``commands_<group>.py`` modules that its ``commands.py``
+registers); this module only assembles them, adds ``check-config`` (the config sits
 above every stage), and runs the chosen one with the shared error handling and the closing log
 line. Subcommands import heavy modules (torch) inside their function, so small steps start fast.
 Input problems are reported as one ``error:`` line with a hint, exit status 2, and no partial

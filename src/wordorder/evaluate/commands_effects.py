@@ -1,0 +1,140 @@
+"""The effects subcommands of ``wordorder`` (the rules of workflow/rules/effects.smk): the
+papers' claimed BLEU differences against ours, every system of a run in one table, where each
+training stopped, and the README's generated section; registered by
+:mod:`wordorder.evaluate.commands`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+
+def cmd_findings(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.cost import cost_summary
+    from wordorder.evaluate.findings import Claim, seed_paired_bootstrap, verdict, write_findings
+    from wordorder.evaluate.scores import bleu_tokenizer
+    from wordorder.io import read_lines
+
+    cost = cost_summary(Path(a.logs)) if a.logs else None
+    rows = []
+    for c in a.spec["claims"]:
+        claim = Claim.from_dict(c)
+        refs = [read_lines(p) for p in c["refs"]]
+        test = seed_paired_bootstrap(
+            [read_lines(p) for p in c["system_hyps"]],
+            [read_lines(p) for p in c["baseline_hyps"]],
+            refs,
+            bleu_tokenizer(c["lang"]),
+            bool(c.get("lowercase")),
+            a.samples,
+        )
+        rows.append(
+            {
+                **vars(claim),
+                **test,
+                "seeds": len(c["system_hyps"]),
+                "verdict": verdict(claim.paper_delta, test["delta"], test["p"]),
+            }
+        )
+        print(
+            f"{claim.paper}: {claim.system} vs {claim.baseline} on "
+            f"{claim.pair}/{claim.testset}: {test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper "
+            f"{claim.paper_delta:+.2f}), p = {test['p']:.3f}"
+        )
+    write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
+
+
+def cmd_cross_paper(a: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from wordorder.evaluate.cross_paper import (
+        cross_paper_markdown,
+        cross_paper_table,
+        write_cross_paper,
+    )
+    from wordorder.evaluate.tables import collect_scores, collect_significance, significance_markers
+
+    table = cross_paper_table(collect_scores([Path(p) for p in a.scores]), pd.read_csv(a.systems))
+    markers = (
+        significance_markers(collect_significance([Path(p) for p in a.significance]), a.test)
+        if a.significance
+        else {}
+    )
+    md = cross_paper_markdown(table, markers, a.baseline, a.title)
+    write_cross_paper(table, md, Path(a.csv), Path(a.md))
+    print(md)
+
+
+def cmd_convergence(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.convergence import (
+        convergence_table,
+        plot_convergence,
+        write_convergence,
+    )
+
+    logs = {(r["pair"], r["variant"], int(r["seed"])): Path(r["metrics"]) for r in a.runs["runs"]}
+    rows = convergence_table(logs, a.patience)
+    print(write_convergence(rows, Path(a.md), a.title))
+    plot_convergence(logs, Path(a.png))
+
+
+def cmd_readme_section(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.readme import update_readme
+
+    update_readme(Path(a.readme), a.name, [Path(p) for p in a.source], Path(a.block), a.note)
+    print(f"{a.readme}: the '{a.name}' section now holds {', '.join(a.source)}")
+
+
+def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
+    """Add the effects subcommands; ``add(name, func, help)`` makes one subparser."""
+    s = add(
+        "findings",
+        cmd_findings,
+        "the papers' claimed BLEU differences against ours (seed-paired bootstrap)",
+    )
+    s.add_argument(
+        "--spec",
+        type=_json,
+        required=True,
+        help="{title, claims: [{paper, pair, testset, system, "
+        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}",
+    )
+    s.add_argument("--md", required=True)
+    s.add_argument("--json", required=True)
+    s.add_argument("--samples", type=int, default=1000)
+    s.add_argument("--logs", help="the experiment's logs folder: its CPU-hours go below the table")
+
+    s = add(
+        "cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU"
+    )
+    s.add_argument("--scores", nargs="+", required=True)
+    s.add_argument("--significance", nargs="*", default=[])
+    for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
+        s.add_argument(name, required=True)
+    s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
+
+    s = add(
+        "convergence",
+        cmd_convergence,
+        "where and why each training stopped, and its dev curve per system",
+    )
+    s.add_argument(
+        "--runs",
+        type=_json,
+        required=True,
+        help="{runs: [{pair, variant, seed, metrics}]} (metrics.jsonl paths)",
+    )
+    s.add_argument("--patience", type=int, help="train.patience: judges logs without a stop record")
+    for name in ("--title", "--md", "--png"):
+        s.add_argument(name, required=True)
+
+    s = add(
+        "readme-section",
+        cmd_readme_section,
+        "replace a README's generated section by tables of the run",
+    )
+    for name in ("--readme", "--name", "--block"):
+        s.add_argument(name, required=True)
+    s.add_argument("--source", nargs="+", required=True, help="Markdown files, in order")
+    s.add_argument("--note", default="", help="a line put above the tables")
