@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -145,6 +148,23 @@ def test_no_import_cycles():
 
 def test_no_import_from_a_lower_layer_to_a_higher_one():
     assert back_edges(package_graph(), LAYERS) == []
+
+
+def test_building_the_parser_imports_no_heavy_module():
+    """Every step of the DAG starts by building the whole ``wordorder`` parser: the subcommands
+    import torch, pandas and matplotlib inside their functions, never at module level. A fresh
+    interpreter, since this one may have imported them for other tests."""
+    code = (
+        "import sys\n"
+        "from wordorder.cli import build_parser\n"
+        "build_parser()\n"
+        "print(' '.join(m for m in ('torch', 'pandas', 'matplotlib') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == []
 
 
 def test_the_checks_see_a_planted_back_edge_and_loop(tmp_path):
