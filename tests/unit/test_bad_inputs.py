@@ -1079,3 +1079,24 @@ def test_head_similarity_of_no_sentences(tmp_path, capsys):
     code, errors = run([*argv, "--seed", "1"], capsys)
     check("no sentences", code, errors, "src.bpe", "no sentences to measure")
     assert left_over(tmp_path / "out") == []
+
+
+def test_malformed_named_path_names_its_option(tmp_path, capsys):
+    """A METHOD=PATH item without '=' is refused naming the option it came from."""
+    for name, text in (
+        ("src.tok", "a b\n"),
+        ("ref", "a b\n"),
+        ("hyp", "a b\n"),
+        ("al", "0-0 1-1\n"),
+    ):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    base = ["length-analysis", "--src-tok", tmp_path / "src.tok", "--ref", tmp_path / "ref"]
+    base += ["--lang", "en", "--title", "t", "--align", tmp_path / "al"]
+    out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "png")}
+    for k, path in out.items():
+        base += [f"--{k}", path]
+    code, errors = run([*base, "--hyps", f"sys={tmp_path / 'hyp'}", "--perms", "btg"], capsys)
+    check("length-analysis --perms without '='", code, errors, "--perms takes METHOD=PATH")
+    code, errors = run([*base, "--hyps", "sys"], capsys)
+    check("length-analysis --hyps without '='", code, errors, "--hyps takes NAME=PATH")
+    assert not any(path.exists() for path in out.values())

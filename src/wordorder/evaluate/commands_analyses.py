@@ -11,13 +11,14 @@ from pathlib import Path
 from wordorder.errors import WordorderError
 
 
-def _named_paths(items: Sequence[str], form: str) -> list[tuple[str, str]]:
-    """``NAME=PATH`` command-line items → (name, path) pairs; ``form`` names the shape in errors."""
+def _named_paths(items: Sequence[str], form: str, option: str = "--hyps") -> list[tuple[str, str]]:
+    """``NAME=PATH`` command-line items → (name, path) pairs; ``option`` and ``form`` name the
+    option and the shape in errors."""
     pairs = []
     for item in items:
         name, sep, path = item.partition("=")
         if not (sep and name and path):
-            raise WordorderError(f"--hyps takes {form} items, got {item!r}")
+            raise WordorderError(f"{option} takes {form} items, got {item!r}")
         pairs.append((name, path))
     return pairs
 
@@ -34,7 +35,7 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
         from wordorder.evaluate.length_bins import TAU7, add_tau_by_length
         from wordorder.preorder.report import evaluate_split
 
-        perms = dict(_named_paths(a.perms or [], "METHOD=PATH"))
+        perms = dict(_named_paths(a.perms or [], "METHOD=PATH", "--perms"))
         scores = evaluate_split(
             Path(a.src_tok), Path(a.align), {m: Path(p) for m, p in perms.items()}
         )
