@@ -41,9 +41,8 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
         e = errors[0]
         where = ".".join(str(p) for p in e.absolute_path) or "(top level)"
         message = e.message
-        if (
-            e.validator == "pattern" and "description" in e.schema
-        ):  # the rule in words, not the regex
+        # the rule in words, not the regex
+        if e.validator == "pattern" and "description" in e.schema:
             what = "the key" if "propertyNames" in e.absolute_schema_path else "the value"
             message = f"{what} {e.instance!r} is refused: expected {e.schema['description']}"
         raise WordorderError(

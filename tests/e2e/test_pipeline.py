@@ -211,9 +211,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
                 0.0 <= scores["ribes"] <= 100.0
                 and scores["under_generation"] >= 0 <= scores["over_generation"]
             )
-            if (
-                variant != "transformer_tiny"
-            ):  # each system against the baseline (the first variant)
+            # each system against the baseline (the first variant)
+            if variant != "transformer_tiny":
                 sig = json.loads(
                     (
                         out / "significance" / "en-de" / variant / "seed1" / f"{testset}.json"
@@ -233,9 +232,8 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
         == [len(h.split()) for h in heads]
         == [len(b.split()) for b in bpe]
     )
-    assert sum(h.split().count("0") > 0 for h in heads) > 0.9 * len(
-        heads
-    )  # roots (a chain without a parse)
+    # roots (a chain without a parse)
+    assert sum(h.split().count("0") > 0 for h in heads) > 0.9 * len(heads)
     ckpt = torch.load(
         out / "models" / "en-de" / "rnn_tiny_sdatt" / "seed1" / "best.pt", weights_only=True
     )
@@ -259,10 +257,11 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert "4-gram prec." in (out / "tables" / "ngram_precision.md").read_text(encoding="utf-8")
     for testset in ("flickr2016", "held"):
         length = (out / "tables" / f"length_en-de_{testset}.md").read_text(encoding="utf-8")
+        # Kawara Figs 7-10
         assert (
             "transformer_tiny_composed" in length
             and "| τ identity | τ btg | τ rvnn | τ gold |" in length
-        )  # Kawara Figs 7-10
+        )
         assert (out / "figures" / f"bleu_by_length_en-de_{testset}.png").stat().st_size > 1000
     assert (out / "figures" / "training_curves.png").stat().st_size > 1000
     metrics = [

@@ -80,9 +80,10 @@ def command(folder: Path, config: Path, *args: str) -> list[str]:
         "--cores",
         "1",
         *args,
+        # last: --configfile takes every argument after it
         "--configfile",
         str(config),
-    ]  # last: --configfile takes every argument after it
+    ]
 
 
 def env() -> dict:
@@ -99,9 +100,8 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(
         .replace("{DATA}", str(shared_data))
     )
     config["data"]["en-de"].pop("align_gold")
-    config.update(
-        variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False}
-    )  # a lighter parse
+    # a lighter parse
+    config.update(variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False})
     side = {
         lang: {
             "url": f"{url}/train.{lang}.gz",
@@ -180,9 +180,8 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(
             os.killpg(holder.pid, signal.SIGKILL)
             holder.wait()
     assert holder.returncode != 0
-    assert (folder / ".wordorder.lock").read_text(
-        encoding="utf-8"
-    ) == ""  # an orderly end empties it
+    # an orderly end empties it
+    assert (folder / ".wordorder.lock").read_text(encoding="utf-8") == ""
 
     done = subprocess.run(
         command(second, path, target), env=env(), capture_output=True, text=True, timeout=120

@@ -88,11 +88,8 @@ def test_planted_commands_in_paths_run_nothing(repo, shared_data, tmp_path):
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     assert marks(tmp_path) == []
     stats = json.loads(Path(targets[0]).read_text(encoding="utf-8"))
-    assert list(stats["splits"]) == [
-        "train",
-        "dev",
-        "held",
-    ]  # the gold set was read from its planted path
+    # the gold set was read from its planted path
+    assert list(stats["splits"]) == ["train", "dev", "held"]
     assert 0.0 <= json.loads(Path(targets[1]).read_text(encoding="utf-8"))["aer"] <= 1.0
     assert Path(f"{cfg['logs']}/inject/align/en-de.log").is_file()
 

@@ -88,9 +88,8 @@ def cluster(tmp_path_factory):
     )
     if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
         subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
-    subprocess.run(
-        ["scontrol", "shutdown"], capture_output=True
-    )  # a cluster left by an earlier run
+    # a cluster left by an earlier run
+    subprocess.run(["scontrol", "shutdown"], capture_output=True)
     time.sleep(1)
     subprocess.run(["slurmctld"], check=True)
     subprocess.run(["slurmd"], check=True)
@@ -198,9 +197,8 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(
         output[-3000:] + "\n== the train job's log (last attempt):\n" + train_log[-3000:]
     )
     submitted = output.count("has been submitted with SLURM jobid")
-    assert submitted >= 10, output[
-        -3000:
-    ]  # fetch, tokenize, split, select, subwords, train: all through sbatch
+    # fetch, tokenize, split, select, subwords, train: all through sbatch
+    assert submitted >= 10, output[-3000:]
     completed = (cluster / "jobcomp.txt").read_text(encoding="utf-8")
     assert "JobState=TIMEOUT" in completed
     assert completed.count("JobState=COMPLETED") + completed.count("JobState=TIMEOUT") >= submitted
@@ -227,10 +225,8 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(
     logs = [r["step"] for r in records if "train_loss" in r]
     assert logs == list(range(50, 50 * len(logs) + 1, 50)), logs
     assert evals[:-1] == list(range(100, 100 * len(evals), 100)), evals  # and one at the end
-    assert evals[0] <= int(resumed.group(1)), (
-        evals,
-        resumed.group(1),
-    )  # evaluated before the limit
+    # evaluated before the limit
+    assert evals[0] <= int(resumed.group(1)), (evals, resumed.group(1))
     best = torch.load(model, weights_only=True)["meta"]
     assert any(
         r.get("best") and r["step"] == best["step"] and r["dev_bleu"] == round(best["dev_bleu"], 4)

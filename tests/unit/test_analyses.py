@@ -58,9 +58,8 @@ def test_tau_per_bin_is_the_mean_over_comparable_sentences(tmp_path):
         {"identity": [0.5, 0.9, nan, 0.2], "btg": [1.0, nan, 0.8, 0.4]},
         edges=[2, 5],
     )
-    assert out["tau identity"].tolist() == pytest.approx(
-        [0.5, 0.9, 0.2]
-    )  # the NaN sentence is left out
+    # the NaN sentence is left out
+    assert out["tau identity"].tolist() == pytest.approx([0.5, 0.9, 0.2])
     assert out["tau btg"][0] == pytest.approx(0.9) and math.isnan(out["tau btg"][1])
     write_length_analysis(out, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "f.png", "T")
     md = (tmp_path / "t.md").read_text(encoding="utf-8")
@@ -104,9 +103,10 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
             moved = int((perm != np.arange(n)).sum())
             k = round(rate * n)
             assert moved == (0 if n < 2 or k == 0 else max(k, 2) if k <= n else n)
+    # reproducible per seed
     assert [p.tolist() for p in swap_permutations([5, 7], 40, 3)] == [
         p.tolist() for p in swap_permutations([5, 7], 40, 3)
-    ]  # reproducible per seed
+    ]
     table = swap_noise_table({("a", 10): 20.0, ("a", 0): 30.0, ("b", 0): 31.0})
     assert (
         list(table.index) == [0, 10]

@@ -611,9 +611,8 @@ def test_disk_full_while_saving_a_checkpoint(tmp_path, capsys):
             "the disk is full",
             str(disk / "avg.pt"),
         )
-        assert (
-            "unexpected pos" in errors[0] or "write failed" in errors[0]
-        )  # what torch said, for the record
+        # what torch said, for the record
+        assert "unexpected pos" in errors[0] or "write failed" in errors[0]
         assert left_over(disk) == []
         from wordorder.train.options import TrainOptions
         from wordorder.train.resume import Progress, save_state
@@ -765,9 +764,8 @@ def test_download_of_dev_zero_stops_at_the_cap_at_once(tmp_path, capsys):
         "file:///dev/zero",
         "grew past max_download_bytes (4.0 MiB)",
     )
-    assert (
-        time.monotonic() - start < 5 and "tries" not in errors[0]
-    )  # not retried as a network fault
+    # not retried as a network fault
+    assert time.monotonic() - start < 5 and "tries" not in errors[0]
     assert left_over(tmp_path / "out") == [] and left_over(tmp_path / "cache") == [".lock"]
 
 
@@ -975,9 +973,8 @@ def test_a_killed_fetch_leaves_temporaries_that_the_next_run_removes(tmp_path, c
     out.mkdir()
     killed_dir, dead_dir = _owned_temp(out, "x.en", "dir")  # e.g. an archive being unpacked
     live, live_file = _owned_temp(out, "x.en", "file")  # another fetch of the same file, running
-    dead_file = _killed_fetch(
-        tmp_path, out
-    )  # (made last: making a temporary removes the stale ones)
+    # (made last: making a temporary removes the stale ones)
+    dead_file = _killed_fetch(tmp_path, out)
     legacy = out / ".fetch.abcd1234"  # left by an older version killed a week ago
     legacy.mkdir()
     (legacy / "src").write_bytes(b"a\n")

@@ -29,9 +29,8 @@ def test_weights_per_token_match_the_linear_layers_of_the_model():
     src, tgt = weights_per_token(
         ARCH["d"], ARCH["ff"], ARCH["enc_layers"], ARCH["dec_layers"], 8000
     )
-    assert (
-        src + tgt - 8000 * ARCH["d"] == linear
-    )  # every weight matrix once (the tied output aside)
+    # every weight matrix once (the tied output aside)
+    assert src + tgt - 8000 * ARCH["d"] == linear
     assert model.output_weight.numel() == 8000 * ARCH["d"]
 
 

@@ -226,9 +226,8 @@ def test_separate_vocabularies_need_untied_embeddings(repo, tmp_path, monkeypatc
     assert "tie_embeddings: false" in e.value.hint
     config["model"] = {"tie_embeddings": False}
     assert load_config(write(tmp_path, config))["subword"]["joint"] is False
-    assert (
-        load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True
-    )  # the default
+    # the default
+    assert load_config(write(tmp_path, base_config(repo)))["subword"]["joint"] is True
 
 
 def test_variant_names_follow_one_rule_in_config_and_registry(repo):

@@ -37,9 +37,8 @@ def test_first_pair_is_genesis_1_1_without_its_footnote(bible):
     _, en, ja = bible
     assert en[0] == "In the beginning God created the heavens and the earth."
     assert ja[0] == "元始に神天地を創造たまへり"
-    assert (
-        en[-1] == "The grace of the Lord Jesus Christ be with all the saints. Amen."
-    )  # Revelation 22:21
+    # Revelation 22:21
+    assert en[-1] == "The grace of the Lord Jesus Christ be with all the saints. Amen."
 
 
 def test_no_footnotes_markup_or_double_spaces_left(bible):

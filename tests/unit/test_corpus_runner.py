@@ -19,9 +19,8 @@ def test_holdouts_come_from_cleaned_training_lines_and_leave_training(tmp_path):
     src = [f"w{i} x" for i in range(30)] + ["", "a " * 60]  # line 30 empty, line 31 too long
     tgt = [f"v{i} y" for i in range(30)] + ["z", "b"]
     corpus(tmp_path, "train", src, tgt)
-    corpus(
-        tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"]
-    )  # explicit sets are not filtered
+    # explicit sets are not filtered
+    corpus(tmp_path, "news", ["n1", "n2", "a " * 60], ["m1", "m2", "m3"])
     data = {
         "train": {"kind": "local"},
         "dev": {"holdout": 5},
@@ -63,9 +62,8 @@ def test_select_writes_both_files_of_a_split(tmp_path):
     )
     assert n == 3
     picked = json.loads((tmp_path / "splits.json").read_text())["splits"]["dev"]["lines"]
-    assert (tmp_path / "dev.en").read_text().splitlines() == [
-        f"W{i} !" for i in picked
-    ]  # tab normalised
+    # tab normalised
+    assert (tmp_path / "dev.en").read_text().splitlines() == [f"W{i} !" for i in picked]
     assert (tmp_path / "dev.tok.en").read_text().splitlines() == [f"w{i}" for i in picked]
 
 
@@ -137,9 +135,8 @@ def test_every_copy_of_a_held_out_sentence_leaves_training(tmp_path):
     assert not any(src[i] in held_src or tgt[i] in held_tgt for i in train)
     candidates = set(range(len(src))) - set(held)  # nothing was cleaned away here
     removed = candidates - set(train)
-    assert all(
-        src[i] in held_src or tgt[i] in held_tgt for i in removed
-    )  # nothing removed without cause
+    # nothing removed without cause
+    assert all(src[i] in held_src or tgt[i] in held_tgt for i in removed)
     assert table["overlap"]["removed"] == len(removed) > 0
     assert sum(table["overlap"][r] for r in ("pair", "source", "target")) == len(removed)
     assert make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path) == table

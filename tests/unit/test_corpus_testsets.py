@@ -109,11 +109,8 @@ def test_test_set_is_downloaded_by_sacrebleu_then_read_from_its_cache(
     (root / "fake.tgz").write_bytes(data)
     register(monkeypatch, tmp_path, base + "/fake.tgz", hashlib.md5(data).hexdigest())
     spec = {"kind": "sacrebleu", "test_set": NAME, "langpair": "en-de"}
-    expected_src = [
-        "Hello world.",
-        "A second line.",
-        "Translated from German.",
-    ]  # sacreBLEU's cleaning
+    # sacreBLEU's cleaning
+    expected_src = ["Hello world.", "A second line.", "Translated from German."]
     expected_ref = ["Hallo Welt.", "Eine zweite Zeile.", "Aus dem Deutschen übersetzt."]
     assert fetch(spec, tmp_path) == (3, expected_src, expected_ref)
     (root / "fake.tgz").unlink()  # from now on only sacreBLEU's cache can answer

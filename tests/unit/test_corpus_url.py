@@ -95,9 +95,8 @@ class Server:
                     server.cut_done.add(self.path)
                     body = body[: len(body) // 2]
                     self.close_connection = True
-                server.sent += len(
-                    body
-                )  # before writing: the client may finish before this thread resumes
+                # before writing: the client may finish before this thread resumes
+                server.sent += len(body)
                 self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -417,9 +416,8 @@ def test_two_jobs_fetching_the_same_archive_at_once_share_one_download(server, t
 
 
 def test_source_and_target_must_be_two_files(server, tmp_path):
-    data = make_tar(
-        {"c.en": text(EN)}, links={"c.de": "c.en"}
-    )  # a member that is a link to the other
+    # a member that is a link to the other
+    data = make_tar({"c.en": text(EN)}, links={"c.de": "c.en"})
     server.files["/c.tgz"] = data
     spec = {
         "kind": "url",

@@ -23,9 +23,8 @@ def test_beam_search_keyword_defaults_are_decode_options():
     from wordorder.decode import beam
 
     want = dataclasses.asdict(DecodeOptions())
-    del want[
-        "device"
-    ]  # translate_batches' device is a torch device (None: the model's), resolved by the runner
+    # translate_batches' device is a torch device (None: the model's), resolved by the runner
+    del want["device"]
     for fn in (
         beam.beam_search_hypotheses,
         beam.beam_search,

@@ -27,6 +27,7 @@ def _reference_direction(direction, x: torch.Tensor, length: int, forward: bool)
         keys = range(i) if forward else range(i + 1, length)
         s = torch.zeros_like(h[i])
         if keys:
+            # (|keys|, dim)
             logits = torch.stack(
                 [
                     5
@@ -35,7 +36,7 @@ def _reference_direction(direction, x: torch.Tensor, length: int, forward: bool)
                     )
                     for j in keys
                 ]
-            )  # (|keys|, dim)
+            )
             probs = torch.softmax(logits, dim=0)  # per feature
             s = (probs * h[list(keys)]).sum(0)
         gate = torch.sigmoid(direction.fusion(torch.cat([h[i], s])))

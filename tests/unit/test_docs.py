@@ -65,9 +65,8 @@ def test_every_cited_section_exists():
         for p in files()
         for s in cited_sections(p.read_text(encoding="utf-8"))
     }
-    assert (
-        len({s for _, s in cited}) >= 20
-    )  # the code cites most sections; an empty scan is a bug here
+    # the code cites most sections; an empty scan is a bug here
+    assert len({s for _, s in cited}) >= 20
     missing = sorted(f"{path}: §{s}" for path, s in cited if s not in sections)
     assert not missing, f"sections cited but not in {DOC.relative_to(REPO)}:\n" + "\n".join(missing)
 

@@ -90,12 +90,10 @@ def test_a_finished_run_is_restored_instead_of_trained_again(tmp_path, capsys):
     again = run(tmp_path, scores)
     assert again == first and scores == []  # no evaluation: nothing was trained
     assert contents(out) == before  # byte-identical
-    assert (
-        os.stat(out / "best.pt").st_ino == os.stat(kept / "final" / "best.pt").st_ino
-    )  # the kept file itself
-    assert (
-        os.stat(out / "metrics.jsonl").st_ino != os.stat(kept / "final" / "metrics.jsonl").st_ino
-    )  # a copy
+    # the kept file itself
+    assert os.stat(out / "best.pt").st_ino == os.stat(kept / "final" / "best.pt").st_ino
+    # a copy
+    assert os.stat(out / "metrics.jsonl").st_ino != os.stat(kept / "final" / "metrics.jsonl").st_ino
     message = capsys.readouterr().out
     assert "training had already finished at update 8 (stop: max_steps)" in message
     assert (
@@ -119,9 +117,8 @@ def test_other_options_train_anew(tmp_path, capsys):
         f"training anew: {marker} does not stand for this run (it was trained "
         "with other options or data)"
     ) in message
-    assert (
-        json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary
-    )  # the record is replaced
+    # the record is replaced
+    assert json.loads(marker.read_text(encoding="utf-8"))["summary"] == summary
     assert (tmp_path / "out" / "best.pt").is_file() and (
         tmp_path / "out" / "metrics.jsonl"
     ).is_file()
@@ -131,9 +128,8 @@ def test_other_code_trains_anew(tmp_path, monkeypatch, capsys):
     run(tmp_path)
     delete_outputs(tmp_path / "out")
     capsys.readouterr()
-    monkeypatch.setattr(
-        finished, "code_fingerprint", lambda: "0" * 64
-    )  # as if a source file changed
+    # as if a source file changed
+    monkeypatch.setattr(finished, "code_fingerprint", lambda: "0" * 64)
     scores: list = []
     run(tmp_path, scores)
     assert scores and "trained by other code" in capsys.readouterr().out
@@ -280,9 +276,8 @@ def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_pat
     capsys.readouterr()
     assert job() == summary
     assert "training had already finished at update 4" in capsys.readouterr().out
-    assert (
-        output.parent / "metrics.jsonl"
-    ).read_bytes() == log  # the summary record once, not twice
+    # the summary record once, not twice
+    assert (output.parent / "metrics.jsonl").read_bytes() == log
 
 
 def test_the_run_key_covers_all_the_training_data():
@@ -317,8 +312,7 @@ def test_an_interrupted_training_leaves_no_declared_output(tmp_path):
     out, state = tmp_path / "out", tmp_path / "resume" / "state.pt"
     with pytest.raises(TrainingInterrupted, match="after update 7"):
         train(model, PAIRS, DEV, dev_score, TrainOptions(**OPTIONS), out, state_path=state)
-    assert (
-        state.is_file() and (out / "last.pt").is_file()
-    )  # the evaluation did write its checkpoints
+    # the evaluation did write its checkpoints
+    assert state.is_file() and (out / "last.pt").is_file()
     assert not (out / "best.pt").exists() and not (out / "metrics.jsonl").exists()
     assert run(tmp_path)["steps"] == 8 and (out / "best.pt").is_file()

@@ -101,11 +101,8 @@ def test_presets_replace_the_registry_preset_per_family():
     }
     out = apply_presets(registry, {"rnn": "rnmt", "transformer": "base"})
     assert out["t"]["model"] == {"family": "transformer", "preset": "base", "relative_k": 4}
-    assert out["r"]["model"] == {
-        "family": "rnn",
-        "preset": "rnmt",
-        "d_model": 300,
-    }  # explicit keys stay
+    # explicit keys stay
+    assert out["r"]["model"] == {"family": "rnn", "preset": "rnmt", "d_model": 300}
     assert out["u"]["model"]["preset"] == "base"  # no family = transformer
     assert registry["t"]["model"]["preset"] == "small"  # the registry itself is untouched
     assert apply_presets(registry, {}) == registry

@@ -65,9 +65,8 @@ def test_encoder_of_a_grouped_model():
     sim = np.array(result["similarity"])
     assert result["tokens"] == 5 and sim.shape == (3, 3)
     np.testing.assert_allclose(sim, sim.T, atol=1e-6)
-    assert sim[1, 1] == pytest.approx(1.0) and sim[2, 2] == pytest.approx(
-        1.0
-    )  # one head: only i = j
+    # one head: only i = j
+    assert sim[1, 1] == pytest.approx(1.0) and sim[2, 2] == pytest.approx(1.0)
     assert np.all(np.abs(sim) <= 1 + 1e-6) and result["average"] == pytest.approx(sim.mean())
     md = similarity_markdown([("x (seed 1)", result)], "t")
     assert "| group | global | rec | loc |" in md and "| average |" in md

@@ -156,9 +156,8 @@ def test_left_padding_is_rejected_by_the_rec_group():
 
 
 def _gru_params(d_r: int) -> int:
-    return 2 * 3 * (d_r * d_r + d_r * d_r + 2 * d_r) + (
-        2 * d_r * d_r + d_r
-    )  # BiGRU + Linear(2d_r→d_r)
+    # BiGRU + Linear(2d_r→d_r)
+    return 2 * 3 * (d_r * d_r + d_r * d_r + 2 * d_r) + (2 * d_r * d_r + d_r)
 
 
 def _conv_params(d_l: int, m: int = 5) -> int:

@@ -149,9 +149,8 @@ def paper_systems(path: Path, monkeypatch) -> tuple[dict, dict[tuple[str, str], 
         return _SYSTEMS[path]
     config = load_config(path)
     variants = apply_presets(load_variants(config["variants_file"]), config["presets"])
-    vocab = int(
-        config["subword"]["vocab_size"]
-    )  # sentencepiece gives exactly this on a full corpus
+    # sentencepiece gives exactly this on a full corpus
+    vocab = int(config["subword"]["vocab_size"])
     counts = {}
     for pair in config["pairs"]:
         for name in config["variants"]:

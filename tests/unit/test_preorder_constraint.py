@@ -155,9 +155,8 @@ def test_matches_brute_force_relation(case):
 def test_split_valid():
     ranks = np.array([2, -1, 0, 1])
     assert split_valid(ranks, 0, 4, 1, INV) and not split_valid(ranks, 0, 4, 1, STR)
-    assert split_valid(ranks, 0, 2, 1, STR) and split_valid(
-        ranks, 0, 2, 1, INV
-    )  # one side unaligned
+    # one side unaligned
+    assert split_valid(ranks, 0, 2, 1, STR) and split_valid(ranks, 0, 2, 1, INV)
     assert split_valid(ranks, 2, 4, 3, STR) and not split_valid(ranks, 2, 4, 3, INV)
     tied = np.array([1, 1])
     assert split_valid(tied, 0, 2, 1, STR) and split_valid(tied, 0, 2, 1, INV)

@@ -155,10 +155,11 @@ def test_dependency_unit_example():
     assert units[1].tolist() == [-2, 0, 3, -1]  # saw: ⟨<null>, [], [I, dog]⟩ (EOS is no member)
     assert units[2].tolist() == [3, -1, -1, -1]  # the: a leaf with no siblings
     assert units[4].tolist() == [1, 0, 3, -1]  # EOS hangs under the root
+    # truncated
     assert dependency_units(subword_parents(word, head, valid), valid, size=2)[0, 3].tolist() == [
         1,
         0,
-    ]  # truncated
+    ]
 
 
 def test_syntax_attention_normalises_within_distance_n():
@@ -367,9 +368,8 @@ def test_init_uniform_draws_every_parameter_from_the_interval():
     assert abs(values.mean().item()) < 0.005 and values.std().item() == pytest.approx(
         0.1 / 3**0.5, rel=0.02
     )
-    assert (
-        model.src_embed.weight[0].abs().max() == 0 and model.tgt_embed.weight[0].abs().max() == 0
-    )  # PAD
+    # PAD
+    assert model.src_embed.weight[0].abs().max() == 0 and model.tgt_embed.weight[0].abs().max() == 0
     default = build_model({"preset": "rnn_tiny"}, 30)
     assert any(p.abs().max() > 0.1 for p in default.parameters())  # 0 keeps the layers' own init
 
@@ -380,10 +380,8 @@ def test_attention_dim_sizes_the_scorer():
     assert model.decoder.scorer.query.weight.shape == (48, 64)
     assert model.decoder.scorer.v.weight.shape == (1, 48)
     assert model.decoder.unit_scorer.key.weight.shape == (48, 128)
-    assert build_model({"preset": "rnn_tiny"}, 30).decoder.scorer.key.weight.shape == (
-        64,
-        128,
-    )  # 0 = d_model
+    # 0 = d_model
+    assert build_model({"preset": "rnn_tiny"}, 30).decoder.scorer.key.weight.shape == (64, 128)
 
 
 @pytest.mark.parametrize("name", ["rnmt", "rnmt_ende"])

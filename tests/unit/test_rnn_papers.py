@@ -115,9 +115,8 @@ def test_zhang2018_extra_parameters_of_rnmt():
     assert n_params(enc.fwd_gru) + n_params(enc.bwd_gru) == n_params(star.encoder)
     extra = n_params(rnmt) - n_params(star)
     assert extra == 2 * relation + 2_360_832 + 2_622_464 == 5_592_384
-    assert (
-        extra - n_params(enc.out) + (5 * 512 * 512 + 512) == 4_281_152
-    )  # with 512-wide annotations
+    # with 512-wide annotations
+    assert extra - n_params(enc.out) + (5 * 512 * 512 + 512) == 4_281_152
 
 
 def test_zhang2018_configs_have_the_three_rows_and_rnnsearch_star_as_baseline(monkeypatch):

@@ -58,9 +58,8 @@ def test_batched_forward_and_gradients_match_recursion(trees, seed):
     word_ids, pos_ids = rng.integers(0, 11, sum(lengths)), rng.integers(0, 5, sum(lengths))
     offsets = np.r_[0, np.cumsum(lengths)]
     flat = flatten_trees(trees, lengths)
-    batch = collate(
-        flat, word_ids, pos_ids, offsets, np.arange(len(trees))[::-1].copy()
-    )  # any order
+    # any order
+    batch = collate(flat, word_ids, pos_ids, offsets, np.arange(len(trees))[::-1].copy())
     batched = net(batch)
     expected = torch.zeros(len(flat.spans), 2, dtype=torch.float64)
     expected_rows = []

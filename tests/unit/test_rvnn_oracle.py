@@ -131,17 +131,11 @@ def test_many_to_many_and_unaligned():
     tree = (0, (1, (2, 3)))
     links = np.array([[0, 0], [0, 1], [3, 2], [3, 3], [1, 4]])
     labels = oracle_labels(tree, links)
-    assert labels.tolist() == [
-        0,
-        1,
-        0,
-    ]  # (a book) straight, (bought (a book)) inverted, root straight
+    # (a book) straight, (bought (a book)) inverted, root straight
+    assert labels.tolist() == [0, 1, 0]
     assert apply_labels(tree, labels).tolist() == [0, 2, 3, 1]
-    assert oracle_labels(tree, np.zeros((0, 2), dtype=np.int64)).tolist() == [
-        0,
-        0,
-        0,
-    ]  # nothing aligned
+    # nothing aligned
+    assert oracle_labels(tree, np.zeros((0, 2), dtype=np.int64)).tolist() == [0, 0, 0]
 
 
 @settings(max_examples=200, deadline=None)
@@ -203,13 +197,8 @@ def test_corpus_path_matches_per_tree(cases):
 def test_flat_tree_layout():
     flat = flatten_trees([((0, 1), ((2, (3, 4)), 5))])
     assert flat.spans.tolist() == [[0, 1, 2], [3, 4, 5], [2, 3, 5], [2, 5, 6], [0, 2, 6]]
-    assert flat.children.tolist() == [
-        [0, 1],
-        [3, 4],
-        [2, 7],
-        [8, 5],
-        [6, 9],
-    ]  # internal k -> id n + k
+    # internal k -> id n + k
+    assert flat.children.tolist() == [[0, 1], [3, 4], [2, 7], [8, 5], [6, 9]]
     assert flat.height.tolist() == [1, 1, 2, 3, 4]
 
 

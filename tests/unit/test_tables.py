@@ -217,9 +217,8 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
         ]
     )
     assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
-    assert significance_markers(sig, "sign") == {
-        ("reordered", "en-ja", "test"): ""
-    }  # seed 2: p = 0.2
+    # seed 2: p = 0.2
+    assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}
     worse = collect_significance(
         [
             _write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),

@@ -203,10 +203,8 @@ def test_diverse_inputs_change_parameters_by_less_than_one_percent(groups):
 @pytest.mark.parametrize(
     "options, message",
     [
-        (
-            {"input_groups": [["global", 7], ["rec", 1]]},
-            "without a head",
-        ),  # 3.5 + 0.5 of 4 heads → 4 + 0
+        # 3.5 + 0.5 of 4 heads → 4 + 0
+        ({"input_groups": [["global", 7], ["rec", 1]]}, "without a head"),
         ({"input_groups": [["global", 4]], "factors": {"pos": 4}}, "conflict"),
         ({"reordering_embeddings": "both", "additional_pe": "encoder"}, "same slot"),
         ({"reordering_embeddings": "encoder", "norm": "pre"}, "post-norm"),

@@ -86,10 +86,8 @@ def _symmetrize(
                                 col_n[f2] += 1
                                 added = True
             if method <= 1:
-                for bit in (
-                    1,
-                    2,
-                ):  # final(-and) with the forward links first, then the reverse ones
+                # final(-and) with the forward links first, then the reverse ones
+                for bit in (1, 2):
                     for e in range(n):
                         for f in range(m):
                             c = e * m + f

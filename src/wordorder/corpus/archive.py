@@ -126,9 +126,8 @@ def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bo
                 tar.extractall(
                     tmp, members=members, filter="data" if data_filter else "fully_trusted"
                 )
-        except (
-            KeyError
-        ) as e:  # tarfile's way of saying that a hard link's target is not in the archive
+        # tarfile's way of saying that a hard link's target is not in the archive
+        except KeyError as e:
             raise WordorderError(
                 f"cannot unpack the archive: {e.args[0] if e.args else e}", path=archive
             ) from None

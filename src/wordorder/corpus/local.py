@@ -86,9 +86,8 @@ class LocalSource(Source):
             check_keys(spec, _TWO_FILES, allowed, where)
             need_path(spec, "src", where)
             need_path(spec, "tgt", where)
-            if (
-                spec["src"] == spec["tgt"]
-            ):  # the same file for every pair; links are checked on fetch
+            # the same file for every pair; links are checked on fetch
+            if spec["src"] == spec["tgt"]:
                 refuse_same_file(Path(spec["src"]), Path(spec["tgt"]), _TWO_FILES, where)
 
     def paths(self, src_lang: str, tgt_lang: str) -> list[Path]:

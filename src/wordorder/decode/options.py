@@ -21,9 +21,8 @@ class DecodeOptions:
     for how the length rule and the length penalty act)."""
 
     beam_size: int = 5  # 1 = greedy search
-    max_len_a: float = (
-        1.5  # at most floor(max_len_a * n + max_len_b) target tokens for n source tokens
-    )
+    # at most floor(max_len_a * n + max_len_b) target tokens for n source tokens
+    max_len_a: float = 1.5
     max_len_b: int = 10
     length_penalty: float = 1.0  # score = sum(log p) / |y| ** length_penalty
     batch_tokens: int = 4000  # padded source tokens per batch, before beam expansion

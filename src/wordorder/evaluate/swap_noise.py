@@ -34,9 +34,8 @@ def swap_permutation(n: int, rate: float, rng: random.Random) -> np.ndarray:
         k = 2 if n >= 2 else 0
     if k < 2:
         return perm
-    chosen = rng.sample(
-        range(n), k
-    )  # in random order: position chosen[i] takes the word of chosen[i+1]
+    # in random order: position chosen[i] takes the word of chosen[i+1]
+    chosen = rng.sample(range(n), k)
     perm[chosen] = np.roll(chosen, -1)
     return perm
 

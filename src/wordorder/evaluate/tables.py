@@ -117,9 +117,8 @@ def significance_markers(
     worst, deltas = groups[f"p_{test}"].max(), groups["delta"].agg(list)
     out = {}
     for key, p in worst.items():
-        signs = {
-            d > 0 for d in deltas[key] if d != 0
-        }  # seeds disagreeing on the direction: no marker
+        # seeds disagreeing on the direction: no marker
+        signs = {d > 0 for d in deltas[key] if d != 0}
         out[key] = marker(float(p), 1.0 if signs == {True} else -1.0 if signs == {False} else 0.0)
     return out
 

@@ -69,9 +69,8 @@ def save_checkpoint(
         "meta": plain(meta),
     }
     tgt_vocab = int(getattr(model, "tgt_vocab_size", obj["vocab_size"]))
-    if (
-        tgt_vocab != obj["vocab_size"]
-    ):  # separate vocabularies; a joint one writes what it always did
+    # separate vocabularies; a joint one writes what it always did
+    if tgt_vocab != obj["vocab_size"]:
         obj["tgt_vocab_size"] = tgt_vocab
     save_torch(obj, path)
 

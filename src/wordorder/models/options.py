@@ -39,11 +39,8 @@ __all__ = [
 GROUP_FEATURES = ("global", "rec", "loc", "syn")
 FACTORS = ("bieo", "pos", "dep")
 DISAGREEMENT = ("none", "output", "subspace", "position")
-CATEGORICAL_FEATURES = (
-    "pos",
-    "bieo",
-    "dep",
-)  # tag files of the syntax stage, ids from a vocabulary
+# tag files of the syntax stage, ids from a vocabulary
+CATEGORICAL_FEATURES = ("pos", "bieo", "dep")
 # Integer source inputs: preordered positions, and the dependency tree as the word index of
 # each subword and the (word-level, 1-based, 0 = root) head of its word.
 INTEGER_FEATURES = ("order", "word", "head")

@@ -119,8 +119,7 @@ def relative_attention(
     out = torch.matmul(attn, v)
     for buckets, table in terms:
         per_bucket = attn.new_zeros(b, h, t, table.values.size(0))
-        per_bucket = per_bucket.scatter_add(
-            -1, _expand(buckets, shape), attn
-        )  # Σ_{j: r_ij = r} α_ij
+        # Σ_{j: r_ij = r} α_ij
+        per_bucket = per_bucket.scatter_add(-1, _expand(buckets, shape), attn)
         out = out + torch.matmul(per_bucket, table.values)
     return out, weights

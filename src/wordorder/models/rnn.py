@@ -75,9 +75,8 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
             self.encoder = BiGRUEncoder(d_in, h)
         self.unit_encoder = BiGRUEncoder(unit_width, h) if o.second_context == "sdr" else None
         self.decoder = RNNDecoder(o, e)
-        self.output_proj: nn.Linear | None = (
-            None  # created last: tied models draw the same weights as before
-        )
+        # created last: tied models draw the same weights as before
+        self.output_proj: nn.Linear | None = None
         if not o.tie_output:
             self.output_proj = nn.Linear(e, self.tgt_vocab_size, bias=False)
             nn.init.normal_(self.output_proj.weight, std=e**-0.5)
@@ -118,9 +117,8 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
                 units = dependency_units(subword_parents(word, head, valid), valid, o.unit_size)
                 unit_vectors = self.units(x, units)
         if o.source_dependency:
-            assert (
-                unit_vectors is not None
-            )  # source_dependency builds self.units and needs the tree
+            # source_dependency builds self.units and needs the tree
+            assert unit_vectors is not None
             x = torch.cat([x, unit_vectors], dim=-1)
         memory = self.dropout(self.encoder(self.dropout(x), pad))
         units_memory = None
@@ -143,9 +141,8 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
             start = F.one_hot(torch.zeros_like(enc.length), s).to(enc.memory.dtype)
         unit_keys = None
         if dec.unit_scorer is not None:
-            assert (
-                enc.units is not None
-            )  # encode gives units exactly when there is a unit scorer (sdr)
+            # encode gives units exactly when there is a unit scorer (sdr)
+            assert enc.units is not None
             unit_keys = dec.unit_scorer.keys(enc.units)
         return RNNState(
             s=dec.initial(enc.memory, valid),
@@ -185,9 +182,8 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
         self.record_attention = True
         try:
             self.decode_hidden(self.encode(src, feats), tgt_in)
-            assert (
-                self.attention is not None
-            )  # decode_hidden keeps it while record_attention is set
+            # decode_hidden keeps it while record_attention is set
+            assert self.attention is not None
             return self.attention
         finally:
             self.record_attention = False

@@ -122,9 +122,8 @@ class SyntaxWeights(nn.Module):
     ) -> Tensor:
         """``distance``: (N, S, S) syntax distances (negative at padding)."""
         s = scores.size(1)
-        p = torch.minimum(
-            self.predict(query, length), (length - 1).clamp(min=0).to(scores.dtype)
-        )  # (N,)
+        # (N,)
+        p = torch.minimum(self.predict(query, length), (length - 1).clamp(min=0).to(scores.dtype))
         low = p.detach().floor().long()
         high = torch.minimum(low + 1, (length - 1).clamp(min=0).long())
         frac = (p - low.to(p.dtype))[:, None]

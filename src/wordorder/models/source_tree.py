@@ -39,9 +39,8 @@ def word_heads(word: Tensor, head: Tensor, valid: Tensor) -> tuple[Tensor, Tenso
     words = torch.arange(j, device=word.device)[None, :]
     real = words < (lengths - 1)[:, None]  # the words before EOS
     is_root = real & heads.eq(0)
-    root = torch.where(is_root, words, torch.full_like(heads, j)).amin(
-        dim=1
-    )  # (B,) first root word
+    # (B,) first root word
+    root = torch.where(is_root, words, torch.full_like(heads, j)).amin(dim=1)
     eos = (lengths - 1).clamp(min=0)
     eos_head = torch.where(root < j, root + 1, torch.zeros_like(root))  # no words: EOS is the root
     heads.scatter_(1, eos[:, None], eos_head[:, None])
@@ -93,9 +92,8 @@ def dependency_units(parent: Tensor, valid: Tensor, size: int) -> Tensor:
     sibling = pair & pk.eq(pj) & pj.ge(0) & ~torch.eye(s, dtype=torch.bool, device=parent.device)
     child = pair & pk.eq(pos[None, :, None])
     big = 3 * s  # sorts after every member
-    key = torch.where(
-        sibling, pos, torch.where(child, s + pos, torch.full_like(pos, big))
-    )  # (B, S, S)
+    # (B, S, S)
+    key = torch.where(sibling, pos, torch.where(child, s + pos, torch.full_like(pos, big)))
     k = min(size - 1, s)
     order = key.topk(k, dim=-1, largest=False).values if k > 0 else key[..., :0]
     members = torch.where(order >= big, -1, order % s)

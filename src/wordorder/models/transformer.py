@@ -107,9 +107,8 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         self.output_proj: nn.Linear | None = None
         if not o.tie_output:
             self.output_proj = nn.Linear(o.d_model, self.tgt_vocab_size, bias=False)
-            nn.init.normal_(
-                self.output_proj.weight, mean=0.0, std=o.d_model**-0.5
-            )  # as a tied matrix
+            # as a tied matrix
+            nn.init.normal_(self.output_proj.weight, mean=0.0, std=o.d_model**-0.5)
         self.auxiliary_loss: Tensor | None = None  # λ·(−D) of the last training encode
         if o.disagreement != "none":
             for layer in self._encoder_layers():
@@ -210,9 +209,8 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             else:
                 total = total + position_disagreement(rec["weights"], valid)
             rec.clear()
-        if isinstance(
-            total, float
-        ):  # no encoder layer: D = 0, as a tensor (the trainer calls .float())
+        # no encoder layer: D = 0, as a tensor (the trainer calls .float())
+        if isinstance(total, float):
             return valid.new_zeros((), dtype=torch.float32)
         return total / len(self.encoder)
 

@@ -306,9 +306,8 @@ def train_rvnn(
             loss = F.cross_entropy(logits, gold, reduction="sum") / batch.n_trees
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            with (
-                torch.no_grad()
-            ):  # the reference's chainer hooks: L2 decay first, then clip the norm
+            # the reference's chainer hooks: L2 decay first, then clip the norm
+            with torch.no_grad():
                 for p in params:
                     if p.grad is not None:
                         p.grad.add_(p, alpha=options.weight_decay)

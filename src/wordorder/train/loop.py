@@ -119,9 +119,8 @@ def train(
     main = env_rank() == 0
     # Rank 0 holds the state for the whole run; the other ranks wait for it when they join.
     with exclusive.hold(Path(state_path)) if state_path is not None and main else nullcontext():
-        if (
-            state_path is not None and finished.marker_of(Path(state_path)).is_file()
-        ):  # finished before?
+        # finished before?
+        if state_path is not None and finished.marker_of(Path(state_path)).is_file():
             done = finished.restore(
                 Path(state_path),
                 Path(out_dir),
@@ -172,9 +171,8 @@ class _Trainer:
             torch.set_num_threads(opts.threads)
         self.d = d = init_from_env(resolve_device(opts.device))
         self.device = device = d.device
-        torch.manual_seed(
-            opts.seed + d.rank
-        )  # same weights everywhere (DDP broadcasts rank 0's), own dropout
+        # same weights everywhere (DDP broadcasts rank 0's), own dropout
+        torch.manual_seed(opts.seed + d.rank)
         if device.type == "cpu":
             keep_freed_cpu_memory()
         model.to(device).train()
@@ -384,9 +382,8 @@ class _Trainer:
         assert self.state_path is not None, "checkpoint() is only called with a state path"
         rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
         if d.main:
-            folder = kept.snapshot(
-                self.state_path, self.out_dir, s.step
-            )  # complete before the state names it
+            # complete before the state names it
+            folder = kept.snapshot(self.state_path, self.out_dir, s.step)
             save_state(
                 self.state_path,
                 self.model,

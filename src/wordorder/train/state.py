@@ -61,9 +61,8 @@ class TrainingState:
     step: int = 0
     epoch: int = 0  # the epoch in progress (1-based; 0 = none started)
     next_batch: int = 0  # index of the next batch of that epoch
-    resume_batch: int | None = (
-        None  # the saved next batch, until the resumed epoch continues from it
-    )
+    # the saved next batch, until the resumed epoch continues from it
+    resume_batch: int | None = None
     train_tokens: int = 0
     best_score: float = float("-inf")  # of the train.best_by criterion, higher is better
     best_bleu: float = float("-inf")  # the dev BLEU of that checkpoint
