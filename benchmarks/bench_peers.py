@@ -109,7 +109,7 @@ def wordorder_child(job: dict) -> None:
     """Train wordorder in this process and write the end time and size of each update."""
     import torch
 
-    import wordorder.train.loop as loop
+    import wordorder.train.trainer as trainer
     from wordorder.model_io.subwords import read_ids
     from wordorder.models import build_model
     from wordorder.specials import PAD_ID
@@ -167,7 +167,7 @@ def wordorder_child(job: dict) -> None:
         threads=job["threads"],
     )
     records: list[tuple[float, int, int, int]] = []
-    real_update = loop.update
+    real_update = trainer.update
 
     def timed_update(model, optimizer, scaler, group, *rest, **kw):
         result = real_update(model, optimizer, scaler, group, *rest, **kw)
@@ -182,7 +182,8 @@ def wordorder_child(job: dict) -> None:
         )
         return result
 
-    loop.update = timed_update  # the real update, with a clock read after it
+    # The real update, with a clock read after it, where the Trainer looks it up.
+    trainer.update = timed_update
     dev = [s for s, _ in pairs[:8]]  # the final evaluation only (untimed): 8 greedy decodings
     train(model, pairs, dev, lambda hyps: 0.0, opts, out / "model")
     (out / "updates.json").write_text(json.dumps(records))

@@ -1,5 +1,5 @@
 """The training loop's state: its counters, the best evaluation so far, the training-log window
-in progress and the timings, in one object that the loop's steps (:mod:`wordorder.train.loop`)
+in progress and the timings, in one object that the loop's steps (:mod:`wordorder.train.trainer`)
 update, and that converts to and from the resumable :class:`~wordorder.train.resume.Progress`;
 and the dev evaluation those steps run.
 """

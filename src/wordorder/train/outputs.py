@@ -1,0 +1,150 @@
+"""What a :class:`~wordorder.train.trainer.Trainer` writes besides its updates: the
+metrics.jsonl lines, the dev evaluations with their checkpoints (best.pt, last.pt and, with
+``average_last``, history/), the averaged best.pt, the resumable state, and the withdrawal of
+the declared outputs when a signal interrupts the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LambdaLR
+from tqdm import tqdm
+
+from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
+from wordorder.models.base import Seq2SeqModel
+from wordorder.train import kept
+from wordorder.train.distributed import Dist, flag_any, gather
+from wordorder.train.options import TrainOptions
+from wordorder.train.resume import rng_state, save_state
+from wordorder.train.state import DevSet, TrainingState, score_dev
+
+
+class TrainerOutputs:
+    """The output steps of a :class:`~wordorder.train.trainer.Trainer`, which sets the
+    attributes declared here (in its constructor, and ``metrics`` and ``bar`` when it runs)."""
+
+    model: Seq2SeqModel
+    dev: DevSet
+    opts: TrainOptions
+    out_dir: Path
+    state_path: Path | None
+    d: Dist
+    device: torch.device
+    amp_dtype: torch.dtype | None
+    scaler: torch.amp.GradScaler
+    optimizer: Optimizer
+    scheduler: LambdaLR
+    options: dict[str, Any]  # the model's options
+    base_meta: dict[str, Any]  # every checkpoint's metadata
+    key: str  # the resume key
+    state: TrainingState
+    metrics: TextIO  # metrics.jsonl on rank 0, os.devnull on the others
+    bar: tqdm
+
+    def log(self, record: dict[str, Any]) -> None:
+        self.state.log_lines.append(json.dumps(record))
+        self.metrics.write(self.state.log_lines[-1] + "\n")
+        self.metrics.flush()
+
+    def withdraw_outputs(self) -> None:
+        """An interrupted training leaves no declared output (best.pt, metrics.jsonl): the state
+        just saved holds both (its kept checkpoints and log lines). Snakemake deletes them itself
+        when the job fails, but on Ctrl-C it may do so before this process, finishing the
+        evaluation it was in, writes best.pt; left behind, that unfinished model would count as
+        the job's output in the next run (which reruns a job only for a missing requested file)."""
+        for name in (kept.BEST, "metrics.jsonl"):
+            (self.out_dir / name).unlink(missing_ok=True)
+
+    def checkpoint(self) -> None:
+        """Save the resumable state: every process' generators and log-window sums, by rank 0."""
+        s, d = self.state, self.d
+        assert self.state_path is not None, "checkpoint() is only called with a state path"
+        rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
+        if d.main:
+            # complete before the state names it
+            folder = kept.snapshot(self.state_path, self.out_dir, s.step)
+            save_state(
+                self.state_path,
+                self.model,
+                self.optimizer,
+                self.scheduler,
+                self.scaler,
+                s.progress(parts, folder),
+                self.key,
+                list(rngs),
+            )
+            kept.prune(self.state_path, folder)
+
+    def evaluate(self) -> str | None:
+        """Decode and score dev, save checkpoints (rank 0; the others wait); on every process, the
+        stop this evaluation calls for: "patience" (exhausted), "target_bleu" (reached) or None."""
+        if not self.d.main:
+            self.state.last_eval = self.state.step
+            patience, target = flag_any([False, False], self.d)
+        else:
+            patience, target = flag_any(list(self.evaluate_main()), self.d)
+        return "patience" if patience else "target_bleu" if target else None
+
+    def evaluate_main(self) -> tuple[bool, bool]:
+        """(patience exhausted, target BLEU reached)."""
+        s, opts, out = self.state, self.opts, self.out_dir
+        _sync(self.device)
+        t0 = time.perf_counter()
+        scores = score_dev(self.model, self.dev, opts, self.device, self.amp_dtype)
+        if opts.best_by == "bleu":
+            score = scores.bleu
+        else:
+            assert scores.nll is not None  # train() refuses best_by: perplexity without dev targets
+            score = -scores.nll
+        improved = s.record_eval(score, scores.bleu, opts.min_delta)
+        self.log({"step": s.step, "epoch": s.epoch, **scores.fields(), "best": improved})
+        meta = {
+            **self.base_meta,
+            "step": s.step,
+            "epoch": s.epoch,
+            "dev_bleu": scores.bleu,
+            "dev_loss": scores.loss,
+            "dev_ppl": scores.ppl,
+        }
+        if improved:
+            save_checkpoint(out / "best.pt", self.model, self.options, {**meta, "best": True})
+        save_checkpoint(out / "last.pt", self.model, self.options, meta)
+        if opts.average_last:
+            keep_recent(out / "history", s.step, self.model, self.options, meta, opts.average_last)
+        s.eval_time += time.perf_counter() - t0
+        self.bar.set_postfix(bleu=f"{scores.bleu:.2f}")
+        return (
+            opts.patience is not None and s.evals_since_best >= opts.patience,
+            opts.target_bleu is not None and scores.bleu >= opts.target_bleu,
+        )
+
+    def average(self) -> None:
+        """Replace best.pt by the average of the last ``average_last`` evaluations' weights
+        (the single best is kept as best_single.pt)."""
+        s, out, n = self.state, self.out_dir, self.opts.average_last
+        _sync(self.device)
+        history: list[Path] = sorted((out / "history").glob("step*.pt"), key=step_of)
+        averaged = average_checkpoints(history)
+        self.model.load_state_dict(averaged)
+        scores = score_dev(self.model, self.dev, self.opts, self.device, self.amp_dtype)
+        self.log({"step": s.step, "averaged_last": n, **scores.fields()})
+        os.replace(out / "best.pt", out / "best_single.pt")
+        save_checkpoint(
+            out / "best.pt",
+            self.model,
+            self.options,
+            {**self.base_meta, "step": s.step, **scores.fields(exact=True), "averaged_last": n},
+        )
+
+
+def _sync(device: torch.device) -> None:
+    """Wait for queued CUDA work, so that timings are attributed to the right phase."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
