@@ -442,16 +442,7 @@ def test_training_job_runs_data_parallel_under_torchrun(repo, shared_data, tmp_p
         "eval_sentences: 5, log_every: 3, accum_steps: 2}\nthreads: {train: 2}\n",
         encoding="utf-8",
     )
-    target = (
-        tmp_path
-        / "results"
-        / "tiny"
-        / "models"
-        / "en-de"
-        / "transformer_tiny"
-        / "seed1"
-        / "best.pt"
-    )
+    target = tmp_path / "results/tiny/models/en-de/transformer_tiny/seed1/best.pt"
     run = snakemake(repo, str(target), "--cores", "2", "--configfile", str(config), str(extra))
     assert run.returncode == 0, run.stderr[-4000:]
     log = (tmp_path / "logs" / "tiny" / "train" / "en-de.transformer_tiny.seed1.log").read_text(

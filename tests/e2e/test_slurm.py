@@ -173,16 +173,7 @@ def test_tiny_dag_through_the_slurm_profile_with_a_time_limited_training(
         checkpoint_every=0,
         log_every=50,
     )
-    model = (
-        tmp_path
-        / "results"
-        / "tiny"
-        / "models"
-        / "en-de"
-        / "transformer_tiny"
-        / "seed1"
-        / "best.pt"
-    )
+    model = tmp_path / "results/tiny/models/en-de/transformer_tiny/seed1/best.pt"
     run = run_on_slurm(
         repo, config, str(model), "--set-resources", "train:runtime=2", "--retries", "3"
     )

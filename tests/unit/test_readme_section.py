@@ -54,20 +54,9 @@ def test_cli_updates_atomically_or_not_at_all(tmp_path, capsys):
     readme, src, out = tmp_path / "README.md", tmp_path / "findings.md", tmp_path / "section.md"
     readme.write_text(README, encoding="utf-8")
     src.write_text("# Findings\n\n| paper |\n|---|\n| Kawara 2021 |\n", encoding="utf-8")
-    code, errors = run(
-        [
-            "readme-section",
-            "--readme",
-            readme,
-            "--name",
-            "effects",
-            "--source",
-            src,
-            "--block",
-            out,
-        ],
-        capsys,
-    )
+    argv = ["readme-section", "--readme", readme, "--name", "effects"]
+    argv += ["--source", src, "--block", out]
+    code, errors = run(argv, capsys)
     assert code == 0, errors
     assert readme.read_text(encoding="utf-8") == README.replace(
         "old\n", out.read_text(encoding="utf-8")
@@ -77,19 +66,6 @@ def test_cli_updates_atomically_or_not_at_all(tmp_path, capsys):
     broken = README.replace("<!-- wordorder:effects:end -->\n", "")
     readme.write_text(broken, encoding="utf-8")
     out.unlink()
-    code, errors = run(
-        [
-            "readme-section",
-            "--readme",
-            readme,
-            "--name",
-            "effects",
-            "--source",
-            src,
-            "--block",
-            out,
-        ],
-        capsys,
-    )
+    code, errors = run(argv, capsys)
     assert code != 0 and len(errors) == 1 and str(readme) in errors[0] and "end" in errors[0]
     assert readme.read_text(encoding="utf-8") == broken and not out.exists()
