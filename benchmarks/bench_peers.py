@@ -218,10 +218,19 @@ def run_child(cmd: list, log: Path, env: dict) -> tuple[float, float]:
 
 
 def one_round(
-    toolkit: str, k: int | str, args, data: Path, eole_py: Path, every: int, arch: dict = ARCH
+    toolkit: str,
+    k: int | str,
+    args,
+    data: Path,
+    eole_py: Path,
+    every: int,
+    arch: dict = ARCH,
+    train_from: Path | None = None,
 ) -> dict:
     """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule);
-    the timed window of its updates, wall time and peak RSS."""
+    the timed window of its updates (``args.warmup_steps``+1 .. ``args.warmup_steps`` +
+    ``args.steps``), wall time and peak RSS. ``train_from``: eole only, an eole model to go on
+    training from (its step count must be below the window's start)."""
     out = args.work / "runs" / f"{k}_{toolkit}"
     if out.exists():
         import shutil
@@ -242,6 +251,7 @@ def one_round(
             args.seed,
             args.pairs,
             arch,
+            train_from,
         )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child(
@@ -254,6 +264,8 @@ def one_round(
             every,
         )
     else:
+        if train_from is not None:
+            raise ValueError("going on from a checkpoint is implemented for eole only")
         job = {
             "data": str(data),
             "out": str(out),

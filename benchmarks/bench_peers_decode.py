@@ -1,7 +1,8 @@
 """Decoding speed of wordorder against eole 0.6.4 on models trained alike, at equal BLEU.
 
     .venv/bin/python benchmarks/bench_peers_decode.py [--work benchmarks/.peers] [--direction en-ja]
-        [--updates 2500] [--warmup 400] [--peak-lr 0.002] [--beam 4] [--rounds 2] [--threads 2]
+        [--updates 2500] [--eole-updates N] [--warmup 400] [--peak-lr 0.002] [--beam 4]
+        [--rounds 2] [--threads 2]
         [--d 256 --ff 1024 --heads 4 --layers 3] [--json out.json]
 
 * Training: both toolkits train the shared architecture of ``bench_peers.py`` (or the width and
@@ -13,7 +14,10 @@
   101..N is printed too. The trained models stay in ``--work``/runs/model_<toolkit> and a later
   run with the same settings reuses them: on this project's 2-core machines 2,000 updates take
   about an hour per toolkit, so train once (the machine may be busy), then measure the decoding
-  alone on a quiet machine.
+  alone on a quiet machine. ``--eole-updates`` trains eole longer where it needs more updates
+  than wordorder for equal BLEU; it goes on from the eole model trained with fewer updates (same
+  settings otherwise) where there is one, with its optimizer state and step count, so the Noam
+  schedule is that of one training from scratch.
 * Test: the first ``--test`` sentences of the Tanaka test set, segmented with the same
   sentencepiece model; BLEU (sacrebleu, ``tokenize none``) of the decoded pieces joined back into
   words, against the corpus' tokenized references. Equal BLEU (within ``--bleu-tolerance``) or the
@@ -36,6 +40,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -164,21 +169,48 @@ def decode(
     return seconds, wall, read_pieces(hyp)
 
 
-def trained(
-    toolkit: str, args, data: Path, eole_py: Path, every: int, arch: dict, settings: dict
-) -> dict:
-    """Train ``toolkit`` (into runs/model_<toolkit>), unless a finished training with the same
-    settings is there; its training row."""
-    done = args.work / "runs" / f"model_{toolkit}" / "done.json"
-    if done.is_file():
-        record = json.loads(done.read_text(encoding="utf-8"))
-        if record["settings"] == settings:
-            print(
-                f"  {toolkit}: reusing the model trained with these settings ({done.parent})",
-                flush=True,
-            )
-            return record["row"]
-    row = one_round(toolkit, "model", args, data, eole_py, every, arch)
+def earlier_eole(runs: Path, settings: dict) -> tuple[Path, int] | None:
+    """The eole model trained with ``settings`` except for fewer updates (the most such), which
+    a longer training can go on from: (its folder, its updates), or None."""
+    found = None
+    for done in sorted(runs.glob("model_eole*/done.json")):
+        had = json.loads(done.read_text(encoding="utf-8"))["settings"]
+        n = int(had["updates"])
+        same = {**had, "updates": settings["updates"]} == settings
+        if same and n + 100 < int(settings["updates"]) and (found is None or n > found[1]):
+            found = (done.parent, n)
+    return found
+
+
+def trained(toolkit: str, args, data: Path, eole_py: Path, arch: dict, settings: dict) -> dict:
+    """Train ``toolkit`` for ``settings["updates"]`` updates (into runs/model_<toolkit>), unless
+    a finished training with the same settings is there; its training row. eole goes on from
+    its model with the same settings and fewer updates where there is one (the earlier model
+    then moves to runs/model_eole_<updates>): eole restores the optimizer and the step count,
+    so the schedule is that of one training from scratch."""
+    runs = args.work / "runs"
+    folder = runs / f"model_{toolkit}"
+    done = folder / "done.json"
+    if done.is_file() and json.loads(done.read_text(encoding="utf-8"))["settings"] == settings:
+        print(f"  {toolkit}: reusing the model trained with these settings ({folder})", flush=True)
+        return json.loads(done.read_text(encoding="utf-8"))["row"]
+    updates = int(settings["updates"])
+    start = earlier_eole(runs, settings) if toolkit == "eole" else None
+    window = argparse.Namespace(**vars(args))
+    window.warmup_steps, window.steps, train_from = 100, updates - 100, None
+    if start is not None:
+        source, n = start
+        if source == folder:
+            kept = runs / f"model_eole_{n}"
+            if kept.exists():
+                shutil.rmtree(kept)
+            folder.rename(kept)
+            source = kept
+        print(f"  eole: going on from its {n}-update model ({source})", flush=True)
+        window.warmup_steps, window.steps, train_from = n + 100, updates - n - 100, source / "model"
+    every = math.gcd(window.warmup_steps, window.steps)
+    row = one_round(toolkit, "model", window, data, eole_py, every, arch, train_from)
+    row["window"] = f"{window.warmup_steps + 1}..{updates}"
     done.write_text(json.dumps({"settings": settings, "row": row}), encoding="utf-8")
     return row
 
@@ -187,7 +219,8 @@ def bleu(pieces: list[list[str]], refs: list[str]) -> float:
     import sacrebleu
 
     words = ["".join(p).replace("▁", " ").strip() for p in pieces]
-    return sacrebleu.corpus_bleu(words, [refs], tokenize="none").score
+    # The references are the corpus' tokenized side, on purpose (tokenize none): no warning.
+    return sacrebleu.corpus_bleu(words, [refs], tokenize="none", force=True).score
 
 
 def main() -> None:
@@ -196,6 +229,13 @@ def main() -> None:
     )
     data_arguments(ap)
     ap.add_argument("--updates", type=int, default=2500)
+    ap.add_argument(
+        "--eole-updates",
+        type=int,
+        default=None,
+        help="eole's updates where it needs more than wordorder for equal BLEU (default: "
+        "--updates); goes on from an eole model trained with fewer updates where there is one",
+    )
     ap.add_argument("--warmup", type=int, default=400)
     ap.add_argument("--peak-lr", type=float, default=0.002)
     ap.add_argument("--batch-tokens", type=int, default=4096)
@@ -220,9 +260,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.decode_child:
         return wordorder_decode_child(json.loads(args.decode_child.read_text()))
-    if args.updates <= 100 or args.warmup < 1:
+    args.eole_updates = args.eole_updates or args.updates
+    if min(args.updates, args.eole_updates) <= 100 or args.warmup < 1:
         ap.error(
-            "--updates must exceed 100 (the training window starts there) "
+            "--updates and --eole-updates must exceed 100 (the training window starts there) "
             "and --warmup be at least 1"
         )
     eole_py, data = setup(args)
@@ -244,21 +285,21 @@ def main() -> None:
     print(
         f"{args.direction}, {args.pairs} pairs, BPE {args.vocab}, Transformer {args.layers}+"
         f"{args.layers} d {args.d} FFN {args.ff} heads {args.heads}, "
-        f"{args.updates} updates of ≤ {args.batch_tokens} "
+        f"{args.updates} updates (eole {args.eole_updates}) of ≤ {args.batch_tokens} "
         f"tokens (peak lr {args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, "
         f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}",
         flush=True,
     )
     # Training (bench_peers' rounds: the window is updates 101..N), once per settings: a later run
     # (say, the decoding again on a quiet machine) reuses the trained models.
-    args.warmup_steps, args.steps = 100, args.updates - 100
-    every = math.gcd(args.warmup_steps, args.steps)
     settings = {
-        k: str(getattr(args, k))
-        for k in ("direction", "pairs", "vocab", "updates", "batch_tokens", "seed")
+        k: str(getattr(args, k)) for k in ("direction", "pairs", "vocab", "batch_tokens", "seed")
     }
     settings["arch"] = json.dumps(arch, sort_keys=True)
-    rows = [trained(t, args, data, eole_py, every, arch, settings) for t in ("eole", "wordorder")]
+    rows = [
+        trained(t, args, data, eole_py, arch, {**settings, "updates": str(n)})
+        for t, n in (("eole", args.eole_updates), ("wordorder", args.updates))
+    ]
     runs = args.work / "runs"
     models = {
         "eole": runs / "model_eole" / "model",
@@ -299,9 +340,11 @@ def main() -> None:
 
 def report(train_rows: list[dict], rows: list[dict], args) -> str:
     pairs_s = {r["toolkit"]: r["sents"] / r["seconds"] for r in train_rows}
+    window = {r["toolkit"]: r.get("window", f"101..{args.updates}") for r in train_rows}
     lines = [
-        f"training, updates 101..{args.updates}: eole {pairs_s['eole']:.1f} pairs/s, wordorder "
-        f"{pairs_s['wordorder']:.1f} pairs/s ({pairs_s['wordorder'] / pairs_s['eole']:.2f}×)",
+        f"training: eole {pairs_s['eole']:.1f} pairs/s (updates {window['eole']}), wordorder "
+        f"{pairs_s['wordorder']:.1f} pairs/s (updates {window['wordorder']}), "
+        f"{pairs_s['wordorder'] / pairs_s['eole']:.2f}×",
         "",
         (
             "| batching | toolkit | BLEU | sent/s | output tok/s | decode s "

@@ -206,8 +206,11 @@ def eole_config(
     seed: int,
     pairs: int,
     arch: dict = ARCH,
+    train_from: Path | None = None,
 ) -> dict:
-    """eole's train config for the shared architecture and schedule, on pre-segmented files."""
+    """eole's train config for the shared architecture and schedule, on pre-segmented files;
+    with ``train_from`` (an eole model folder), the training goes on from that checkpoint with
+    its optimizer state and step count (``reset_optim none``) up to ``steps``."""
     assert arch["enc_layers"] == arch["dec_layers"], (
         "eole's transformer config takes one layer count"
     )
@@ -250,6 +253,7 @@ def eole_config(
             "dropout": [arch["dropout"]],
             "attention_dropout": [arch["attention_dropout"]],
             "param_init_method": "xavier_uniform",
+            **({"train_from": str(train_from), "reset_optim": "none"} if train_from else {}),
         },
         "model": {
             "architecture": "transformer",

@@ -59,3 +59,42 @@ def test_eole_window_from_reports():
     }
     with pytest.raises(ValueError, match="no report for steps"):
         eole_window(reports, 2, 8, 2)
+
+
+def test_eole_config_goes_on_from_a_checkpoint_only_when_asked(tmp_path):
+    from peers_lib import eole_config
+
+    def config(train_from=None):
+        paths = (tmp_path / "s", tmp_path / "t", tmp_path / "v", tmp_path / "o")
+        return eole_config(*paths, 2000, 5000, 100, 1, 20000, ARCH, train_from)
+
+    assert "train_from" not in config()["training"]
+    training = config(tmp_path / "m3000" / "model")["training"]
+    assert training["train_from"] == str(tmp_path / "m3000" / "model")
+    assert training["reset_optim"] == "none"  # optimizer state and step count restored
+    assert training["train_steps"] == 5000
+
+
+def test_a_longer_eole_training_goes_on_from_the_longest_shorter_one_with_equal_settings(tmp_path):
+    import json
+
+    from bench_peers_decode import earlier_eole
+
+    def trained(folder, **settings):
+        (tmp_path / folder).mkdir()
+        record = {"settings": {"vocab": "4000", **settings}, "row": {}}
+        (tmp_path / folder / "done.json").write_text(json.dumps(record))
+
+    want = {"vocab": "4000", "updates": "5000"}
+    assert earlier_eole(tmp_path, want) is None
+    trained("model_eole_2000", updates="2000")
+    trained("model_eole", updates="3000")
+    trained("model_eole_4000", updates="4000", vocab="8000")  # other settings: not a start
+    trained("model_wordorder", updates="4500")  # the other toolkit: never
+    assert earlier_eole(tmp_path, want) == (tmp_path / "model_eole", 3000)
+    # fewer than 100 updates to go leave no timing window: train from scratch
+    assert earlier_eole(tmp_path, {**want, "updates": "3100"}) == (
+        tmp_path / "model_eole_2000",
+        2000,
+    )
+    assert earlier_eole(tmp_path, {**want, "updates": "2000"}) is None
