@@ -14,6 +14,7 @@ from wordorder.decode.beam import (
     beam_search_hypotheses,
     greedy_decode,
     max_lengths,
+    top_candidates,
     translate_batches,
 )
 from wordorder.errors import WordorderError
@@ -183,3 +184,20 @@ def test_translate_batches_restores_input_order():
 def test_bad_n_best_is_a_user_error():
     with pytest.raises(WordorderError):
         beam_search(random_transformer(), padded([[5, 6]]), beam_size=2, n_best=3)
+
+
+@pytest.mark.parametrize("m", [40, 64 * 9, 64 * 9 + 5, 16000 + 37])
+def test_top_candidates_equal_topk_values_with_ties_and_minus_infinity(m):
+    g = torch.Generator().manual_seed(m)
+    scores = torch.randn(6, m, generator=g)
+    scores[1] = float("-inf")  # a row of dead beams only
+    scores[2, : m // 2] = float("-inf")
+    scores[3] = torch.randint(0, 3, (m,), generator=g).float()  # many ties
+    scores[4, -1] = 10.0  # the best value in the last, shorter chunk
+    for k in (1, 8):
+        want = scores.topk(k, dim=1)
+        values, cols = top_candidates(scores, k)
+        assert torch.equal(values, want.values)
+        assert torch.equal(scores.gather(1, cols), values)  # the indices point at the values
+        assert all(len(set(row)) == k for row in cols.tolist())  # no column twice
+    assert top_candidates(scores, 8)[1][4, 0] == m - 1

