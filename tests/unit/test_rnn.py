@@ -166,14 +166,30 @@ def test_syntax_attention_normalises_within_distance_n():
     word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
     dist = subword_distances(word, head, valid)
     sd = SyntaxWeights(4, 3, n=1)
-    # p = 5·σ(x) = 1.0 exactly (the row of "saw"): x = ln(1/4).
-    _set_predictor(sd.predict, math.log(0.25))
+    # p = (J − 1)·σ(x) = 4·σ(x) = 1.0 exactly (the row of "saw"): x = ln(1/3).
+    _set_predictor(sd.predict, math.log(1 / 3))
     scores = torch.tensor([[0.5, 1.0, 2.0, -1.0, 0.3]])
     w = sd(scores, valid, torch.tensor([[1.0, 0, 0, 0]]), torch.tensor([5]), dist)[0]
     support = torch.tensor([True, True, False, True, True])  # "the" is 2 edges away
     assert w[2] == 0
     tuned = scores[0] * gaussian(dist[0, 1].float(), 0.5)
     torch.testing.assert_close(w[support], tuned[support].softmax(-1))
+
+
+@pytest.mark.parametrize("pre", [-3.0, 0.0, 3.0])
+def test_syntax_attention_predictor_gets_a_gradient_at_every_centre(pre):
+    # The centre p = (J − 1)·σ(x) spans exactly the rows 0..J−1 of M. With p = J·σ(x) capped at
+    # J − 1, every step whose p fell in (J − 1, J) gave the predictor no gradient: a trained
+    # chen2018_sdatt (effects, seed 1) had 67 % of its dev steps there, p frozen at EOS.
+    word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
+    dist = subword_distances(word, head, valid)
+    sd = SyntaxWeights(4, 3, n=4)
+    _set_predictor(sd.predict, pre)
+    scores = torch.tensor([[0.5, 1.0, 2.0, -1.0, 0.3]])
+    w = sd(scores, valid, torch.tensor([[1.0, 0, 0, 0]]), torch.tensor([5]), dist)[0]
+    w[0].backward()
+    assert sd.predict.v.weight.grad is not None
+    assert sd.predict.v.weight.grad[0, 0].abs() > 1e-4
 
 
 def test_flexible_attention_skips_heavy_penalties_at_test_time():

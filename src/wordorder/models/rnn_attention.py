@@ -110,6 +110,10 @@ class SyntaxWeights(nn.Module):
     (Eq. 11); the others get weight 0. p is real-valued: the support comes from the nearest
     row, and the Gaussian from the linear interpolation of the two rows around p, so that the
     position predictor gets a gradient (the paper does not say how p is rounded).
+
+    p = (J − 1)·σ(·), Eq. 5 on the 0-based rows 0..J−1 of M: J·σ(·) capped at J − 1 would give
+    the predictor no gradient wherever p passed J − 1, and a trained model's centres drifted
+    there and froze (docs/algorithms.md §SDATT).
     """
 
     def __init__(self, d_query: int, d_attention: int, n: int) -> None:
@@ -122,10 +126,10 @@ class SyntaxWeights(nn.Module):
     ) -> Tensor:
         """``distance``: (N, S, S) syntax distances (negative at padding)."""
         s = scores.size(1)
-        # (N,)
-        p = torch.minimum(self.predict(query, length), (length - 1).clamp(min=0).to(scores.dtype))
+        last = (length - 1).clamp(min=0)  # (N,) the last row of M: the EOS
+        p = self.predict(query, last)  # (N,) in [0, J − 1]: no cap, so never a dead gradient
         low = p.detach().floor().long()
-        high = torch.minimum(low + 1, (length - 1).clamp(min=0).long())
+        high = torch.minimum(low + 1, last)
         frac = (p - low.to(p.dtype))[:, None]
 
         def row(index: Tensor) -> Tensor:
