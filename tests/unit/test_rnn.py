@@ -174,6 +174,39 @@ def test_syntax_attention_normalises_within_distance_n():
     assert w[2] == 0
     tuned = scores[0] * gaussian(dist[0, 1].float(), 0.5)
     torch.testing.assert_close(w[support], tuned[support].softmax(-1))
+    # With the score bias c (Nematus' c_tt): Eq. 10 on e + c. A bias that a plain softmax would
+    # ignore now moves weight towards the syntactically near words ("saw" itself, distance 0).
+    with torch.no_grad():
+        sd.score_bias.fill_(2.0)
+    w2 = sd(scores, valid, torch.tensor([[1.0, 0, 0, 0]]), torch.tensor([5]), dist)[0]
+    tuned = (scores[0] + 2.0) * gaussian(dist[0, 1].float(), 0.5)
+    torch.testing.assert_close(w2[support], tuned[support].softmax(-1))
+    assert w2[1] > w[1]
+
+
+def test_syntax_attention_score_bias_learns_and_old_checkpoints_fail_clearly(tmp_path):
+    word, head, valid = _tree_inputs([0, 1, 2, 3], HEADS)
+    dist = subword_distances(word, head, valid)
+    sd = SyntaxWeights(4, 3, n=4)
+    scores = torch.tensor([[0.5, 1.0, 2.0, -1.0, 0.3]])
+    w = sd(scores, valid, torch.tensor([[1.0, 0, 0, 0]]), torch.tensor([5]), dist)[0]
+    w[1].backward()
+    assert sd.score_bias.grad is not None and sd.score_bias.grad.abs() > 1e-4
+    # A checkpoint from before the bias (an older version's SDAtt) is refused in one clear line.
+    from wordorder.model_io.checkpoint import load_model, save_checkpoint
+
+    options = {"preset": "rnn_tiny", "dropout": 0.0, "attention": "syntax"}
+    model = build_model(options, 30)
+    path = tmp_path / "best.pt"
+    save_checkpoint(path, model, options, {})
+    load_model(path)  # as written: loads
+    obj = torch.load(path, weights_only=True)
+    del obj["state_dict"]["decoder.first.score_bias"]
+    torch.save(obj, path)
+    with pytest.raises(
+        WordorderError, match="(?s)do not fit the model.*missing decoder.first.score_bias.*retrain"
+    ):
+        load_model(path)
 
 
 @pytest.mark.parametrize("pre", [-3.0, 0.0, 3.0])

@@ -136,7 +136,19 @@ def load_model(
     obj = _read(Path(path), device)
     tgt_vocab = obj.get("tgt_vocab_size", obj["vocab_size"])
     model = build_model(obj["options"], obj["vocab_size"], tgt_vocab)
-    model.load_state_dict(obj["state_dict"])
+    try:
+        found = model.load_state_dict(obj["state_dict"], strict=False)
+        problems = [f"missing {k}" for k in found.missing_keys]
+        problems += [f"unexpected {k}" for k in found.unexpected_keys]
+    except RuntimeError as e:  # a weight of another shape
+        problems = [str(e).strip().splitlines()[-1].strip()]
+    if problems:
+        raise WordorderError(
+            "the checkpoint's weights do not fit the model this version of wordorder builds "
+            f"from its options: {'; '.join(problems[:3])}",
+            path=path,
+            hint="it was trained by an older version (before a change to its model): retrain it",
+        )
     model.to(device).eval()
     meta = dict(obj.get("meta") or {})
     meta.update(options=obj["options"], vocab_size=obj["vocab_size"], tgt_vocab_size=tgt_vocab)

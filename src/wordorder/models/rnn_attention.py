@@ -114,11 +114,18 @@ class SyntaxWeights(nn.Module):
     p = (J − 1)·σ(·), Eq. 5 on the 0-based rows 0..J−1 of M: J·σ(·) capped at J − 1 would give
     the predictor no gradient wherever p passed J − 1, and a trained model's centres drifted
     there and froze (docs/algorithms.md §SDATT).
+
+    e_j carries a learned scalar bias c (``score_bias``, 0 at the start), as the score of
+    Nematus, the paper's toolkit, does (its ``c_tt``): a constant that a softmax ignores, but
+    under Eq. 10's product it sets how strongly the Gaussian favours syntactically near words.
+    Without it most scores are negative, and a factor below 1 raises them: a blur, not a
+    penalty.
     """
 
     def __init__(self, d_query: int, d_attention: int, n: int) -> None:
         super().__init__()
         self.predict = PositionPredictor(d_query, d_attention)
+        self.score_bias = nn.Parameter(torch.zeros(()))
         self.n = n
 
     def forward(
@@ -139,7 +146,7 @@ class SyntaxWeights(nn.Module):
         m = (1.0 - frac) * m_low.to(scores.dtype) + frac * m_high.to(scores.dtype)
         nearest = torch.where(frac >= 0.5, m_high, m_low)
         support = valid & nearest.ge(0) & nearest.le(self.n)
-        tuned = scores * gaussian(m, self.n / 2.0)
+        tuned = (scores + self.score_bias) * gaussian(m, self.n / 2.0)
         return masked_softmax(tuned, support)
 
 
