@@ -76,7 +76,7 @@ def wordorder_decode_child(job: dict) -> None:
     """Decode in this process; write the pieces and the decode time."""
     import torch
 
-    from wordorder.decode.beam import translate_batches
+    from wordorder.decode.batches import translate_batches
     from wordorder.model_io.checkpoint import load_model
     from wordorder.model_io.subwords import read_ids
     from wordorder.text.subword import SubwordModel

@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 from wordorder.config import load_variants
-from wordorder.decode.beam import translate_batches
+from wordorder.decode.batches import translate_batches
 from wordorder.device import keep_freed_cpu_memory
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model

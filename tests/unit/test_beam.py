@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+from wordorder.decode.batches import translate_batches
 from wordorder.decode.beam import (
     beam_search,
     beam_search_hypotheses,
     greedy_decode,
     max_lengths,
     top_candidates,
-    translate_batches,
 )
 from wordorder.errors import WordorderError
 from wordorder.models import build_model

@@ -20,7 +20,7 @@ def test_schema_defaults_equal_decode_options():
 
 
 def test_beam_search_keyword_defaults_are_decode_options():
-    from wordorder.decode import beam
+    from wordorder.decode import batches, beam
 
     want = dataclasses.asdict(DecodeOptions())
     # translate_batches' device is a torch device (None: the model's), resolved by the runner
@@ -29,7 +29,7 @@ def test_beam_search_keyword_defaults_are_decode_options():
         beam.beam_search_hypotheses,
         beam.beam_search,
         beam.greedy_decode,
-        beam.translate_batches,
+        batches.translate_batches,
     ):
         for name, param in inspect.signature(fn).parameters.items():
             if name in want:

@@ -15,7 +15,7 @@ _WHERE = {
     "beam_search": "beam",
     "beam_search_hypotheses": "beam",
     "greedy_decode": "beam",
-    "translate_batches": "beam",
+    "translate_batches": "batches",
     "DecodeOptions": "options",
 }
 

@@ -17,16 +17,14 @@ PAD and BOS are never generated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
-from wordorder.model_io.batching import pad_feature
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 
@@ -262,93 +260,3 @@ def greedy_decode(
         prev = tok
     rows, lens = out.tolist(), length.tolist()
     return [row[:n] for row, n in zip(rows, lens)]
-
-
-def length_batches(
-    lengths: Sequence[int], batch_tokens: int, batch_size: int | None = None
-) -> list[list[int]]:
-    """Indices sorted by length (longest first), cut into batches of at most ``batch_tokens``
-    padded source tokens (and ``batch_size`` sentences); a longer sentence is alone."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    batches: list[list[int]] = []
-    for i in order:
-        # Longest first: the first sentence of a batch sets its padded width.
-        if (
-            batches
-            and (len(batches[-1]) + 1) * lengths[batches[-1][0]] <= batch_tokens
-            and (batch_size is None or len(batches[-1]) < batch_size)
-        ):
-            batches[-1].append(i)
-        else:
-            batches.append([i])
-    return batches
-
-
-def translate_batches(
-    model: Seq2SeqModel,
-    sources: Sequence[list[int]],
-    batch_tokens: int = DEFAULT.batch_tokens,
-    batch_size: int | None = None,
-    beam_size: int = DEFAULT.beam_size,
-    max_len_a: float = DEFAULT.max_len_a,
-    max_len_b: int = DEFAULT.max_len_b,
-    length_penalty: float = DEFAULT.length_penalty,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
-) -> list[list[int]]:
-    """Translate id lists (without EOS) to the best hypothesis each, in input order.
-
-    ``feats``: extra source inputs of models that need them (name → per-sentence id lists,
-    one item per source subword; see :mod:`wordorder.model_io.features`).
-
-    Sentences are sorted by length so that batches hold little padding; ``batch_tokens``
-    counts padded source tokens (including EOS) per batch, before beam expansion.
-    Beam size 1 uses :func:`greedy_decode` (same result, less work).
-    """
-    device = torch.device(device) if device is not None else model.device
-    if model.device != device:
-        model.to(device)
-    was_training = model.training
-    model.eval()
-    results: list[list[int]] = [[] for _ in sources]
-    lengths = [len(s) + 1 for s in sources]
-    bar = tqdm(total=len(sources), desc="translate", unit="sent", disable=not progress, leave=False)
-    try:
-        for batch in length_batches(lengths, batch_tokens, batch_size):
-            width = lengths[batch[0]]
-            src = torch.full((len(batch), width), PAD_ID, dtype=torch.long)
-            for row, i in enumerate(batch):
-                src[row, : lengths[i]] = torch.tensor(list(sources[i]) + [EOS_ID], dtype=torch.long)
-            src = src.to(device)
-            batch_feats = (
-                {
-                    name: pad_feature(name, [values[i] for i in batch], width).to(device)
-                    for name, values in feats.items()
-                }
-                if feats
-                else None
-            )
-            if beam_size == 1:
-                hyps = greedy_decode(model, src, max_len_a, max_len_b, feats=batch_feats)
-            else:
-                hyps = [
-                    h[0] if h else []
-                    for h in beam_search(
-                        model,
-                        src,
-                        beam_size,
-                        max_len_a,
-                        max_len_b,
-                        length_penalty,
-                        n_best=1,
-                        feats=batch_feats,
-                    )
-                ]
-            for i, h in zip(batch, hyps):
-                results[i] = h
-            bar.update(len(batch))
-    finally:
-        bar.close()
-        model.train(was_training)
-    return results

@@ -2,7 +2,8 @@
 
 The config's ``decode`` block (``workflow/schemas/config.schema.yaml``, whose defaults a unit
 test keeps equal to these), the ``translate`` command's ``--options`` and the keyword defaults
-of :mod:`wordorder.decode.beam` all come from :class:`DecodeOptions`.
+of :mod:`wordorder.decode.beam` and :mod:`wordorder.decode.batches` all come from
+:class:`DecodeOptions`.
 """
 
 from __future__ import annotations

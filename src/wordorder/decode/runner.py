@@ -36,7 +36,7 @@ def run_translation(
 
     import torch
 
-    from wordorder.decode.beam import translate_batches
+    from wordorder.decode.batches import translate_batches
     from wordorder.device import resolve_device
     from wordorder.model_io.checkpoint import load_model
     from wordorder.model_io.subwords import read_ids, subword_models

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from wordorder.decode.beam import translate_batches
+from wordorder.decode.batches import translate_batches
 from wordorder.models.base import Seq2SeqModel
 from wordorder.resources import cpu_seconds
 from wordorder.train.options import TrainOptions
