@@ -7,8 +7,10 @@ import doctest
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from tree_strategies import projective_trees, trees
 
+from wordorder.preorder.rvnn_oracle import apply_labels, oracle_labels
 from wordorder.syntax import binarize as binarize_module
 from wordorder.syntax.binarize import (
     binarize,
@@ -177,3 +179,41 @@ def test_long_sentence_has_no_recursion_limit():
     assert leaves(tree) == list(range(n)) and len(spans(tree)) == n - 1
     text = to_sexpr(tree)
     assert to_sexpr(from_sexpr(text)) == text  # (== on 3000-deep tuples would itself recurse)
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees(), st.data())
+def test_punctuation_tails_keep_every_node_contiguous(heads, data):
+    n = len(heads)
+    punct = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    tree, lifts = binarize_counted(heads, punct)
+    assert lifts == binarize_counted(heads)[1]
+    assert leaves(tree) == list(range(n))
+    node_spans = spans(tree)
+    for (start, end), node in zip(node_spans, _internal_nodes_postorder(tree)):
+        assert leaves(node) == list(range(start, end))
+    lifted = projectivize(heads)[0].tolist()
+    for a in set(lifted) - {0}:  # every head's subtree is still one node
+        under = [i for i in range(n) if a in _ancestors(lifted, i)] + [a - 1]
+        assert (min(under), max(under) + 1) in node_spans
+    assert binarize_counted(heads, [False] * n) == binarize_counted(heads)  # no punct: as before
+
+
+def test_final_punctuation_is_the_tail_of_a_head_final_clause():
+    # 私 は 本 を 読む 。 (UD: 私→読む, は→私, 本→読む, を→本, 。→読む) → "I read a book ."
+    heads = [5, 1, 5, 3, 0, 5]
+    punct = [False] * 5 + [True]
+    assert to_sexpr(binarize(heads)) == "((0 1) ((2 3) (4 5)))"
+    assert to_sexpr(binarize(heads, punct)) == "(((0 1) ((2 3) 4)) 5)"
+    # links: 私-I, 読む-read, 本-book, 。-. ; the target order 私 は 読む 本 を 。 needs the
+    # object and verb swapped, which drags "。" along unless it is the clause's tail
+    links = np.array([[0, 0], [4, 1], [2, 3], [5, 4]])
+    target = [0, 1, 4, 2, 3, 5]
+    for tree, reachable in ((binarize(heads), False), (binarize(heads, punct), True)):
+        order = apply_labels(tree, oracle_labels(tree, links)).tolist()
+        assert (order == target) == reachable, order
+
+
+def test_punctuation_flags_must_match_the_tokens():
+    with pytest.raises(ValueError, match="2 punctuation flags for 3 tokens"):
+        binarize_counted([2, 0, 2], [False, True])

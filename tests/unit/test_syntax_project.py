@@ -67,7 +67,8 @@ def test_project_file_writes_seven_aligned_files(tmp_path):
     assert dep == ["poss nsubj nsubj root det attr attr punct", "_ _ _", ""]
     assert bieo == ["O B E O O B E O", "B E O", ""]
     assert heads == ["2 3 0 5 3 3", "", ""]
-    assert tree[0] == "((0 1) ((2 (3 4)) 5))" and tree[1] == "(0 1)" and tree[2] == ""
+    # the final "." (PUNCT) is the tail of the whole clause, outside it (as in Enju's trees)
+    assert tree[0] == "(((0 1) (2 (3 4))) 5)" and tree[1] == "(0 1)" and tree[2] == ""
     # the tree as model inputs: each piece's word and that word's head; no parse → a chain
     assert word == ["0 1 1 2 3 4 4 5", "0 0 1", ""]
     assert head == ["2 3 3 0 5 3 3 3", "0 0 1", ""]

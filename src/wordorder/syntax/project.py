@@ -122,7 +122,8 @@ def project_file(
                         f_tree.write((to_sexpr(flat_tree(len(sent))) if len(sent) else "") + "\n")
                         continue
                     f_heads.write(" ".join(map(str, sent.heads.tolist())) + "\n")
-                    tree, lifts = binarize_counted(sent.heads)
+                    # punctuation as a tail of its phrase, as in the reference's Enju trees
+                    tree, lifts = binarize_counted(sent.heads, [u == "PUNCT" for u in sent.upos])
                     counts["nonprojective"] += bool(lifts)
                     f_tree.write(to_sexpr(tree) + "\n")
             except ValueError as e:
