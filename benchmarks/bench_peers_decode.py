@@ -191,9 +191,10 @@ def trained(toolkit: str, args, data: Path, eole_py: Path, arch: dict, settings:
     runs = args.work / "runs"
     folder = runs / f"model_{toolkit}"
     done = folder / "done.json"
-    if done.is_file() and json.loads(done.read_text(encoding="utf-8"))["settings"] == settings:
+    record = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
+    if record is not None and record["settings"] == settings:
         print(f"  {toolkit}: reusing the model trained with these settings ({folder})", flush=True)
-        return json.loads(done.read_text(encoding="utf-8"))["row"]
+        return record["row"]
     updates = int(settings["updates"])
     start = earlier_eole(runs, settings) if toolkit == "eole" else None
     window = argparse.Namespace(**vars(args))

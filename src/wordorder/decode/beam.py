@@ -66,10 +66,11 @@ def top_candidates(scores: Tensor, k: int, chunk: int = 64) -> tuple[Tensor, Ten
     """The ``k`` largest values of each row of ``scores`` (n, m) and their column indices, largest
     first: ``scores.topk(k, dim=1)``, except that equal values may come in another order.
 
-    Two to three times faster than ``topk`` on CPU for beam search's rows of K·V scores: the
-    maxima of chunks of ``chunk`` columns pick the k chunks to search. That loses nothing: a
-    value v outside the chosen chunks lies in a chunk whose maximum is ≥ v, so each of the k
-    chosen chunks has a maximum ≥ v too, and the k largest found are all ≥ v.
+    About twice as fast as ``topk`` on CPU for beam search's rows of K·V scores (2.0–2.3×
+    measured for 30–400 rows of 4 × 4,000, k = 8): the maxima of chunks of ``chunk`` columns
+    pick the k chunks to search. That loses nothing: a value v outside the chosen chunks lies
+    in a chunk whose maximum is ≥ v, so each of the k chosen chunks has a maximum ≥ v too, and
+    the k largest found are all ≥ v.
     """
     n, m = scores.shape
     full = m // chunk
