@@ -14,7 +14,7 @@ import torch
 from wordorder.models import build_model
 from wordorder.train import finished
 from wordorder.train.loop import TrainOptions, train
-from wordorder.train.state import DevSet
+from wordorder.train.resume import data_digest
 
 PAIRS = [([4 + i % 5, 4 + (i * 3) % 5], [10 + (i * 3) % 5, 10 + i % 5]) for i in range(64)]
 DEV = [p[0] for p in PAIRS[:8]]
@@ -280,15 +280,79 @@ def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_pat
     assert (output.parent / "metrics.jsonl").read_bytes() == log
 
 
-def test_the_run_key_covers_all_the_training_data():
-    """The resume key samples the data (its first and last 50 pairs, and sizes); a finished run
-    must have had all of it: one id in the middle changed, same lengths."""
+def test_the_data_digest_sees_every_id_of_every_column():
+    """Resume key and finished record stand for all the data: one id in the middle changed (same
+    lengths), a feature value, a feature's name, a dev id, or a token moved from source to target
+    (same id sequence) each give another digest."""
     pairs = [([4 + i % 7, 5], [6, 4 + i % 5]) for i in range(1000)]
-    changed = [*pairs[:500], ([4, 5], [7, 4]), *pairs[501:]]
-    key = finished.run_key("resume-key", {}, pairs, None, DevSet(DEV, len))
-    assert finished.run_key("resume-key", {}, list(pairs), None, DevSet(DEV, len)) == key
-    assert finished.run_key("resume-key", {}, changed, None, DevSet(DEV, len)) != key
-    assert finished.run_key("resume-key", {}, pairs, {"pos": [[1]] * 1000}, DevSet(DEV, len)) != key
+    feats = {"pos": [[1, 2]] * 1000}
+    dev = [[[4, 5]] * 8, [[6, 7]] * 8]
+    key = data_digest(pairs, feats, dev)
+    assert data_digest([(list(s), list(t)) for s, t in pairs], dict(feats), list(dev)) == key
+    changed = [*pairs[:500], ([7, 5], [7, 4]), *pairs[501:]]
+    moved = [*pairs[:500], ([7, 5, 6], [4]), *pairs[501:]]
+    assert pairs[500] == ([7, 5], [6, 4]) and len(set(map(str, [pairs, changed, moved]))) == 3
+    others = [
+        data_digest(changed, feats, dev),
+        data_digest(moved, feats, dev),
+        data_digest(pairs, {"pos": [[1, 2]] * 500 + [[1, 3]] + [[1, 2]] * 499}, dev),
+        data_digest(pairs, {"dep": [[1, 2]] * 1000}, dev),
+        data_digest(pairs, feats, [[[4, 5]] * 7 + [[4, 6]], [[6, 7]] * 8]),
+        data_digest(pairs, feats, dev[:1]),
+        data_digest(pairs, None, dev),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_a_state_saved_for_other_data_is_not_resumed(tmp_path, capsys):
+    """A state written before the data changed (one dev source id: same sizes, which a sampled
+    fingerprint misses) is not resumed from: the rerun says so and trains from scratch, to the
+    weights of a run that never had the old state."""
+    import signal
+
+    from wordorder.train.resume import TrainingInterrupted
+
+    def dev_score(hyps):  # SIGTERM inside the first evaluation: the state of update 4 is saved
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 0.0
+
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny"}, 16)
+    state = tmp_path / "resume" / "state.pt"
+    with pytest.raises(TrainingInterrupted, match="after update 4"):
+        train(
+            model,
+            PAIRS,
+            DEV,
+            dev_score,
+            TrainOptions(**OPTIONS),
+            tmp_path / "out",
+            state_path=state,
+        )
+    assert torch.load(state, weights_only=True)["progress"]["step"] == 4
+    capsys.readouterr()
+
+    dev = [list(s) for s in DEV]
+    dev[3][0] = 4 + (dev[3][0] - 3) % 5  # another id, same length
+
+    def fresh(root: Path) -> dict:
+        torch.manual_seed(0)
+        model = build_model({"preset": "tiny"}, 16)
+        opts = TrainOptions(**OPTIONS)
+        return train(model, PAIRS, dev, lambda h: 0.0, opts, root / "out", state_path=state)
+
+    assert fresh(tmp_path)["steps"] == 8
+    said = capsys.readouterr().out
+    assert f"not resuming {state}: it was written for other training options or data" in said
+    assert "resuming from" not in said
+    state = tmp_path / "clean" / "state.pt"
+    fresh(tmp_path / "clean")
+    weights = [
+        torch.load(d / "out" / "last.pt", weights_only=True)["state_dict"]
+        for d in (tmp_path, tmp_path / "clean")
+    ]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
 def test_an_interrupted_training_leaves_no_declared_output(tmp_path):

@@ -21,7 +21,7 @@ starts anew.
 
 The run's fingerprint is stricter than the resume key. Every training option counts (a longer
 ``max_steps`` continues a saved state, but must not be answered with the shorter finished run),
-and so do the checkpoints' metadata and the whole data (the resume key has a sample of it). The
+and so do the checkpoints' metadata (the resume key already covers the whole data). The
 code fingerprint covers the ``wordorder`` package's sources: a forced rerun after the code
 changed retrains, while one with the same code, config and data (which would give the same
 model on the CPU anyway) restores. It is not part of the resume key: a fix elsewhere (say in
@@ -36,17 +36,13 @@ import json
 import os
 import re
 import shutil
-from array import array
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, islice
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from wordorder.io import atomic_open
-from wordorder.model_io.batching import Pair
 from wordorder.train import kept
-from wordorder.train.resume import Feats, fingerprint
-from wordorder.train.state import DevSet
+from wordorder.train.resume import fingerprint
 
 FORMAT = "wordorder-finished-training-1"
 FOLDER = "final"  # in <state>.kept/, beside the step<N> folders of the resumable states
@@ -72,31 +68,11 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def run_key(
-    resume_key: str,
-    meta: Mapping[str, Any],
-    pairs: Sequence[Pair],
-    feats: Feats | None,
-    dev: DevSet,
-) -> str:
-    """What a finished run must match to stand for this one: the resume key, all the training
-    options and the checkpoints' other metadata (``meta``), and the whole data, training and dev
-    (the resume key has only a sample of the training data)."""
-    return fingerprint(resume_key, meta, _digest(pairs, feats), dev.src, dev.tgt, dev.feats)
-
-
-def _digest(pairs: Sequence[Pair], feats: Feats | None, chunk: int = 100_000) -> str:
-    """sha256 of the training data: each sentence's length, then its ids, in C loops (it runs
-    at the end of training, and at the start only when a record exists)."""
-    digest = hashlib.sha256()
-    columns: list[Iterator[Sequence[int]]] = [chain.from_iterable(pairs)]
-    columns += [iter(column) for _, column in sorted((feats or {}).items())]
-    for rows in columns:
-        while batch := list(islice(rows, chunk)):
-            digest.update(array("q", map(len, batch)).tobytes())
-            digest.update(array("q", chain.from_iterable(batch)).tobytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+def run_key(resume_key: str, meta: Mapping[str, Any]) -> str:
+    """What a finished run must match to stand for this one: the resume key (its options and
+    all its data, see :func:`~wordorder.train.resume.data_digest`), all the training options
+    and the checkpoints' other metadata (``meta``)."""
+    return fingerprint(resume_key, meta)
 
 
 def _outputs(out_dir: Path) -> list[str]:

@@ -30,7 +30,7 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.train import exclusive, finished
 from wordorder.train.distributed import env_rank
 from wordorder.train.options import TrainOptions
-from wordorder.train.resume import Feats, data_fingerprint, fingerprint
+from wordorder.train.resume import Feats, data_digest, fingerprint
 from wordorder.train.state import DevSet
 from wordorder.train.trainer import Trainer
 from wordorder.train.update import batch_loss, dev_loss, make_optimizer, update
@@ -88,9 +88,8 @@ def train(
         else dataclasses.asdict(model.options)
     )
     meta = {**dict(extra_checkpoint_meta or {}), "train_options": dataclasses.asdict(opts)}
-    key = fingerprint(
-        opts.state_key(), options, data_fingerprint(train_pairs, train_feats), len(dev_src)
-    )
+    dev_columns = [dev_src, dev_tgt or []] + [c for _, c in sorted((dev_feats or {}).items())]
+    key = fingerprint(opts.state_key(), options, data_digest(train_pairs, train_feats, dev_columns))
     main = env_rank() == 0
     # Rank 0 holds the state for the whole run; the other ranks wait for it when they join.
     with exclusive.hold(Path(state_path)) if state_path is not None and main else nullcontext():
@@ -99,7 +98,7 @@ def train(
             done = finished.restore(
                 Path(state_path),
                 Path(out_dir),
-                finished.run_key(key, meta, train_pairs, train_feats, dev),
+                finished.run_key(key, meta),
                 main,
             )
             if done is not None:

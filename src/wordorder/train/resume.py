@@ -7,7 +7,10 @@ and next batch of that epoch) and the loop's counters. It is written every
 limit), always to a temporary name and renamed, so a kill at any moment leaves either the old
 or the new state. A rerun with the same state path continues from it: on the CPU the final
 weights are bitwise those of an uninterrupted run. A state written for other data or options
-(its fingerprint differs) is not resumed from. It is read with ``weights_only=True``.
+is not resumed from (it says so and trains from scratch): its fingerprint covers the options
+that shape the run and a digest of every id of the training and dev data, sources, targets and
+feature columns alike, so a change anywhere in the data (a new preordering, new syntax
+features) is seen. It is read with ``weights_only=True``.
 
 The state lives outside the job's declared outputs (``results/<exp>/resume/...``), so Snakemake
 does not delete it when a job fails or hits its time limit. The outputs it does delete come
@@ -22,8 +25,10 @@ import hashlib
 import json
 import random
 import signal
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +75,7 @@ class Progress:
 
 
 def fingerprint(*parts: Any) -> str:
-    """A short hash of the things a state must match to be resumed (options, data sizes)."""
+    """A short hash of the things a state must match to be resumed (options, data digest)."""
     text = json.dumps(plain(list(parts)), sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -159,6 +164,11 @@ def load_state(
             hint="delete it to start this training from scratch",
         )
     if obj["fingerprint"] != key:
+        print(
+            f"not resuming {path}: it was written for other training options or data; training "
+            "from scratch (the state is replaced at the first checkpoint)",
+            flush=True,
+        )
         return None
     model.load_state_dict(obj["model"])
     optimizer.load_state_dict(obj["optimizer"])
@@ -200,10 +210,25 @@ class TrainingInterrupted(WordorderError):
     """Training stopped on a signal after saving its state."""
 
 
-def data_fingerprint(pairs: Sequence[Pair], feats: Feats | None) -> list:
-    """Sizes and a sample of the training data: a saved state is only resumed on the same data."""
-    sample = list(pairs[:50]) + list(pairs[-50:])
-    return [len(pairs), sum(len(s) + len(t) for s, t in pairs), sample, sorted(feats or {})]
+def data_digest(
+    pairs: Sequence[Pair],
+    feats: Feats | None,
+    dev: Iterable[Sequence[Sequence[int]]] = (),
+    chunk: int = 100_000,
+) -> str:
+    """sha256 of all the data a training sees: the training pairs, its feature columns (by
+    name) and the ``dev`` columns (dev sources, targets, features), each sentence's length then
+    its ids, in C loops (about 1.4 s for 300,000 pairs and a feature column)."""
+    digest = hashlib.sha256(json.dumps(sorted(feats or {})).encode("utf-8"))
+    columns: list[Iterable[Sequence[int]]] = [chain.from_iterable(pairs)]
+    columns += [column for _, column in sorted((feats or {}).items())]
+    for column in chain(columns, dev):
+        rows = iter(column)
+        while batch := list(islice(rows, chunk)):
+            digest.update(array("q", map(len, batch)).tobytes())
+            digest.update(array("q", chain.from_iterable(batch)).tobytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def open_metrics(path: Path, lines: Sequence[str]):

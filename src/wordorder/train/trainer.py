@@ -127,7 +127,7 @@ class Trainer(TrainerOutputs):
                 self.average()
             summary = self.state.summary()
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
-                key = finished.run_key(self.key, self.base_meta, self.pairs, self.feats, self.dev)
+                key = finished.run_key(self.key, self.base_meta)
                 finished.finish(self.state_path, self.out_dir, key, summary)
             barrier(d)
         finally:
