@@ -107,6 +107,17 @@ def test_toy_batch_of_identical_sentences_gives_identical_results():
     assert out == [[[B]]] * 5
 
 
+def test_toy_beam_wider_than_the_vocabulary_finds_every_hypothesis():
+    """K = 8 beams over 6 ids (2 words): step 0 has only 6 candidates, and every one of the
+    toy's 5 complete sequences is found with its exact probability."""
+    hyps = beam_search_hypotheses(ToyModel(), toy_src(2), beam_size=8, length_penalty=0.0, n_best=5)
+    for sent in hyps:
+        assert sorted(map(tuple, (h.tokens for h in sent))) == [(A,), (A, A), (A, B), (B,), (B, A)]
+        assert [h.score for h in sent] == pytest.approx(
+            [math.log(p) for p in (0.36, 0.24, 0.18, 0.18, 0.04)], abs=1e-6
+        )
+
+
 def random_transformer(seed=0):
     torch.manual_seed(seed)
     return build_model({"preset": "tiny"}, 30).eval()

@@ -121,27 +121,29 @@ def beam_search_hypotheses(
     width = max(int(limit.max()), 1) if B else 1
     alpha = float(length_penalty)
 
+    # Step 0 runs on one row per sentence (all its beams would be identical); the first
+    # reordering below expands each sentence's row to its K beams.
     state = model.init_state(model.encode(src, feats))
-    state = model.reorder_state(state, torch.arange(B, device=dev).repeat_interleave(K))
     active = torch.arange(B, device=dev)  # original sentence number of each active row group
-    live = torch.full((B, K), NEG_INF, device=dev)
-    live[:, 0] = 0.0  # all beams start identical: expand only the first at step 0
-    tokens = torch.full((B, K, width), PAD_ID, dtype=torch.long, device=dev)
+    live = torch.zeros((B, 1), device=dev)  # (n, beams): 1 beam at step 0, then K
+    tokens = torch.full((B, 1, width), PAD_ID, dtype=torch.long, device=dev)
     fin_score = torch.full((B, K), NEG_INF, device=dev)  # indexed by original sentence
     fin_tok = torch.full((B, K, width), PAD_ID, dtype=torch.long, device=dev)
     fin_len = torch.zeros((B, K), dtype=torch.long, device=dev)
-    prev = torch.full((B * K,), BOS_ID, dtype=torch.long, device=dev)
+    prev = torch.full((B,), BOS_ID, dtype=torch.long, device=dev)
 
     for t in range(width + 1):
         if active.numel() == 0:
             break
-        n = active.numel()
-        lp, state = model.step(prev, state)  # (n*K, V)
+        n, beams = live.shape
+        lp, state = model.step(prev, state)  # (n*beams, V)
         V = lp.size(-1)
         lim = limit[active]  # (n,)
         at_max = t >= lim
-        lp = _constrain(lp, at_max.repeat_interleave(K)).view(n, K, V)
-        cand, idx = top_candidates((live[:, :, None] + lp).view(n, K * V), min(2 * K, K * V))
+        lp = _constrain(lp, at_max.repeat_interleave(beams)).view(n, beams, V)
+        cand, idx = top_candidates(
+            (live[:, :, None] + lp).view(n, beams * V), min(2 * K, beams * V)
+        )
         beam, tok = idx // V, idx % V  # (n, 2K)
 
         # Finished: EOS among the top K candidates. Most steps have none: the merge into the
@@ -164,7 +166,7 @@ def beam_search_hypotheses(
             top = fin_score[active]
 
         # Live: the best K non-EOS candidates.
-        live, keep_i = cand.masked_fill(eos, NEG_INF).topk(K, dim=1)
+        live, keep_i = cand.masked_fill(eos, NEG_INF).topk(min(K, cand.size(1)), dim=1)
         src_beam, next_tok = beam.gather(1, keep_i), tok.gather(1, keep_i)  # (n, K)
         tokens = tokens.gather(1, src_beam[:, :, None].expand(-1, -1, width))
         if t < width:
@@ -183,7 +185,7 @@ def beam_search_hypotheses(
             (n_fin >= K) | at_max | torch.isinf(best_live) | (bound <= top[:, n_best - 1].double())
         )
 
-        rows = torch.arange(n, device=dev)[:, None] * K + src_beam  # (n, K) state rows to keep
+        rows = torch.arange(n, device=dev)[:, None] * beams + src_beam  # (n, K) state rows to keep
         if done.any():
             keep = ~done
             rows, active, live, tokens, next_tok = (
