@@ -98,3 +98,23 @@ def test_a_longer_eole_training_goes_on_from_the_longest_shorter_one_with_equal_
         2000,
     )
     assert earlier_eole(tmp_path, {**want, "updates": "2000"}) is None
+
+
+def test_round_ratios_pair_each_round_and_take_each_toolkits_fastest():
+    from bench_peers_decode import round_ratios
+
+    def row(toolkit, k, out_tokens, seconds, batching="sents"):
+        return dict(
+            toolkit=toolkit, round=k, out_tokens=out_tokens, seconds=seconds, batching=batching
+        )
+
+    rows = [
+        row("eole", 1, 1000, 2.0),  # 500 tok/s
+        row("wordorder", 1, 1100, 1.0),  # 1100
+        row("eole", 2, 1000, 1.0),  # 1000: eole's fastest
+        row("wordorder", 2, 1100, 2.0),  # 550
+        row("wordorder", 1, 1, 100.0, "tokens"),  # another batching: not counted
+    ]
+    paired, best = round_ratios(rows, "sents")
+    assert paired == pytest.approx([2.2, 0.55])
+    assert best == pytest.approx(1100 / 1000)
