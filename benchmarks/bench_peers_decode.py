@@ -384,7 +384,7 @@ def round_ratios(rows: list[dict], batching: str) -> tuple[list[float], float]:
     """wordorder / eole output tok/s in each round (the two runs of a round are adjacent in
     time, so they share the machine's state), and the ratio of each toolkit's fastest round
     (the least disturbed run of each, the ``timeit`` convention): on a shared VM whose speed
-    drifts by ±40 % from minute to minute, the totals mix fast and slow periods."""
+    drifted by up to 5× between minutes (2026-11-26), the totals mix fast and slow periods."""
     tok_s = {
         (r["toolkit"], r["round"]): r["out_tokens"] / r["seconds"]
         for r in rows

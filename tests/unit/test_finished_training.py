@@ -339,13 +339,13 @@ def test_a_state_saved_for_other_data_is_not_resumed(tmp_path, capsys):
         torch.manual_seed(0)
         model = build_model({"preset": "tiny"}, 16)
         opts = TrainOptions(**OPTIONS)
-        return train(model, PAIRS, dev, lambda h: 0.0, opts, root / "out", state_path=state)
+        path = root / "resume" / "state.pt"
+        return train(model, PAIRS, dev, lambda h: 0.0, opts, root / "out", state_path=path)
 
     assert fresh(tmp_path)["steps"] == 8
     said = capsys.readouterr().out
     assert f"not resuming {state}: it was written for other training options or data" in said
     assert "resuming from" not in said
-    state = tmp_path / "clean" / "state.pt"
     fresh(tmp_path / "clean")
     weights = [
         torch.load(d / "out" / "last.pt", weights_only=True)["state_dict"]
