@@ -1,0 +1,189 @@
+"""On a CUDA device: every model of both families computes on the GPU what it computes on the
+CPU, trains under AMP (bf16, and fp16 with its gradient scaler), learns the synthetic reordering
+task there, and a checkpoint trained there decodes the same on the CPU.
+
+Skipped where torch sees no CUDA device (CI has none); ``benchmarks/gpu/check.sh`` runs them on
+one. ``WORDORDER_TEST_DEVICE=cpu`` runs them on the CPU instead: both sides of each comparison
+are then the CPU, so that checks the tests' own code only (do it before spending device time).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+from test_learns_reordering import BLEU_BAR, TARGET_DEV_BLEU, VOCAB, bleu, make_data
+from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
+from test_rnn_variants_learn_reordering import features as rnn_features
+from test_variants_learn_reordering import SIZES
+from test_variants_learn_reordering import VARIANTS as TRANSFORMER_VARIANTS
+from test_variants_learn_reordering import features as transformer_features
+
+from wordorder.decode.batches import translate_batches
+from wordorder.model_io.batching import collate
+from wordorder.model_io.checkpoint import load_model
+from wordorder.models import build_model
+from wordorder.train.loop import TrainOptions, train
+from wordorder.train.update import batch_loss, make_optimizer, update
+
+DEVICE = os.environ.get("WORDORDER_TEST_DEVICE") or ("cuda" if torch.cuda.is_available() else "")
+pytestmark = pytest.mark.skipif(
+    not DEVICE, reason="no CUDA device (benchmarks/gpu/check.sh runs these on one)"
+)
+
+MODELS = {
+    **{f"transformer-{k}": ("tiny", v) for k, v in TRANSFORMER_VARIANTS.items()},
+    "transformer-baseline": ("tiny", {}),
+    # RNMT's output dropout is switched off so that train-mode outputs are deterministic
+    **{f"rnn-{k}": ("rnn_tiny", {**v, "output_dropout": 0.0}) for k, v in RNN_VARIANTS.items()},
+}
+
+
+@pytest.fixture(autouse=True)
+def full_fp32_matmuls():
+    """TF32 (on by default for cuDNN) rounds fp32 products to 10 mantissa bits: off, so that the
+    GPU's fp32 results can be held to the CPU's at fp32 tolerances."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def model_and_data(name: str, n_train: int = 20_000, n_test: int = 200, seed: int = 7):
+    """The model ``name`` (seeded), make_data's triple and the features it reads (train, test)."""
+    preset, extra = MODELS[name]
+    torch.manual_seed(1)
+    options = {"preset": preset, "dropout": 0.0, **extra}
+    if preset == "tiny":
+        options["feature_sizes"] = SIZES
+    model = build_model(options, VOCAB)
+    data = make_data(n_train, n_test, seed=seed)
+    srcs, tgts = [s for s, _ in data[0]], [t for _, t in data[0]]
+    if preset == "tiny":
+        needed = model.options.required_features()
+        pick = lambda f: {k: v for k, v in f.items() if k in needed}  # noqa: E731
+        train_f, test_f = (
+            pick(transformer_features(srcs, tgts)),
+            pick(transformer_features(data[1], data[2])),
+        )
+    else:
+        syntax = bool(model.options.syntax_tree())
+        train_f = rnn_features(srcs) if syntax else {}
+        test_f = rnn_features(data[1]) if syntax else {}
+    return model, data, train_f or None, test_f or None
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_loss_and_gradients_on_the_device_equal_the_cpus(name):
+    model, data, feats, _ = model_and_data(name, n_train=24, n_test=2)
+    batch = collate(data[0], None, feats)
+    on_device = copy.deepcopy(model).to(DEVICE)
+    model.train(), on_device.train()  # dropout is 0: train mode only adds the auxiliary losses
+
+    loss, nll = batch_loss(model, batch, 0.1, None)
+    loss.backward()
+    d_loss, d_nll = batch_loss(on_device, batch.to(DEVICE), 0.1, None)
+    d_loss.backward()
+
+    torch.testing.assert_close(d_loss.cpu(), loss, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(d_nll.cpu(), nll, rtol=1e-5, atol=1e-4)
+    for (pname, p), (_, q) in zip(model.named_parameters(), on_device.named_parameters()):
+        assert (p.grad is None) == (q.grad is None), pname
+        if p.grad is not None:
+            scale = float(p.grad.abs().max()) + 1e-6
+            torch.testing.assert_close(
+                q.grad.cpu(),
+                p.grad,
+                rtol=1e-3,
+                atol=1e-4 * scale,
+                msg=lambda m, n=pname: f"{n}: {m}",
+            )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_mixed_precision_losses_are_close_and_updates_finite(name):
+    """bf16 autocast gives the fp32 loss to bf16's precision; an fp16 update goes through the
+    gradient scaler (the path of GPUs without bf16) and leaves every weight finite."""
+    model, data, feats, _ = model_and_data(name, n_train=24, n_test=2)
+    batch = collate(data[0], None, feats).to(DEVICE)
+    model.to(DEVICE).train()
+    with torch.no_grad():
+        fp32, _ = batch_loss(model, batch, 0.1, None)
+        bf16, _ = batch_loss(model, batch, 0.1, torch.bfloat16)
+    assert abs(float(bf16) - float(fp32)) <= 0.02 * float(fp32)
+
+    if torch.device(DEVICE).type != "cuda":
+        return  # fp16 autocast and the scaler are CUDA's
+    opts = TrainOptions(device=DEVICE, lr=1e-3, warmup=1, label_smoothing=0.1)
+    optimizer = make_optimizer(model, opts)
+    scaler = torch.amp.GradScaler("cuda", enabled=True)
+    before = [p.detach().clone() for p in model.parameters()]
+    for _ in range(3):
+        loss, _, _ = update(
+            model, optimizer, scaler, [batch], opts, batch.src.device, torch.float16
+        )
+        assert torch.isfinite(loss)
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
+
+
+LEARNERS = ["transformer-baseline", "transformer-preorder_relative", "rnn-cgru", "rnn-sdatt"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LEARNERS)
+def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
+    """Trained on the device with AMP on (bf16 where the GPU has it), beam 4 reaches the CPU
+    tests' bar, and the checkpoint decodes to the same hypotheses on the CPU as on the device."""
+    model, data, train_f, test_f = model_and_data(name)
+    test_src, test_ref = data[1], data[2]
+    dev_f = {k: v[:50] for k, v in test_f.items()} if test_f else None
+    opts = TrainOptions(
+        device=DEVICE,
+        amp=True,
+        batch_tokens=1500,
+        lr=3e-3 if name.startswith("rnn") else 2e-3,
+        warmup=100 if name.startswith("rnn") else 150,
+        max_steps=600,
+        max_minutes=2.0,
+        eval_every=100,
+        target_bleu=TARGET_DEV_BLEU,
+        log_every=100,
+        label_smoothing=0.1,
+        seed=1,
+    )
+    summary = train(
+        model,
+        data[0],
+        test_src[:50],
+        lambda h: bleu(h, test_ref[:50]),
+        opts,
+        tmp_path,
+        {"task": "svo-sov"},
+        train_feats=train_f,
+        dev_feats=dev_f,
+    )
+    on_device = translate_batches(
+        model, test_src, beam_size=4, device=DEVICE, progress=False, feats=test_f
+    )
+    score = bleu(on_device, test_ref)
+    print(f"\n{name} on {DEVICE}: {summary['steps']} updates, BLEU {score:.2f}")
+    assert score >= BLEU_BAR
+
+    best, _ = load_model(tmp_path / "best.pt", "cpu")
+    on_device = translate_batches(
+        load_model(tmp_path / "best.pt", DEVICE)[0],
+        test_src,
+        beam_size=4,
+        device=DEVICE,
+        progress=False,
+        feats=test_f,
+    )
+    on_cpu = translate_batches(
+        best, test_src, beam_size=4, device="cpu", progress=False, feats=test_f
+    )
+    differ = sum(a != b for a, b in zip(on_device, on_cpu))
+    # fp32 on both sides (TF32 off): only a near-tie between two beams may order differently
+    assert differ <= len(test_src) // 100
