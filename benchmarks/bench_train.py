@@ -1,11 +1,17 @@
-"""Training throughput (target tokens per second) of the small preset.
+"""Training throughput (target tokens per second) and MFU of one preset, on the CPU and on CUDA.
 
 Random sentence pairs of realistic length (25 tokens each side), token-budget batches, the
 real loss (label-smoothed cross-entropy) and Adam update; a few warm-up steps are not timed.
-Runs on the CPU with ``--threads`` threads, and on CUDA with and without AMP when a GPU is
-present.
+Runs on the CPU with ``--threads`` threads, and on CUDA in fp32 and with AMP (bf16 autocast,
+fp16 where the GPU has no bf16) when a GPU is present.
 
-    .venv/bin/python benchmarks/bench_train.py [--threads 2] [--steps 30] [--batch-tokens 4096]
+MFU: model FLOPs (``6 · (N_enc · source tokens + (N_dec + V·d) · target tokens)``, the weight
+matmuls, as in bench_variants.py) per second ÷ the best ``torch.mm`` rate measured in the same
+run in the same precision (fp32 on the CPU and for CUDA fp32; bf16/fp16 for AMP). For AMP it is
+also given against the GPU's data-sheet dense peak.
+
+    .venv/bin/python benchmarks/bench_train.py [--preset small] [--threads 2] [--steps 30]
+    python3 benchmarks/bench_train.py --preset base --cpu-steps 0 --batch-tokens 8192
 """
 
 from __future__ import annotations
@@ -15,47 +21,67 @@ import random
 import time
 
 import torch
+from bench_variants import datasheet_peak, linear_weights, matmul_peak, sync
 
 from wordorder.model_io.batching import collate, make_batches
-from wordorder.models import build_model
+from wordorder.models import PRESETS, build_model
+from wordorder.specials import PAD_ID
 from wordorder.train.loop import batch_loss
+
+VOCAB = 8000
 
 
 def throughput(
-    device: str, amp: bool, pairs, batch_tokens: int, steps: int, warmup_steps: int = 3
-) -> float:
+    preset: str,
+    device: str,
+    amp: bool,
+    pairs,
+    batch_tokens: int,
+    steps: int,
+    warmup_steps: int = 3,
+) -> tuple[float, float]:
+    """(target tokens/s, model FLOP/s) over ``steps`` timed updates."""
     torch.manual_seed(0)
-    model = build_model({"preset": "small"}, 8000).to(device).train()
+    model = build_model({"preset": preset}, VOCAB).to(device).train()
+    n_enc, n_dec = linear_weights(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     amp_dtype = None
     if amp and device.startswith("cuda"):
         amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     batches = make_batches(pairs, batch_tokens, seed=1)
-    tokens, start = 0, 0.0
+    tokens, flops, start = 0, 0.0, 0.0
     for i in range(warmup_steps + steps):
         if i == warmup_steps:
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            tokens, start = 0, time.perf_counter()
+            sync(device)
+            tokens, flops, start = 0, 0.0, time.perf_counter()
         batch = collate(pairs, batches[i % len(batches)])
         tokens += batch.target_tokens
+        flops += 6.0 * (n_enc * int(batch.src.ne(PAD_ID).sum()) + n_dec * batch.target_tokens)
         optimizer.zero_grad(set_to_none=True)
         loss, _ = batch_loss(model, batch.to(device), 0.1, amp_dtype)
         scaler.scale(loss / batch.target_tokens).backward()
         scaler.step(optimizer)
         scaler.update()
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    return tokens / (time.perf_counter() - start)
+    sync(device)
+    seconds = time.perf_counter() - start
+    return tokens / seconds, flops / seconds
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    ap.add_argument("--preset", default="small", choices=sorted(PRESETS))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument(
+        "--steps",
+        "--cpu-steps",
+        dest="steps",
+        type=int,
+        default=30,
+        help="timed CPU updates (0: skip the CPU)",
+    )
     ap.add_argument("--cuda-steps", type=int, default=200)
     ap.add_argument("--batch-tokens", type=int, default=4096)
     a = ap.parse_args()
@@ -64,28 +90,48 @@ def main() -> None:
     # Lengths around 25 (20..30) on both sides, ids from an 8000-entry vocabulary.
     pairs = [
         (
-            [rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))],
-            [rng.randrange(4, 8000) for _ in range(rng.randint(20, 30))],
+            [rng.randrange(4, VOCAB) for _ in range(rng.randint(20, 30))],
+            [rng.randrange(4, VOCAB) for _ in range(rng.randint(20, 30))],
         )
         for _ in range(4000)
     ]
+    p = PRESETS[a.preset]
     print(
-        "small preset (d=256, ff=1024, 3+3 layers, V=8000), batches of <= "
-        f"{a.batch_tokens} padded tokens"
+        f"{a.preset} preset (d={p['d_model']}, ff={p['d_ff']}, {p['encoder_layers']}+"
+        f"{p['decoder_layers']} layers, V={VOCAB}), batches of <= {a.batch_tokens} padded tokens"
     )
-    cpu = throughput("cpu", False, pairs, a.batch_tokens, a.steps)
-    print(f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s")
-    if torch.cuda.is_available():
-        fp32 = throughput("cuda", False, pairs, a.batch_tokens, a.cuda_steps)
-        amp = throughput("cuda", True, pairs, a.batch_tokens, a.cuda_steps)
-        name = torch.cuda.get_device_name()
-        print(f"  cuda fp32 ({name}): {fp32:9.0f} target tokens/s")
+    cpu = None
+    if a.steps > 0:
+        cpu, cpu_flops = throughput(a.preset, "cpu", False, pairs, a.batch_tokens, a.steps)
+        peak = matmul_peak(2048, 10, "cpu", torch.float32)
         print(
-            f"  cuda amp  ({name}): {amp:9.0f} target tokens/s  ",
-            f"(amp/fp32 {amp / fp32:.2f}x, cuda fp32/cpu {fp32 / cpu:.1f}x)",
+            f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s, "
+            f"MFU {100 * cpu_flops / peak:.1f} % of fp32 torch.mm {peak / 1e9:.0f} GFLOP/s"
         )
-    else:
+    if not torch.cuda.is_available():
         print("  cuda: not available")
+        return
+    name = torch.cuda.get_device_name()
+    fp32, fp32_flops = throughput(a.preset, "cuda", False, pairs, a.batch_tokens, a.cuda_steps)
+    amp, amp_flops = throughput(a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps)
+    half = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    fp32_peak = matmul_peak(8192, 10, "cuda", torch.float32)
+    half_peak = matmul_peak(8192, 10, "cuda", half)
+    sheet = datasheet_peak("cuda")
+    print(
+        f"  cuda fp32 ({name}): {fp32:9.0f} target tokens/s, "
+        f"MFU {100 * fp32_flops / fp32_peak:.1f} % of fp32 torch.mm {fp32_peak / 1e12:.1f} TFLOP/s"
+    )
+    print(
+        f"  cuda amp {str(half).split('.')[-1]} ({name}): {amp:9.0f} target tokens/s, "
+        f"MFU {100 * amp_flops / half_peak:.1f} % of torch.mm {half_peak / 1e12:.0f} TFLOP/s"
+        + (
+            f", {100 * amp_flops / sheet:.1f} % of the data sheet's {sheet / 1e12:.0f}"
+            if sheet
+            else ""
+        )
+    )
+    print(f"  amp/fp32 {amp / fp32:.2f}x" + (f", cuda fp32/cpu {fp32 / cpu:.1f}x" if cpu else ""))
 
 
 if __name__ == "__main__":

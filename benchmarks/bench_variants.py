@@ -23,8 +23,13 @@ Setup (the issue's benchmark config):
   ``nn.Linear`` weights of the encoder / decoder side (modules outside both count as encoder),
   V·d the tied output projection. MFU = those FLOP/s ÷ the fp32 matmul peak, the best rate of
   ``torch.mm`` on two 2048×2048 matrices, measured before and after the variants.
+* On a GPU (``--device cuda``): each update is timed up to its last kernel; with ``--amp`` the
+  updates run under bf16 autocast (fp16 where the GPU has no bf16), and MFU is against the
+  measured bf16 ``torch.mm`` peak (8192×8192) and against the data sheet's dense peak.
+  ``--preset base`` gives every variant the base size (the papers' Transformer-base).
 
     .venv/bin/python benchmarks/bench_variants.py [--variants a,b] [--steps 300] [--json out.json]
+    python3 benchmarks/bench_variants.py --device cuda --amp --preset base --target-tokens 8192
 """
 
 from __future__ import annotations
@@ -108,16 +113,46 @@ def choose_batch_tokens(pairs, target: float, seed: int) -> int:
     return hi
 
 
-def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
-    """Best fp32 FLOP/s of ``torch.mm`` on two n×n matrices."""
-    a, b, out = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+def matmul_peak(
+    n: int = 2048, repeats: int = 10, device: str = "cpu", dtype: torch.dtype = torch.float32
+) -> float:
+    """Best FLOP/s of ``torch.mm`` on two n×n matrices of ``dtype`` on ``device``."""
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    out = torch.empty(n, n, device=device, dtype=dtype)
     best = float("inf")
     for i in range(repeats + 3):
+        sync(device)
         t0 = time.perf_counter()
         torch.mm(a, b, out=out)
+        sync(device)
         if i >= 3:
             best = min(best, time.perf_counter() - t0)
     return 2 * n**3 / best
+
+
+def sync(device: str | torch.device) -> None:
+    """Wait for the device's queued work, so that a CPU clock times it (a no-op on the CPU)."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+# Dense (no sparsity) tensor-core peaks from the vendor's data sheets, for MFU against the
+# chip's rating besides the measured matmul rate: bf16/fp16 (also TF32 for fp32 matmuls).
+DATASHEET_PEAKS = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362.05e12}
+
+
+def datasheet_peak(device: str) -> float | None:
+    if torch.device(device).type != "cuda":
+        return None
+    name = torch.cuda.get_device_name()
+    return next((v for k, v in DATASHEET_PEAKS.items() if k in name), None)
+
+
+def amp_dtype_for(args) -> torch.dtype | None:
+    """The autocast dtype of ``--amp`` (bf16 where the GPU has it, else fp16), as training's."""
+    if not args.amp or torch.device(args.device).type != "cuda":
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
 def linear_weights(model) -> tuple[int, int]:
@@ -134,10 +169,11 @@ def linear_weights(model) -> tuple[int, int]:
 
 def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float]:
     opts = TrainOptions(lr=5e-4, label_smoothing=0.1, seed=args.seed)
+    device, amp_dtype = torch.device(args.device), amp_dtype_for(args)
+    model.to(device)
     optimizer = make_optimizer(model, opts)
-    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     n_enc, n_dec = linear_weights(model)
-    cpu = torch.device("cpu")
     model.train()
     queue: list[list[int]] = []
     epoch = 0
@@ -151,7 +187,8 @@ def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float
         idx = queue.pop()
         t0 = time.perf_counter()
         batch = collate(pairs, idx, feats)
-        update(model, optimizer, scaler, [batch], opts, cpu, None)
+        update(model, optimizer, scaler, [batch], opts, device, amp_dtype)
+        sync(device)  # per update: the median needs each update's time
         dt = time.perf_counter() - t0
         if step >= args.timed_from:
             ns, nt = int(batch.src.ne(PAD_ID).sum()), batch.target_tokens
@@ -179,10 +216,11 @@ def decode_speed(model, dev, feats, args) -> dict[str, float]:
         beam_size=5,
         max_len_a=1.5,
         max_len_b=10,
-        device="cpu",
+        device=args.device,
         progress=False,
         feats=feats,
     )
+    sync(args.device)
     seconds = time.perf_counter() - t0
     return {"sent_s": len(dev) / seconds, "mean_len": sum(map(len, hyps)) / max(len(hyps), 1)}
 
@@ -194,6 +232,9 @@ def run_variant(
     options = (
         {**model_options, "feature_sizes": feature_sizes(needs)} if needs else dict(model_options)
     )
+    if args.preset:  # the variant's mechanism at another size
+        sizes = ("d_model", "d_ff", "heads", "encoder_layers", "decoder_layers")
+        options = {k: v for k, v in options.items() if k not in sizes} | {"preset": args.preset}
     torch.manual_seed(args.seed)
     model = build_model(options, vocab)
     train_feats = random_features(needs, [s for s, _ in pairs], args.seed) if needs else None
@@ -216,7 +257,7 @@ def run_variant(
     return row
 
 
-def table(rows: list[dict], peak: float) -> str:
+def table(rows: list[dict], peak: float, peak_name: str, sheet: float | None = None) -> str:
     base = rows[0]
     # MFU per row separates "more work per token" (e.g. the REs' extra 3·d² matmuls) from
     # "slower per unit of work": a variant at the baseline's MFU is as efficient as it can be.
@@ -240,8 +281,13 @@ def table(rows: list[dict], peak: float) -> str:
         "",
         f"Baseline: {bt['tok_s']:,.0f} source+target tokens/s ({bt['tgt_tok_s']:,.0f} target), "
         f"{bt['flop_s'] / 1e9:.1f} GFLOP/s of model matmuls = {100 * bt['flop_s'] / peak:.1f} % "
-        f"of the fp32 matmul peak ({peak / 1e9:.1f} GFLOP/s, 2048² torch.mm).",
+        f"of the {peak_name} matmul peak ({peak / 1e9:.1f} GFLOP/s, measured by torch.mm).",
     ]
+    if sheet:
+        lines.append(
+            f"Against the GPU's data-sheet dense peak ({sheet / 1e12:.0f} TFLOP/s): "
+            f"{100 * bt['flop_s'] / sheet:.1f} %."
+        )
     return "\n".join(lines)
 
 
@@ -264,6 +310,11 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/wordorder_bench"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    ap.add_argument(
+        "--amp", action="store_true", help="autocast on CUDA (bf16, else fp16), as training's amp"
+    )
+    ap.add_argument("--preset", default=None, help="every variant at this size (e.g. base)")
     args = ap.parse_args()
     if not 0 <= args.timed_from < args.steps:
         ap.error("need 0 <= --timed-from < --steps")
@@ -297,18 +348,28 @@ def main() -> None:
         f"per update), {args.threads} threads, torch {torch.__version__}",
         flush=True,
     )
-    peak = matmul_peak()
+    on_cuda = torch.device(args.device).type == "cuda"
+    amp_dtype = amp_dtype_for(args)
+    peak_dtype = amp_dtype or torch.float32
+    peak_name = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[peak_dtype]
+    if on_cuda:
+        print(f"device {torch.cuda.get_device_name()}, autocast {amp_dtype}", flush=True)
+    measure = lambda: matmul_peak(8192 if on_cuda else 2048, 10, args.device, peak_dtype)  # noqa: E731
+    peak = measure()
     rows = [
         run_variant(group, json.loads(key), vocab, pairs, dev, batch_tokens, args)
         for key, group in groups.items()
     ]
-    peak = max(peak, matmul_peak())
-    print(table(rows, peak))
+    peak = max(peak, measure())
+    sheet = datasheet_peak(args.device) if amp_dtype else None
+    print(table(rows, peak, peak_name, sheet))
     if args.json:
         args.json.write_text(
             json.dumps(
                 {
                     "peak_flop_s": peak,
+                    "peak_dtype": peak_name,
+                    "datasheet_peak_flop_s": sheet,
                     "batch_tokens": batch_tokens,
                     "rows": rows,
                     "args": {k: str(v) for k, v in vars(args).items()},
