@@ -2,25 +2,28 @@
 # Run ON THE GPU MACHINE (the device tool), from the repository root, with .gpu carried (made
 # here by benchmarks/gpu/prepare.sh):
 #
-#   bash benchmarks/gpu/check.sh [setup] [tests] [bench] [dag]    (default: all four)
+#   bash benchmarks/gpu/check.sh [tests] [train] [dag] [variants]   (default: all, in this order)
 #
-#   setup  install the carried wheels into /tmp/site, a `wordorder` command, ../shared/data
-#   tests  tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
-#          (bf16, fp16 + GradScaler), four systems learn SVO->SOV there, checkpoints portable
-#   bench  bench_train.py (base preset: fp32 and bf16 AMP, MFU against the measured bf16 matmul
-#          peak and the data sheet's) and bench_variants.py (base size, bf16 AMP, six systems)
-#   dag    one Transformer-base training + beam decoding through Snakemake (base.yaml), then
-#          its BLEU table
+#   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
+#             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
+#   train     bench_train.py, base preset: fp32 and bf16 AMP, MFU against the measured matmul
+#             peaks and the data sheet's
+#   dag       one Transformer-base training + beam decoding through Snakemake (base.yaml), then
+#             its BLEU table
+#   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
 #
-# Every phase runs under `timeout`, logs to $OUT/<phase>.log (the device tool returns $OUT)
-# and prints its wall time; a failed phase does not stop the next. Setup runs in every call
-# (each call is a new shell; installing is skipped when a warm machine already has it).
+# The order is the order of importance: a session with 15 device minutes runs `tests train` in
+# its first call (about 6 minutes) and `dag variants` in its second. Setup (the carried wheels
+# into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
+# installing is skipped when a warm machine already has it. Every phase runs under `timeout`,
+# logs to $OUT/<phase>.log (the device tool returns $OUT) and prints its wall time; a failed
+# phase does not stop the next.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpu_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="/tmp/site:$PWD/src" PATH="/tmp/bin:/tmp/site/bin:$PATH"
-phases=${*:-tests bench dag}
+phases=${*:-tests train dag variants}
 
 run() {  # run NAME SECONDS COMMAND...: time-limited, logged, never fatal
   local name=$1 limit=$2 t0=$SECONDS rc
@@ -52,24 +55,27 @@ PY
 }
 
 tests() {
-  run tests 240 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 \
-    tests/system/test_cuda.py -rs
+  run tests 300 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
+    tests/system/test_cuda.py
 }
 
-bench() {
+train() {
   run bench_train 150 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
     --cuda-steps 100 --batch-tokens 8192
-  run bench_variants 300 python3 benchmarks/bench_variants.py --device cuda --amp \
-    --preset base --target-tokens 8192 --steps 160 --timed-from 40 --decode-sentences 500 \
-    --variants transformer_small,chen2019_both_res,chen2019_relative_pe,chen2020_fusing_diverse,kawara2021_relative_gold,kawara2021_absolute_gold \
-    --work /tmp/bench_variants --json "$OUT/bench_variants.json"
 }
 
 dag() {
-  run dag 420 snakemake --cores all --configfile benchmarks/gpu/base.yaml
+  run dag 330 snakemake --cores all --configfile benchmarks/gpu/base.yaml
   cp results/gpu_base/tables/bleu.md logs/gpu_base/train/*.log "$OUT/" 2>/dev/null
   cat results/gpu_base/tables/bleu.md 2>/dev/null
-  grep -h "tok_s\|stop" results/gpu_base/models/*/*/*/metrics.jsonl 2>/dev/null | tail -n 3
+  tail -n 2 results/gpu_base/models/*/*/*/metrics.jsonl 2>/dev/null
+}
+
+variants() {
+  run bench_variants 240 python3 benchmarks/bench_variants.py --device cuda --amp \
+    --preset base --target-tokens 8192 --steps 120 --timed-from 30 --decode-sentences 500 \
+    --variants transformer_small,chen2019_both_res,chen2019_relative_pe,chen2020_fusing_diverse,kawara2021_relative_gold,kawara2021_absolute_gold \
+    --work /tmp/bench_variants --json "$OUT/bench_variants.json"
 }
 
 echo "== setup"
@@ -77,7 +83,7 @@ setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | bench | dag) $p ;;
-    *) echo "unknown phase $p (setup, tests, bench, dag)" >&2 ;;
+    tests | train | dag | variants) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants)" >&2 ;;
   esac
 done

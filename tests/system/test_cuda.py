@@ -128,7 +128,7 @@ def test_mixed_precision_losses_are_close_and_updates_finite(name):
     assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
 
 
-LEARNERS = ["transformer-baseline", "transformer-preorder_relative", "rnn-cgru", "rnn-sdatt"]
+LEARNERS = ["transformer-baseline", "transformer-preorder_relative", "rnn-sdatt"]
 
 
 @pytest.mark.slow
@@ -146,7 +146,7 @@ def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
         lr=3e-3 if name.startswith("rnn") else 2e-3,
         warmup=100 if name.startswith("rnn") else 150,
         max_steps=600,
-        max_minutes=2.0,
+        max_minutes=1.5,
         eval_every=100,
         target_bleu=TARGET_DEV_BLEU,
         log_every=100,
