@@ -12,7 +12,8 @@ import pytest
 from wordorder.errors import WordorderError
 from wordorder.evaluate.plots import plot_training_curves, read_metric_log
 from wordorder.evaluate.scores import write_scores
-from wordorder.evaluate.tables import collect_scores, results_table, write_table
+from wordorder.evaluate.table_render import write_table
+from wordorder.evaluate.tables import collect_scores, results_table
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 SIG_JA = "nrefs:1|case:mixed|eff:no|tok:ja-mecab-0.996-IPA|smooth:exp|version:2.6.0"

@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from wordorder.evaluate.plots import plot_training_curves
+from wordorder.evaluate.table_render import write_table
 from wordorder.evaluate.tables import (
     collect_scores,
     collect_significance,
     results_table,
     significance_markers,
-    write_table,
 )
 
 TESTS = {"bootstrap": "paired bootstrap (sacreBLEU)", "sign": "sign test (Collins et al. 2005)"}
