@@ -23,6 +23,7 @@ import time
 import torch
 from bench_variants import datasheet_peak, linear_weights, matmul_peak, sync
 
+from wordorder.device import autocast_dtype
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import PRESETS, build_model
 from wordorder.specials import PAD_ID
@@ -45,9 +46,7 @@ def throughput(
     model = build_model({"preset": preset}, VOCAB).to(device).train()
     n_enc, n_dec = linear_weights(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    amp_dtype = None
-    if amp and device.startswith("cuda"):
-        amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    amp_dtype = autocast_dtype(device, amp)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
     batches = make_batches(pairs, batch_tokens, seed=1)
     tokens, flops, start = 0, 0.0, 0.0
@@ -114,7 +113,8 @@ def main() -> None:
     name = torch.cuda.get_device_name()
     fp32, fp32_flops = throughput(a.preset, "cuda", False, pairs, a.batch_tokens, a.cuda_steps)
     amp, amp_flops = throughput(a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps)
-    half = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    half = autocast_dtype("cuda", True)
+    assert half is not None
     fp32_peak = matmul_peak(8192, 10, "cuda", torch.float32)
     half_peak = matmul_peak(8192, 10, "cuda", half)
     sheet = datasheet_peak("cuda")

@@ -46,7 +46,7 @@ import torch
 
 from wordorder.config import load_variants
 from wordorder.decode.batches import translate_batches
-from wordorder.device import keep_freed_cpu_memory
+from wordorder.device import autocast_dtype, keep_freed_cpu_memory
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model
 from wordorder.models.registry import resolve_options
@@ -148,13 +148,6 @@ def datasheet_peak(device: str) -> float | None:
     return next((v for k, v in DATASHEET_PEAKS.items() if k in name), None)
 
 
-def amp_dtype_for(args) -> torch.dtype | None:
-    """The autocast dtype of ``--amp`` (bf16 where the GPU has it, else fp16), as training's."""
-    if not args.amp or torch.device(args.device).type != "cuda":
-        return None
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-
-
 def linear_weights(model) -> tuple[int, int]:
     """(encoder-side, decoder-side + tied output projection) ``nn.Linear`` weight counts."""
     enc = dec = 0
@@ -169,7 +162,7 @@ def linear_weights(model) -> tuple[int, int]:
 
 def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float]:
     opts = TrainOptions(lr=5e-4, label_smoothing=0.1, seed=args.seed)
-    device, amp_dtype = torch.device(args.device), amp_dtype_for(args)
+    device, amp_dtype = torch.device(args.device), autocast_dtype(args.device, args.amp)
     model.to(device)
     optimizer = make_optimizer(model, opts)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
@@ -349,7 +342,7 @@ def main() -> None:
         flush=True,
     )
     on_cuda = torch.device(args.device).type == "cuda"
-    amp_dtype = amp_dtype_for(args)
+    amp_dtype = autocast_dtype(args.device, args.amp)
     peak_dtype = amp_dtype or torch.float32
     peak_name = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[peak_dtype]
     if on_cuda:

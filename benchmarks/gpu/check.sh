@@ -13,7 +13,7 @@
 #   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
 #
 # The order is the order of importance: a session with 15 device minutes runs `tests train` in
-# its first call (about 6 minutes) and `dag variants` in its second. Setup (the carried wheels
+# its first call (at most 7.5 minutes by the phases' limits) and `dag variants` in its second. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
 # installing is skipped when a warm machine already has it. Every phase runs under `timeout`,
 # logs to $OUT/<phase>.log (the device tool returns $OUT) and prints its wall time; a failed

@@ -23,6 +23,14 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def autocast_dtype(device: torch.device | str, amp: bool) -> torch.dtype | None:
+    """The dtype of mixed-precision training: bf16 on a CUDA device that has it, else fp16 (to be
+    used with a GradScaler); None (float32) without ``amp`` or off CUDA."""
+    if not amp or torch.device(device).type != "cuda":
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
 @functools.cache
 def keep_freed_cpu_memory() -> bool:
     """Let glibc keep freed memory for reuse instead of handing it back to the kernel.

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from wordorder.device import keep_freed_cpu_memory, resolve_device
+from wordorder.device import autocast_dtype, keep_freed_cpu_memory, resolve_device
 from wordorder.model_io.batching import Pair, collate, make_batches
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train import finished, kept
@@ -71,12 +71,7 @@ class Trainer(TrainerOutputs):
         if device.type == "cpu":
             keep_freed_cpu_memory()
         model.to(device).train()
-        use_amp = opts.amp and device.type == "cuda"
-        self.amp_dtype = amp_dtype = (
-            (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
-            if use_amp
-            else None
-        )
+        self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
         self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
