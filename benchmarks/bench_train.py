@@ -40,11 +40,21 @@ def throughput(
     batch_tokens: int,
     steps: int,
     warmup_steps: int = 3,
+    compile_model: bool = False,
+    busy: bool = False,
 ) -> tuple[float, float]:
-    """(target tokens/s, model FLOP/s) over ``steps`` timed updates."""
+    """(target tokens/s, model FLOP/s) over ``steps`` timed updates.
+
+    ``compile_model``: run the model through ``torch.compile`` (dynamic shapes; the warm-up
+    updates absorb the compilation). ``busy``: also print the share of the wall time the GPU
+    spent in kernels over 5 profiled updates, and the host's busiest operators: a share far
+    below 1 means the GPU waits for Python to issue kernels (launch-bound).
+    """
     torch.manual_seed(0)
     model = build_model({"preset": preset}, VOCAB).to(device).train()
     n_enc, n_dec = linear_weights(model)
+    if compile_model:
+        model = torch.compile(model, dynamic=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     amp_dtype = autocast_dtype(device, amp)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
@@ -64,7 +74,37 @@ def throughput(
         scaler.update()
     sync(device)
     seconds = time.perf_counter() - start
+    if busy:
+        profiled = [collate(pairs, b) for b in batches[:5]]
+        gpu_busy(model, optimizer, scaler, amp_dtype, profiled, device)
     return tokens / seconds, flops / seconds
+
+
+def gpu_busy(model, optimizer, scaler, amp_dtype, batches, device: str) -> None:
+    """Prints kernel time ÷ wall time of the updates on ``batches`` and the top host operators."""
+    from torch.profiler import ProfilerActivity, profile
+
+    sync(device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        t0 = time.perf_counter()
+        for batch in batches:
+            optimizer.zero_grad(set_to_none=True)
+            loss, _ = batch_loss(model, batch.to(device), 0.1, amp_dtype)
+            scaler.scale(loss / batch.target_tokens).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        sync(device)
+        wall = time.perf_counter() - t0
+    events = prof.key_averages()
+    kernels = sum(e.self_device_time_total for e in events) / 1e6  # microseconds -> s
+    launches = sum(e.count for e in events if e.key.startswith("aten::"))
+    print(
+        f"    GPU busy {100 * kernels / wall:.0f} % of {1e3 * wall / len(batches):.1f} ms/update "
+        f"(profiled; {launches // len(batches)} aten calls/update)"
+    )
+    top = sorted(events, key=lambda e: -e.self_cpu_time_total)[:8]
+    print("    host: " + ", ".join(f"{e.key} {e.self_cpu_time_total / 1e3:.0f} ms" for e in top))
 
 
 def main() -> None:
@@ -83,6 +123,14 @@ def main() -> None:
     )
     ap.add_argument("--cuda-steps", type=int, default=200)
     ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument(
+        "--amp-batch-tokens",
+        default="",
+        help="comma-separated larger batch sizes for more CUDA AMP runs (does MFU grow with it?)",
+    )
+    ap.add_argument(
+        "--compile", action="store_true", help="also CUDA AMP with torch.compile(dynamic=True)"
+    )
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     rng = random.Random(0)
@@ -112,7 +160,9 @@ def main() -> None:
         return
     name = torch.cuda.get_device_name()
     fp32, fp32_flops = throughput(a.preset, "cuda", False, pairs, a.batch_tokens, a.cuda_steps)
-    amp, amp_flops = throughput(a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps)
+    amp, amp_flops = throughput(
+        a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps, busy=True
+    )
     half = autocast_dtype("cuda", True)
     assert half is not None
     fp32_peak = matmul_peak(8192, 10, "cuda", torch.float32)
@@ -122,15 +172,30 @@ def main() -> None:
         f"  cuda fp32 ({name}): {fp32:9.0f} target tokens/s, "
         f"MFU {100 * fp32_flops / fp32_peak:.1f} % of fp32 torch.mm {fp32_peak / 1e12:.1f} TFLOP/s"
     )
-    print(
-        f"  cuda amp {str(half).split('.')[-1]} ({name}): {amp:9.0f} target tokens/s, "
-        f"MFU {100 * amp_flops / half_peak:.1f} % of torch.mm {half_peak / 1e12:.0f} TFLOP/s"
-        + (
-            f", {100 * amp_flops / sheet:.1f} % of the data sheet's {sheet / 1e12:.0f}"
-            if sheet
-            else ""
+
+    def report(label: str, tok: float, fl: float) -> None:
+        of_sheet = (
+            f", {100 * fl / sheet:.1f} % of the data sheet's {sheet / 1e12:.0f}" if sheet else ""
         )
-    )
+        print(
+            f"  cuda amp {str(half).split('.')[-1]}{label} ({name}): {tok:9.0f} target tokens/s, "
+            f"MFU {100 * fl / half_peak:.1f} % of torch.mm {half_peak / 1e12:.0f} TFLOP/s"
+            + of_sheet
+        )
+
+    report("", amp, amp_flops)
+    for size in [int(x) for x in a.amp_batch_tokens.split(",") if x]:
+        tok, fl = throughput(a.preset, "cuda", True, pairs, size, max(20, a.cuda_steps // 4))
+        report(f", batches <= {size}", tok, fl)
+    if a.compile:
+        t0 = time.perf_counter()
+        try:
+            tok, fl = throughput(
+                a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps, 10, True, True
+            )
+            report(f", torch.compile ({time.perf_counter() - t0:.0f} s with compiling)", tok, fl)
+        except Exception as e:  # report, not crash: the rest of the run has its numbers
+            print(f"  torch.compile failed: {type(e).__name__}: {str(e)[:300]}")
     print(f"  amp/fp32 {amp / fp32:.2f}x" + (f", cuda fp32/cpu {fp32 / cpu:.1f}x" if cpu else ""))
 
 

@@ -6,14 +6,17 @@
 #
 #   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
 #             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
-#   train     bench_train.py, base preset: fp32 and bf16 AMP, MFU against the measured matmul
-#             peaks and the data sheet's
+#   train     bench_train.py, base preset: fp32 and bf16 AMP (8k, 32k and 64k-token batches,
+#             then torch.compile), MFU against the measured matmul peaks and the data sheet's;
+#             the share of the time the GPU is busy (profiled)
 #   dag       one Transformer-base training + beam decoding through Snakemake (base.yaml), then
 #             its BLEU table
 #   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
 #
-# The order is the order of importance: a session with 15 device minutes runs `tests train` in
-# its first call (at most 7.5 minutes by the phases' limits) and `dag variants` in its second. Setup (the carried wheels
+# The order is the order of importance. Measured on an H100 (2026-11-26): setup 14 s, tests
+# 61 s, train 200 s (its limit: torch.compile was still compiling), dag 165 s, variants 87 s; a
+# fresh machine's start about 30 s. A session with 15 device minutes can run `tests train` in
+# one call (at most 8.5 minutes by the limits) and `dag variants` in a second. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
 # installing is skipped when a warm machine already has it. Every phase runs under `timeout`,
 # logs to $OUT/<phase>.log (the device tool returns $OUT) and prints its wall time; a failed
@@ -60,12 +63,12 @@ tests() {
 }
 
 train() {
-  run bench_train 150 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
-    --cuda-steps 100 --batch-tokens 8192
+  run bench_train 200 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
+    --cuda-steps 100 --batch-tokens 8192 --amp-batch-tokens 32768,65536 --compile
 }
 
 dag() {
-  run dag 330 snakemake --cores all --configfile benchmarks/gpu/base.yaml
+  run dag 270 snakemake --cores all --configfile benchmarks/gpu/base.yaml
   cp results/gpu_base/tables/bleu.md logs/gpu_base/train/*.log "$OUT/" 2>/dev/null
   cat results/gpu_base/tables/bleu.md 2>/dev/null
   tail -n 2 results/gpu_base/models/*/*/*/metrics.jsonl 2>/dev/null

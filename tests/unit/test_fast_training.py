@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from wordorder.device import keep_freed_cpu_memory
 from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
-from wordorder.train.loss import linear_cross_entropy
+from wordorder.train.loss import _Workspace, linear_cross_entropy
 
 
 @pytest.mark.parametrize("p", [0.1, 0.3, 0.5])
@@ -124,6 +124,22 @@ def test_linear_cross_entropy_workspace_survives_interleaved_graphs():
     (_reference(h1, weight, t1, 0.1)[0] + _reference(h2, weight, t2, 0.1)[0]).backward()
     for a, b in zip(got, (h1.grad, h2.grad, weight.grad)):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_workspace_reuses_a_returned_tensor_of_any_shape_for_smaller_requests():
+    # Off the CPU the softmax is a new (N, V) tensor and that is what comes back: the next,
+    # smaller request must get a (rows, cols) view of its storage, not a slice of its rows.
+    ws = _Workspace()
+    returned = torch.empty(7, 30)
+    ws.give_back(returned)
+    z = ws.take(5, 30, returned.device)
+    assert z.shape == (5, 30) and z.data_ptr() == returned.data_ptr()
+    ws.give_back(z)
+    z = ws.take(4, 11, returned.device)
+    assert z.shape == (4, 11) and z.data_ptr() == returned.data_ptr()
+    ws.give_back(z)
+    ws.give_back(torch.empty(2, 3))  # smaller than the one kept: the larger one stays
+    assert ws.take(7, 30, returned.device).data_ptr() == returned.data_ptr()
 
 
 def test_linear_cross_entropy_without_gradients():

@@ -40,10 +40,13 @@ class _Workspace:
         return buf[: rows * cols].view(rows, cols)
 
     def give_back(self, t: Tensor) -> None:
+        """Keeps ``t``'s storage (a view of a lent buffer, or any contiguous tensor, such as the
+        softmax off the CPU) as the device's flat buffer, unless a larger one is there."""
         base = t._base if t._base is not None else t
-        current = self.free.get(base.device)
-        if current is None or current.numel() < base.numel():
-            self.free[base.device] = base
+        flat = base.view(-1)  # take() slices a flat buffer: a 2-D one would slice rows
+        current = self.free.get(flat.device)
+        if current is None or current.numel() < flat.numel():
+            self.free[flat.device] = flat
 
 
 _WORKSPACE = _Workspace()
