@@ -27,7 +27,8 @@ from wordorder.device import autocast_dtype
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import PRESETS, build_model
 from wordorder.specials import PAD_ID
-from wordorder.train.loop import batch_loss
+from wordorder.train.options import TrainOptions
+from wordorder.train.update import make_optimizer, update
 
 VOCAB = 8000
 
@@ -55,9 +56,14 @@ def throughput(
     n_enc, n_dec = linear_weights(model)
     if compile_model:
         model = torch.compile(model, dynamic=True)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    # the trainer's own update: its optimizer (fused Adam), loss scaling and gradient scaler
+    opts = TrainOptions(device=device, lr=1e-4, warmup=1, label_smoothing=0.1)
+    optimizer = make_optimizer(model, opts)
     amp_dtype = autocast_dtype(device, amp)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    step = lambda batch: update(  # noqa: E731
+        model, optimizer, scaler, [batch], opts, torch.device(device), amp_dtype
+    )
     batches = make_batches(pairs, batch_tokens, seed=1)
     tokens, flops, start = 0, 0.0, 0.0
     for i in range(warmup_steps + steps):
@@ -67,21 +73,17 @@ def throughput(
         batch = collate(pairs, batches[i % len(batches)])
         tokens += batch.target_tokens
         flops += 6.0 * (n_enc * int(batch.src.ne(PAD_ID).sum()) + n_dec * batch.target_tokens)
-        optimizer.zero_grad(set_to_none=True)
-        loss, _ = batch_loss(model, batch.to(device), 0.1, amp_dtype)
-        scaler.scale(loss / batch.target_tokens).backward()
-        scaler.step(optimizer)
-        scaler.update()
+        step(batch)
     sync(device)
     seconds = time.perf_counter() - start
     if busy:
         profiled = [collate(pairs, b) for b in batches[:5]]
-        gpu_busy(model, optimizer, scaler, amp_dtype, profiled, device)
+        gpu_busy(step, profiled, device)
     return tokens / seconds, flops / seconds
 
 
-def gpu_busy(model, optimizer, scaler, amp_dtype, batches, device: str) -> None:
-    """Prints kernel time ÷ wall time of the updates on ``batches`` and the top host operators."""
+def gpu_busy(step, batches, device: str) -> None:
+    """Prints kernel time ÷ wall time of ``step`` over ``batches`` and the top host operators."""
     from torch.profiler import ProfilerActivity, profile
 
     sync(device)
@@ -89,11 +91,7 @@ def gpu_busy(model, optimizer, scaler, amp_dtype, batches, device: str) -> None:
     with profile(activities=activities) as prof:
         t0 = time.perf_counter()
         for batch in batches:
-            optimizer.zero_grad(set_to_none=True)
-            loss, _ = batch_loss(model, batch.to(device), 0.1, amp_dtype)
-            scaler.scale(loss / batch.target_tokens).backward()
-            scaler.step(optimizer)
-            scaler.update()
+            step(batch)
         sync(device)
         wall = time.perf_counter() - t0
     events = prof.key_averages()

@@ -2,21 +2,23 @@
 # Run ON THE GPU MACHINE (the device tool), from the repository root, with .gpu carried (made
 # here by benchmarks/gpu/prepare.sh):
 #
-#   bash benchmarks/gpu/check.sh [tests] [train] [dag] [variants]   (default: all, in this order)
+#   bash benchmarks/gpu/check.sh [tests] [train] [dag] [variants] [compile]   (default: all, in order)
 #
 #   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
 #             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
-#   train     bench_train.py, base preset: fp32 and bf16 AMP (8k, 32k and 64k-token batches,
-#             then torch.compile), MFU against the measured matmul peaks and the data sheet's;
-#             the share of the time the GPU is busy (profiled)
+#   train     bench_train.py, base preset: fp32 and bf16 AMP (8k, 32k and 64k-token batches),
+#             MFU against the measured matmul peaks and the data sheet's; the share of the time
+#             the GPU is busy (profiled)
 #   dag       one Transformer-base training + beam decoding through Snakemake (base.yaml), then
 #             its BLEU table
 #   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
+#   compile   bench_train.py again, then bf16 AMP with torch.compile (compiling included)
 #
 # The order is the order of importance. Measured on an H100 (2026-11-26): setup 14 s, tests
-# 61 s, train 200 s (its limit: torch.compile was still compiling), dag 165 s, variants 87 s; a
-# fresh machine's start about 30 s. A session with 15 device minutes can run `tests train` in
-# one call (at most 8.5 minutes by the limits) and `dag variants` in a second. Setup (the carried wheels
+# 61 s, train (then with torch.compile) stopped at its 200 s limit while compiling, dag 165 s,
+# variants 87 s; a fresh machine's start about 30 s. A session with 15 device minutes can run
+# `tests train` in one call (at most 7.5 minutes by the limits), `dag variants` in a second,
+# and `compile` if time is left. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
 # installing is skipped when a warm machine already has it. Every phase runs under `timeout`,
 # logs to $OUT/<phase>.log (the device tool returns $OUT) and prints its wall time; a failed
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpu_check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="/tmp/site:$PWD/src" PATH="/tmp/bin:/tmp/site/bin:$PATH"
-phases=${*:-tests train dag variants}
+phases=${*:-tests train dag variants compile}
 
 run() {  # run NAME SECONDS COMMAND...: time-limited, logged, never fatal
   local name=$1 limit=$2 t0=$SECONDS rc
@@ -63,8 +65,13 @@ tests() {
 }
 
 train() {
-  run bench_train 200 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
-    --cuda-steps 100 --batch-tokens 8192 --amp-batch-tokens 32768,65536 --compile
+  run bench_train 150 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
+    --cuda-steps 100 --batch-tokens 8192 --amp-batch-tokens 32768,65536
+}
+
+compile() {  # torch.compile of Transformer-base took more than 100 s there: its own phase
+  run bench_compile 300 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
+    --cuda-steps 100 --batch-tokens 8192 --compile
 }
 
 dag() {
@@ -86,7 +93,7 @@ setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants)" >&2 ;;
+    tests | train | dag | variants | compile) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile)" >&2 ;;
   esac
 done
