@@ -166,17 +166,7 @@ def btg_train_step(
     start = time.perf_counter()
     sample, sample_links = [sentences[i] for i in keep], [links[i] for i in keep]
     trained, info = BTGPreorderer.train(sample, sample_links, BTGOptions(**opts))
-    info = {
-        "corpus_sentences": len(sentences),
-        **fold_info(len(sentences), held),
-        "sampled": len(keep),
-        **info,
-        "train_seconds": round(time.perf_counter() - start, 2),
-    }
-    trained.fold = held
-    trained.save(model)
-    write_json(stats, info)
-    return info
+    return _save_trained(trained, info, len(sentences), held, len(keep), start, model, stats)
 
 
 def btg_apply_step(
@@ -244,17 +234,7 @@ def rvnn_train_step(
         [links[i] for i in keep],
         RvNNOptions(**opts),
     )
-    info = {
-        "corpus_sentences": len(words),
-        **fold_info(len(words), held),
-        "sampled": len(keep),
-        **info,
-        "train_seconds": round(time.perf_counter() - start, 2),
-    }
-    trained.fold = held
-    trained.save(model)
-    write_json(stats, info)
-    return info
+    return _save_trained(trained, info, len(words), held, len(keep), start, model, stats)
 
 
 def rvnn_apply_step(
@@ -293,3 +273,27 @@ def rvnn_apply_step(
         "seconds": round(seconds, 2),
         "sentences_per_second": round(todo / max(seconds, 1e-9), 1),
     }
+
+
+def _save_trained(
+    trained,
+    info: dict,
+    n: int,
+    held: Fold | None,
+    sampled: int,
+    start: float,
+    model: Path,
+    stats: Path,
+) -> dict:
+    """Saves a trained preorderer (with its held-out fold) and its statistics; returns them."""
+    info = {
+        "corpus_sentences": n,
+        **fold_info(n, held),
+        "sampled": sampled,
+        **info,
+        "train_seconds": round(time.perf_counter() - start, 2),
+    }
+    trained.fold = held
+    trained.save(model)
+    write_json(stats, info)
+    return info
