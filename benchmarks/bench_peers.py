@@ -72,7 +72,8 @@ DATA = ROOT.parent / "shared" / "data" / "ja-en_small_parallel_enja"
 
 def prepare_data(args) -> Path:
     """Segmented train.src / train.tgt, spm.model and eole's vocab.txt in a cached folder."""
-    from wordorder.text.subword import SubwordModel, train_sentencepiece
+    from wordorder.text.subword import SubwordModel
+    from wordorder.text.subword_train import train_sentencepiece
 
     src, tgt = args.direction.split("-")
     folder = args.work / f"data_{args.direction}_{args.pairs}_{args.vocab}"

@@ -51,7 +51,8 @@ from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model
 from wordorder.models.registry import resolve_options
 from wordorder.specials import PAD_ID
-from wordorder.text.subword import SubwordModel, train_sentencepiece
+from wordorder.text.subword import SubwordModel
+from wordorder.text.subword_train import train_sentencepiece
 from wordorder.train.loop import TrainOptions, make_optimizer, update
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -445,7 +445,7 @@ def _spm_and_checkpoint(tmp_path: Path, model_options: dict, *vocab: int) -> Pat
     """A 300-piece subword model (returned) and ``best.pt`` of an untrained model with ``vocab``."""
     from wordorder.model_io.checkpoint import save_checkpoint
     from wordorder.models import build_model
-    from wordorder.text.subword import train_sentencepiece
+    from wordorder.text.subword_train import train_sentencepiece
 
     (tmp_path / "text").write_text(
         "".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(200)), encoding="utf-8"

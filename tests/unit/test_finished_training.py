@@ -227,7 +227,7 @@ def test_a_kill_before_the_record_leaves_the_resumable_state(tmp_path, monkeypat
 def toy_corpus(tmp_path: Path) -> tuple[dict[str, Path], Path]:
     """Files of a toy reversal task (train.src/tgt, dev.src/ref) and a joint 40-piece subword
     model, for tests of the training step itself."""
-    from wordorder.text.subword import train_sentencepiece
+    from wordorder.text.subword_train import train_sentencepiece
 
     words = "a b c d e f g h".split()
     src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]

@@ -16,9 +16,9 @@ from wordorder.text.subword import (
     UNK_ID,
     SubwordModel,
     encode_file,
-    train_sentencepiece,
     word_index,
 )
+from wordorder.text.subword_train import train_sentencepiece
 
 EN_WORDS = "the cat sat on a mat and dog ran quickly over lazy brown fox unbelievable ,".split()
 JA_WORDS = "猫 が マット の 上 に 座っ た 犬 は 速く 走る 。 東京 へ 行き ます Ａ ＢＣ".split()

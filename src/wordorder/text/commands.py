@@ -18,7 +18,7 @@ def cmd_tokenize(a: argparse.Namespace) -> None:
 
 
 def cmd_subword_train(a: argparse.Namespace) -> None:
-    from wordorder.text.subword import train_sentencepiece
+    from wordorder.text.subword_train import train_sentencepiece
 
     model = Path(a.model)
     if model.suffix != ".model":
