@@ -13,6 +13,10 @@
 #             its BLEU table
 #   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
 #   compile   bench_train.py again, then bf16 AMP with torch.compile (compiling included)
+#   effects   the effects experiment's 51 trainings, decodings and tables (issue 20), 8 at a time
+#             with benchmarks/gpu/effects.yaml, from the inputs benchmarks/gpu/effects_prepare.sh
+#             packed; not in the default list (it needs that pack and most of a call:
+#             EFFECTS_LIMIT seconds, 520 by default; a second call goes on where it stopped)
 #
 # The order is the order of importance. Measured on an H100 (2026-11-26): setup 14 s, tests
 # 61 s, train (then with torch.compile) stopped at its 200 s limit while compiling, dag 165 s,
@@ -88,12 +92,32 @@ variants() {
     --work /tmp/bench_variants --json "$OUT/bench_variants.json"
 }
 
+effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/effects.yaml
+  if [ ! -f .gpu/effects_inputs.tar.gz ]; then
+    echo "== effects: no .gpu/effects_inputs.tar.gz (benchmarks/gpu/effects_prepare.sh makes it)"
+    return 0
+  fi
+  local cfg=(--configfile configs/effects.yaml benchmarks/gpu/effects.yaml --rerun-triggers mtime)
+  [ -d results/effects/data ] || tar -xzf .gpu/effects_inputs.tar.gz  # keeps their mtimes
+  # Everything upstream of the trainings was made on the CPU machine: mark it up to date, so
+  # that nothing here re-parses (no GiNZA or eflomal on this image); a missing report is made.
+  run effects_touch 120 snakemake --cores 16 "${cfg[@]}" --omit-from train --touch
+  run effects "${EFFECTS_LIMIT:-520}" snakemake --cores 16 --resources gpu=8 "${cfg[@]}" \
+    --keep-going --rerun-incomplete
+  # Back through $OUT: tables, figures, scores, translations, training curves and logs (no models)
+  tar -czf "$OUT/effects_results.tar.gz" --exclude='*.pt' --exclude=results/effects/data \
+    --exclude=results/effects/preorder --exclude=results/effects/resume results/effects \
+    logs/effects 2>/dev/null
+  cat results/effects/tables/findings.md 2>/dev/null
+  ls results/effects/models/*/*/*/best.pt 2>/dev/null | wc -l | sed 's/$/ of 51 trainings done/'
+}
+
 echo "== setup"
 setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants | compile) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile)" >&2 ;;
+    tests | train | dag | variants | compile | effects) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects)" >&2 ;;
   esac
 done

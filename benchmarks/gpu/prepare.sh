@@ -38,8 +38,10 @@ $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --imp
 rm -rf .gpu/whl && mv .gpu/whl.tmp .gpu/whl
 
 rm -rf .gpu/data && mkdir -p .gpu/data
-for d in multi30k_task1_en-de-cs ja-en_small_parallel_enja; do
-  cp -r "../shared/data/$d" .gpu/data/ && chmod -R u+w ".gpu/data/$d"
+# word-alignment-gold: the effects experiment's AER (the `effects` phase). Modification times kept
+# (-p): older than the outputs made from them, so Snakemake sees those outputs as up to date.
+for d in multi30k_task1_en-de-cs ja-en_small_parallel_enja word-alignment-gold_awesome-align; do
+  cp -rp "../shared/data/$d" .gpu/data/ && chmod -R u+w ".gpu/data/$d"
 done
 du -sh .gpu/whl .gpu/data
 echo "ready: carry .gpu and run benchmarks/gpu/check.sh on the GPU machine"
