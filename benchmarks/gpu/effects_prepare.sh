@@ -18,10 +18,16 @@ if [ "$root" = "$PWD" ]; then
   PATH="$PWD/.venv/bin:$PATH" snakemake --cores all --configfile configs/effects.yaml \
     --omit-from train --rerun-triggers mtime
 fi
-# What the trainings and everything after them read; not the models or training states of a
-# run that went on here.
-tar -C "$root" -czf .gpu/effects_inputs.tar.gz.tmp --exclude=results/effects/models \
-  --exclude=results/effects/resume --exclude=results/effects/benchmarks/train results/effects
+# What the trainings and everything after them read (check.sh runs only those rules there, with
+# --allowed-rules, so the rest are plain files): not the preorderers' models, the parses, the raw
+# and tokenized corpora, nor the models and training states of a run that went on here.
+tar -C "$root" -czf .gpu/effects_inputs.tar.gz.tmp \
+  --exclude='results/effects/preorder/*/model.npz' --exclude='results/effects/preorder/*/model.pt' \
+  --exclude=results/effects/data/*/parse --exclude='results/effects/data/*/*.conllu' \
+  --exclude=results/effects/data/*/raw --exclude=results/effects/data/*/tok \
+  --exclude=results/effects/models --exclude=results/effects/resume \
+  --exclude=results/effects/benchmarks/train --exclude=results/effects/.wordorder.lock \
+  results/effects
 mv .gpu/effects_inputs.tar.gz.tmp .gpu/effects_inputs.tar.gz
 du -sh .gpu/effects_inputs.tar.gz
 du -sh .gpu | awk '{print "carried with the tree: " $1 " (the device tool carries at most 64 MiB)"}'
