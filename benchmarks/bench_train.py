@@ -189,7 +189,15 @@ def main() -> None:
         t0 = time.perf_counter()
         try:
             tok, fl = throughput(
-                a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps, 10, True, True
+                a.preset,
+                "cuda",
+                True,
+                pairs,
+                a.batch_tokens,
+                a.cuda_steps,
+                warmup_steps=10,
+                compile_model=True,
+                busy=True,
             )
             report(f", torch.compile ({time.perf_counter() - t0:.0f} s with compiling)", tok, fl)
         except Exception as e:  # report, not crash: the rest of the run has its numbers

@@ -18,9 +18,9 @@
 #             packed; not in the default list (it needs that pack and most of a call:
 #             EFFECTS_LIMIT seconds, 520 by default; a second call goes on where it stopped)
 #
-# The order is the order of importance. Measured on an H100 (2026-11-26): setup 14 s, tests
-# 61 s, train (then with torch.compile) stopped at its 200 s limit while compiling, dag 165 s,
-# variants 87 s; a fresh machine's start about 30 s. A session with 15 device minutes can run
+# The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
+# torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
+# about 14 s and a fresh machine's start about 30 s (a call's time less its phases'). A session with 15 device minutes can run
 # `tests train` in one call (at most 7.5 minutes by the limits), `dag variants` in a second,
 # and `compile` if time is left. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
@@ -73,7 +73,7 @@ train() {
     --cuda-steps 100 --batch-tokens 8192 --amp-batch-tokens 32768,65536
 }
 
-compile() {  # torch.compile of Transformer-base took more than 100 s there: its own phase
+compile() {  # torch.compile did not finish within the train phase's limit there
   run bench_compile 300 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
     --cuda-steps 100 --batch-tokens 8192 --compile
 }
@@ -110,7 +110,7 @@ effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/ef
     --exclude=results/effects/preorder --exclude=results/effects/resume results/effects \
     logs/effects 2>/dev/null
   cat results/effects/tables/findings.md 2>/dev/null
-  ls results/effects/models/*/*/*/best.pt 2>/dev/null | wc -l | sed 's/$/ of 51 trainings done/'
+  ls results/effects/models/*/*/*/best.pt 2>/dev/null | wc -l | sed 's/$/ trainings done/'
 }
 
 echo "== setup"

@@ -19,15 +19,18 @@ if [ "$root" = "$PWD" ]; then
     --omit-from train --rerun-triggers mtime
 fi
 # What the trainings and everything after them read (check.sh runs only those rules there, with
-# --allowed-rules, so the rest are plain files): not the preorderers' models, the parses, the raw
-# and tokenized corpora, nor the models and training states of a run that went on here.
-tar -C "$root" -czf .gpu/effects_inputs.tar.gz.tmp \
+# --allowed-rules, so the rest are plain files): the data, preorders and syntax features, and
+# the reports made upstream. Not the preorderers' models, the parses, the raw and tokenized
+# corpora, nor anything a run that went on here made from its models (it would be stale there).
+cd "$root"
+tar -czf "$OLDPWD/.gpu/effects_inputs.tar.gz.tmp" \
   --exclude='results/effects/preorder/*/model.npz' --exclude='results/effects/preorder/*/model.pt' \
-  --exclude=results/effects/data/*/parse --exclude='results/effects/data/*/*.conllu' \
-  --exclude=results/effects/data/*/raw --exclude=results/effects/data/*/tok \
-  --exclude=results/effects/models --exclude=results/effects/resume \
-  --exclude=results/effects/benchmarks/train --exclude=results/effects/.wordorder.lock \
-  results/effects
+  --exclude='results/effects/data/*/parse' --exclude='results/effects/data/*/*.conllu' \
+  --exclude='results/effects/data/*/raw' --exclude='results/effects/data/*/tok' \
+  results/effects/data results/effects/preorder results/effects/syntax \
+  results/effects/tables/preorder_quality_* results/effects/figures/preorder_* \
+  results/effects/figures/syntax_*
+cd "$OLDPWD"
 mv .gpu/effects_inputs.tar.gz.tmp .gpu/effects_inputs.tar.gz
 du -sh .gpu/effects_inputs.tar.gz
 du -sh .gpu | awk '{print "carried with the tree: " $1 " (the device tool carries at most 64 MiB)"}'
