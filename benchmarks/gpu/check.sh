@@ -17,6 +17,10 @@
 #             with benchmarks/gpu/effects.yaml, from the inputs benchmarks/gpu/effects_prepare.sh
 #             packed; not in the default list (it needs that pack and most of a call:
 #             EFFECTS_LIMIT seconds, 520 by default; a second call goes on where it stopped)
+#   effects_part  the runs named in .gpu/effects_targets on the CPU config's own schedule
+#             (benchmarks/gpu/effects_same.yaml), EFFECTS_JOBS (12) at a time: trains, decodes and
+#             measures attention AER; brings back logs, translations and AER for the CPU machine
+#             to score and tabulate with the runs it trained itself
 #
 # The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
 # torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
@@ -92,16 +96,20 @@ variants() {
     --work /tmp/bench_variants --json "$OUT/bench_variants.json"
 }
 
-effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/effects.yaml
+unpack_effects() {  # the inputs benchmarks/gpu/effects_prepare.sh packed, once per machine
   if [ ! -f .gpu/effects_inputs.tar.gz ]; then
-    echo "== effects: no .gpu/effects_inputs.tar.gz (benchmarks/gpu/effects_prepare.sh makes it)"
-    return 0
+    echo "== $1: no .gpu/effects_inputs.tar.gz (benchmarks/gpu/effects_prepare.sh makes it)"
+    return 1
   fi
+  [ -d results/effects/data ] || tar -xzf .gpu/effects_inputs.tar.gz
+}
+
+effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/effects.yaml
+  unpack_effects effects || return 0
   # Only the trainings and what follows them run here; everything upstream was made on the
   # CPU machine (no GiNZA or eflomal on this image) and is read as plain files.
   local rules="train translate score significance attention_aer aer_table convergence findings
     length_analysis systems cross_paper report readme_section all"
-  [ -d results/effects/data ] || tar -xzf .gpu/effects_inputs.tar.gz
   run effects "${EFFECTS_LIMIT:-520}" snakemake --cores 16 --resources gpu=8 \
     --configfile configs/effects.yaml benchmarks/gpu/effects.yaml --allowed-rules $rules \
     --keep-going --rerun-incomplete --rerun-triggers mtime
@@ -113,12 +121,27 @@ effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/ef
   ls results/effects/models/*/*/*/best.pt 2>/dev/null | wc -l | sed 's/$/ trainings done/'
 }
 
+effects_part() {  # some of its runs, on the CPU config's own schedule: effects_same.yaml
+  unpack_effects effects_part || return 0
+  [ -f .gpu/effects_targets ] || { echo "== effects_part: no .gpu/effects_targets"; return 0; }
+  run effects_part "${EFFECTS_LIMIT:-520}" snakemake --cores 16 \
+    --resources gpu="${EFFECTS_JOBS:-12}" --configfile configs/effects.yaml \
+    benchmarks/gpu/effects_same.yaml --allowed-rules train translate attention_aer \
+    --keep-going --rerun-incomplete --rerun-triggers mtime -- $(cat .gpu/effects_targets)
+  # Back: training logs (with the parameter count), translations, AER, benchmarks, job logs
+  tar -czf "$OUT/effects_part.tar.gz" results/effects/models/*/*/*/metrics.jsonl \
+    results/effects/translations results/effects/aer results/effects/benchmarks/train \
+    results/effects/benchmarks/translate logs/effects 2>/dev/null
+  ls results/effects/models/*/*/*/best.pt 2>/dev/null | wc -l | sed 's/$/ trainings done/'
+  ls results/effects/translations/*/*/*/*.hyp 2>/dev/null | wc -l | sed 's/$/ test sets decoded/'
+}
+
 echo "== setup"
 setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants | compile | effects) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part)" >&2 ;;
   esac
 done

@@ -119,6 +119,7 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     from wordorder.evaluate.systems import (
         benchmark_seconds,
         count_parameters,
+        logged_parameters,
         systems_markdown,
         training_speed,
     )
@@ -139,6 +140,16 @@ def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     ckpt = tmp_path / "m.pt"
     save_checkpoint(ckpt, model, model.options.to_dict(), {})
     assert count_parameters(ckpt) == sum(p.numel() for p in model.parameters())
+    # The count comes from the summary record; an older log without it, from best.pt beside it
+    log.write_text(log.read_text() + '{"summary": {"steps": 4, "params": 1234}}\n')
+    assert logged_parameters(log) == 1234
+    old = tmp_path / "old" / "metrics.jsonl"
+    old.parent.mkdir()
+    old.write_text('{"step": 1, "tokens_per_s": 10}\n{"summary": {"steps": 1}}\n')
+    with pytest.raises(WordorderError, match="no parameter count"):
+        logged_parameters(old)
+    ckpt.rename(old.with_name("best.pt"))
+    assert logged_parameters(old) == sum(p.numel() for p in model.parameters())
     import pandas as pd
 
     table = pd.DataFrame(

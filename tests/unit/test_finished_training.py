@@ -272,6 +272,7 @@ def test_the_train_step_restores_its_metrics_log_with_one_summary_record(tmp_pat
     summary = job()
     log = (output.parent / "metrics.jsonl").read_bytes()
     assert json.loads(log.splitlines()[-1]) == {"summary": summary}
+    assert summary["params"] > 1000  # read by the systems table instead of the checkpoint
     delete_outputs(output.parent)
     capsys.readouterr()
     assert job() == summary

@@ -407,12 +407,10 @@ def length_perms(w):
     return [PERM.format(pair=w.pair, method=m, split=w.testset) for m in METHODS]
 
 
-# "model", not "checkpoint": the latter is a Snakemake keyword even inside a dict literal.
 def _system_runs():
     return [
         dict(
             r,
-            model=MODEL.format(**r),
             metrics=METRICS.format(**r),
             decodes=[
                 [
@@ -430,7 +428,7 @@ def systems_files():
     return [
         f
         for r in _system_runs()
-        for f in (r["model"], r["metrics"], *(x for d in r["decodes"] for x in d))
+        for f in (r["metrics"], *(x for d in r["decodes"] for x in d))
     ]
 
 

@@ -1,8 +1,9 @@
 """The size and speed columns of the papers' system tables (Chen 2019 Table 1, Chen 2020 Table V).
 
-Per (pair, variant, seed): the number of trainable parameters (tied matrices once), the training
-speed logged by the training loop (median ``tokens_per_s`` over the logged intervals: non-PAD target
-tokens per second, evaluation time excluded), and the decoding speed of the test sets (sentences
+Per (pair, variant, seed): the number of trainable parameters (tied matrices once; from the
+training's summary record), the training speed logged by the training loop (median
+``tokens_per_s`` over the logged intervals: non-PAD target tokens per second, evaluation time
+excluded), and the decoding speed of the test sets (sentences
 over the wall time Snakemake's ``benchmark`` recorded for the translate job). Speeds measured on a
 busy machine are not comparable across systems: the benchmark script is the place for that.
 """
@@ -28,6 +29,24 @@ def count_parameters(checkpoint: Path) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+def logged_parameters(metrics_log: Path) -> int:
+    """Trainable parameters from the training's summary record; logs written before the summary
+    carried them (2026-11-26) are counted from the ``best.pt`` beside the log."""
+    for line in Path(metrics_log).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            params = json.loads(line).get("summary", {}).get("params")
+            if isinstance(params, int):
+                return params
+    checkpoint = Path(metrics_log).with_name("best.pt")
+    if not checkpoint.is_file():
+        raise WordorderError(
+            "the training log has no parameter count and there is no best.pt beside it",
+            path=metrics_log,
+            hint="train the run again (its summary record then holds the count)",
+        )
+    return count_parameters(checkpoint)
+
+
 def training_speed(metrics_log: Path) -> float:
     """Median of the ``tokens_per_s`` records of a training log (NaN without any)."""
     values = []
@@ -49,8 +68,8 @@ def benchmark_seconds(tsv: Path) -> float:
 
 
 def systems_table(runs: Sequence[dict]) -> pd.DataFrame:
-    """One row per run dict (``pair``, ``variant``, ``seed``, ``model`` (the checkpoint),
-    ``metrics``, ``decodes``: [(translated source file, benchmark tsv), ...]) → params,
+    """One row per run dict (``pair``, ``variant``, ``seed``, ``metrics`` (the training log),
+    ``decodes``: [(translated source file, benchmark tsv), ...]) → params,
     train tok/s, decode sent/s."""
     from wordorder.io import read_lines
 
@@ -63,7 +82,7 @@ def systems_table(runs: Sequence[dict]) -> pd.DataFrame:
                 "pair": r["pair"],
                 "variant": r["variant"],
                 "seed": r["seed"],
-                "params": count_parameters(Path(r["model"])),
+                "params": logged_parameters(Path(r["metrics"])),
                 "train_tok_s": training_speed(Path(r["metrics"])),
                 "decode_sent_s": sentences / seconds if seconds > 0 else float("nan"),
             }
