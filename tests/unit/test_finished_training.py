@@ -381,3 +381,38 @@ def test_an_interrupted_training_leaves_no_declared_output(tmp_path):
     assert state.is_file() and (out / "last.pt").is_file()
     assert not (out / "best.pt").exists() and not (out / "metrics.jsonl").exists()
     assert run(tmp_path)["steps"] == 8 and (out / "best.pt").is_file()
+
+
+def test_a_best_checkpoint_snakemake_deleted_before_the_state_was_saved_survives(tmp_path):
+    """Stopped, Snakemake deletes a killed job's outputs while the job still saves its state:
+    best.pt can be gone before the snapshot. The best of update 3 must still come back on
+    resume, also when no later evaluation beats it (before the fix the resumed run ended with
+    no best checkpoint at all: "training ended without a best checkpoint")."""
+    import signal
+
+    from wordorder.train.resume import TrainingInterrupted
+
+    out, state = tmp_path / "out", tmp_path / "resume" / "state.pt"
+    opts = TrainOptions(**{**OPTIONS, "average_last": 0})
+    calls = []
+
+    def dev_score(hyps):  # best at the first evaluation (update 3), never again
+        calls.append(len(hyps))
+        if len(calls) == 2:  # update 6: Snakemake removes best.pt, then the kill arrives
+            (out / "best.pt").unlink()
+            os.kill(os.getpid(), signal.SIGTERM)
+        return 10.0 if len(calls) == 1 else 0.0
+
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny"}, 16)
+    with pytest.raises(TrainingInterrupted, match="after update 7"):
+        train(model, PAIRS, DEV, dev_score, opts, out, state_path=state)
+    assert not (out / "best.pt").exists()
+    torch.manual_seed(0)
+    model = build_model({"preset": "tiny"}, 16)
+    summary = train(model, PAIRS, DEV, lambda h: 0.0, opts, out, state_path=state)
+    assert summary["steps"] == 8 and summary["best_step"] == 3
+    best = torch.load(out / "best.pt", weights_only=True)
+    assert best["meta"]["step"] == 3 and best["meta"]["best"] is True
+    # finished: the live link is gone with the step folders, the final outputs are kept
+    assert sorted(p.name for p in (tmp_path / "resume" / "state.pt.kept").iterdir()) == ["final"]

@@ -110,7 +110,7 @@ def finish(state_path: Path, out_dir: Path, key: str, summary: Mapping[str, Any]
     }
     _write_marker(marker, record)
     state_path.unlink(missing_ok=True)
-    kept.prune(state_path, FOLDER)
+    kept.prune(state_path, FOLDER, live=False)
 
 
 def _read(marker: Path) -> dict[str, Any] | None:
@@ -177,7 +177,7 @@ def restore(state_path: Path, out_dir: Path, key: str, main: bool) -> dict[str, 
             if rel not in record["files"]:
                 (out_dir / rel).unlink()
         state_path.unlink(missing_ok=True)  # left by a kill between the record and its removal
-        kept.prune(state_path, FOLDER)
+        kept.prune(state_path, FOLDER, live=False)
         summary = record["summary"]
         print(
             f"training had already finished at update {summary.get('steps')} (stop: "

@@ -12,6 +12,12 @@ where linking is impossible (another file system) the file is copied.
 
 A folder is complete before the state that names it is written, and the older folders are
 removed only after that, so a kill at any moment leaves the state's folder intact.
+
+Snakemake may delete best.pt before the state is saved: stopped (Ctrl-C, SIGTERM), it removes
+the outputs of the jobs it kills while they still write their last state. So each new best
+checkpoint is also linked into ``<state>.kept/live/`` when it is written, and a snapshot takes
+it from there when best.pt is gone (seen 2026-11-26: a resumed run whose best evaluation came
+before the kill ended with no best checkpoint at all).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from wordorder.temps import make_temp
 
 BEST = "best.pt"
 HISTORY = "history"
+LIVE = "live"  # the newest best checkpoint, linked when written (not a step folder)
 
 
 def folder_of(state_path: Path) -> Path:
@@ -60,19 +67,27 @@ def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
     for stale in (tmp, final):  # left by a killed run that had got past this update
         shutil.rmtree(stale, ignore_errors=True)
     (tmp / HISTORY).mkdir(parents=True)
-    if (out_dir / BEST).is_file():
-        place(out_dir / BEST, tmp / BEST)
+    best = out_dir / BEST if (out_dir / BEST).is_file() else root / LIVE / BEST
+    if best.is_file():
+        place(best, tmp / BEST)
     for path in sorted((out_dir / HISTORY).glob("step*.pt")):
         place(path, tmp / HISTORY / path.name)
     os.replace(tmp, final)
     return name
 
 
-def prune(state_path: Path, keep: str) -> None:
-    """Remove the folders of earlier states (call after the state naming ``keep`` is saved)."""
+def keep_best(state_path: Path, out_dir: Path) -> None:
+    """Link the best.pt just written into ``<state>.kept/live/``, beyond Snakemake's reach."""
+    (folder_of(state_path) / LIVE).mkdir(parents=True, exist_ok=True)
+    place(out_dir / BEST, folder_of(state_path) / LIVE / BEST)
+
+
+def prune(state_path: Path, keep: str, live: bool = True) -> None:
+    """Remove the folders of earlier states (call after the state naming ``keep`` is saved);
+    the live best checkpoint too unless ``live`` (a finished run has no more use for it)."""
     root = folder_of(state_path)
     for path in root.iterdir() if root.is_dir() else []:
-        if path.name != keep:
+        if path.name != keep and not (live and path.name == LIVE):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -86,11 +101,14 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
             path=state_path,
             hint="delete the state to start this training from scratch",
         )
-    kept_best = folder / BEST
+    kept_best, live = folder / BEST, folder_of(state_path) / LIVE / BEST
     if kept_best.is_file():
         place(kept_best, out_dir / BEST)
+        live.parent.mkdir(exist_ok=True)
+        place(kept_best, live)
     else:
         (out_dir / BEST).unlink(missing_ok=True)
+        live.unlink(missing_ok=True)
     history = out_dir / HISTORY
     kept_history = {p.name: p for p in (folder / HISTORY).glob("step*.pt")}
     for path in history.glob("step*.pt") if history.is_dir() else []:

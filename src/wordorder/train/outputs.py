@@ -115,6 +115,8 @@ class TrainerOutputs:
         }
         if improved:
             save_checkpoint(out / "best.pt", self.model, self.options, {**meta, "best": True})
+            if self.state_path is not None:
+                kept.keep_best(self.state_path, out)
         save_checkpoint(out / "last.pt", self.model, self.options, meta)
         if opts.average_last:
             keep_recent(out / "history", s.step, self.model, self.options, meta, opts.average_last)
