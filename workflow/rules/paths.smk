@@ -426,9 +426,7 @@ def _system_runs():
 
 def systems_files():
     return [
-        f
-        for r in _system_runs()
-        for f in (r["metrics"], *(x for d in r["decodes"] for x in d))
+        f for r in _system_runs() for f in (r["metrics"], *(x for d in r["decodes"] for x in d))
     ]
 
 
