@@ -181,3 +181,14 @@ def test_cost_sums_the_jobs_cpu_footers(tmp_path):
     assert cost["wall_hours"] == pytest.approx(7210 / 3600)
     assert list(cost["by_command"]) == ["train", "translate"]
     assert "4.00 CPU-hours over 2 jobs" in cost_markdown(cost)
+    assert cost["gpu_jobs"] == 0 and "GPU" not in cost_markdown(cost)
+    # A decoding on a GPU machine (its speed record names the device): counted apart as well
+    (tmp_path / "c.log").write_text(
+        '{\n "sentences": 500,\n "device": "cuda"\n}\n'
+        "2026 INFO wordorder: translate finished in 4.0 s; peak memory 9 MB; cpu 360.0 s\n",
+        encoding="utf-8",
+    )
+    cost = cost_summary(tmp_path)
+    assert cost["jobs"] == 3 and cost["cpu_hours"] == pytest.approx(4.1)
+    assert cost["gpu_jobs"] == 1 and cost["gpu_host_cpu_hours"] == pytest.approx(0.1)
+    assert "1 of the jobs ran on a GPU machine: 0.10 of those CPU-hours" in cost_markdown(cost)

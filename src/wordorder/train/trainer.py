@@ -120,7 +120,8 @@ class Trainer(TrainerOutputs):
                 self.evaluate()
             if opts.average_last and d.main:
                 self.average()
-            summary = self.state.summary()
+            # the device, so an experiment's cost can tell GPU jobs from CPU ones
+            summary = {**self.state.summary(), "device": self.device.type}
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
                 key = finished.run_key(self.key, self.base_meta)
                 finished.finish(self.state_path, self.out_dir, key, summary)
