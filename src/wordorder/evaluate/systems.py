@@ -24,19 +24,25 @@ from wordorder.errors import WordorderError
 def count_parameters(checkpoint: Path) -> int:
     """Trainable parameters of the model in ``checkpoint``, each shared tensor counted once."""
     from wordorder.model_io.checkpoint import load_model
+    from wordorder.models.base import trainable_parameters
 
     model, _ = load_model(checkpoint)
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable_parameters(model)
+
+
+def _records(metrics_log: Path) -> list[dict]:
+    """The JSON records of a training's metrics log, one a line."""
+    text = Path(metrics_log).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def logged_parameters(metrics_log: Path) -> int:
     """Trainable parameters from the training's summary record; logs written before the summary
     carried them (2026-11-26) are counted from the ``best.pt`` beside the log."""
-    for line in Path(metrics_log).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            params = json.loads(line).get("summary", {}).get("params")
-            if isinstance(params, int):
-                return params
+    for rec in _records(metrics_log):
+        params = rec.get("summary", {}).get("params")
+        if isinstance(params, int):
+            return params
     checkpoint = Path(metrics_log).with_name("best.pt")
     if not checkpoint.is_file():
         raise WordorderError(
@@ -49,12 +55,11 @@ def logged_parameters(metrics_log: Path) -> int:
 
 def training_speed(metrics_log: Path) -> float:
     """Median of the ``tokens_per_s`` records of a training log (NaN without any)."""
-    values = []
-    for line in Path(metrics_log).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            if isinstance(rec.get("tokens_per_s"), (int, float)):
-                values.append(float(rec["tokens_per_s"]))
+    values = [
+        float(rec["tokens_per_s"])
+        for rec in _records(metrics_log)
+        if isinstance(rec.get("tokens_per_s"), (int, float))
+    ]
     return statistics.median(values) if values else float("nan")
 
 

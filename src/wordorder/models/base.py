@@ -61,6 +61,11 @@ def select_rows(obj: Any, index: Tensor) -> Any:
     return obj
 
 
+def trainable_parameters(model: nn.Module) -> int:
+    """Trainable parameters, each shared (tied) tensor once."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
     """Base class of all model families, generic over the family's encoder output and decoder
     state (e.g. ``Seq2SeqModel[RNNEncoderOut, RNNState]``).

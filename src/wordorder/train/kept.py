@@ -15,9 +15,10 @@ removed only after that, so a kill at any moment leaves the state's folder intac
 
 Snakemake may delete best.pt before the state is saved: stopped (Ctrl-C, SIGTERM), it removes
 the outputs of the jobs it kills while they still write their last state. So each new best
-checkpoint is also linked into ``<state>.kept/live/`` when it is written, and a snapshot takes
-it from there when best.pt is gone (seen 2026-11-26: a resumed run whose best evaluation came
-before the kill ended with no best checkpoint at all).
+checkpoint is also linked into ``<state>.kept/live/`` when it is written (and again when a
+resumed run restores it), and a snapshot takes it from there, not from best.pt (seen
+2026-11-26: a resumed run whose best evaluation came before the kill ended with no best
+checkpoint at all).
 """
 
 from __future__ import annotations
@@ -67,9 +68,8 @@ def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
     for stale in (tmp, final):  # left by a killed run that had got past this update
         shutil.rmtree(stale, ignore_errors=True)
     (tmp / HISTORY).mkdir(parents=True)
-    best = out_dir / BEST if (out_dir / BEST).is_file() else root / LIVE / BEST
-    if best.is_file():
-        place(best, tmp / BEST)
+    if (root / LIVE / BEST).is_file():
+        place(root / LIVE / BEST, tmp / BEST)
     for path in sorted((out_dir / HISTORY).glob("step*.pt")):
         place(path, tmp / HISTORY / path.name)
     os.replace(tmp, final)

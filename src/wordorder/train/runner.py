@@ -142,9 +142,6 @@ def run_training(
         raise WordorderError("training ended without a best checkpoint", path=output)
     # Why and where training stopped, for the convergence table (a record of its own, so that
     # readers of the interval records, e.g. the median tokens/s, do not see it).
-    # The parameter count travels with it, so the systems table needs no checkpoint (a run
-    # trained on another machine may bring back only its logs and translations).
-    summary["params"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
     if os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 writes the log
         with open(output.parent / "metrics.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps({"summary": summary}) + "\n")

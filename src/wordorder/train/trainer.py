@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from wordorder.device import autocast_dtype, keep_freed_cpu_memory, resolve_device
 from wordorder.model_io.batching import Pair, collate, make_batches
-from wordorder.models.base import Seq2SeqModel
+from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
 from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdown, sum_all, wrap
 from wordorder.train.options import TrainOptions
@@ -120,8 +120,14 @@ class Trainer(TrainerOutputs):
                 self.evaluate()
             if opts.average_last and d.main:
                 self.average()
-            # the device, so an experiment's cost can tell GPU jobs from CPU ones
-            summary = {**self.state.summary(), "device": self.device.type}
+            # The device, so an experiment's cost can tell GPU jobs from CPU ones; the parameter
+            # count, so the systems table needs no checkpoint (a run trained on another machine
+            # may bring back only its logs and translations).
+            summary = {
+                **self.state.summary(),
+                "device": self.device.type,
+                "params": trainable_parameters(self.model),
+            }
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
                 key = finished.run_key(self.key, self.base_meta)
                 finished.finish(self.state_path, self.out_dir, key, summary)
