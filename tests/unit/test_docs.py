@@ -24,7 +24,14 @@ HEADING = re.compile(r"^#{2,3} §([A-Z][A-Z0-9-]*) ", re.MULTILINE)
 def files() -> list[Path]:
     out = [REPO / "README.md", REPO / "Snakefile"]
     for top in SCANNED:
-        out += sorted(p for p in (REPO / top).rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        # not hidden folders: benchmarks/.peers holds a venv of third-party code
+        out += sorted(
+            p
+            for p in (REPO / top).rglob("*")
+            if p.suffix in SUFFIXES
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(REPO).parts)
+        )
     return out
 
 

@@ -124,3 +124,32 @@ def test_feed_forward_formula():
     assert torch.allclose(ffn(x), expected, atol=1e-6)
     ffn.train()
     assert not torch.allclose(ffn(x), expected)  # activation dropout active in training
+
+
+def test_bf16_attention_on_the_cpu_equals_float32_within_bf16_precision():
+    """Under the CPU's bf16 autocast attention takes the explicit path (torch's fused CPU
+    kernel is slow in bf16): same outputs as float32 up to bf16 rounding, padding and the
+    causal mask respected, and gradients flow to every projection."""
+    torch.manual_seed(3)
+    attn = MultiHeadAttention(32, 4)
+    x = torch.randn(3, 7, 32)
+    pad = torch.zeros(3, 7, dtype=torch.bool)
+    pad[1, 4:] = True
+    mask = key_padding_mask(pad)
+    for kwargs in ({"mask": mask}, {"causal": True}):
+        ref, _ = attn(x, **kwargs)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out, _ = attn(x, **kwargs)
+        assert out.dtype == torch.bfloat16
+        torch.testing.assert_close(out.float(), ref, rtol=0.05, atol=0.03)
+    # a padded key changes nothing, in bf16 as in float32
+    x2 = x.clone()
+    x2[1, 4:] = 100.0
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a, _ = attn(x, mask=mask)
+        b, _ = attn(x2, mask=mask)
+    assert torch.equal(a[1, :4], b[1, :4])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = attn(x, causal=True)
+    out.float().sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in attn.parameters())

@@ -12,6 +12,11 @@ V = 8,000: 112 ms against 183 ms for projection + ``F.cross_entropy`` forward an
 (a micro-benchmark of this function alone, before the in-place softmax took off ≈6 ms more).
 
 Only rows whose target is not PAD are projected at all.
+
+With a low-precision ``compute_dtype`` (bf16 autocast on the CPU) the three matrix products
+run in that dtype, as autocast would run them; the softmax, the loss and the label terms of
+the gradient stay float32. On 2 CPU threads with AVX512-BF16 (N = 4,088, V = 8,000, d = 256)
+forward + backward take 108 ms in bf16 against 278 ms in float32.
 """
 
 from __future__ import annotations
@@ -58,11 +63,19 @@ class _LinearCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx, hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float
+        ctx,
+        hidden: Tensor,
+        weight: Tensor,
+        target: Tensor,
+        smoothing: float,
+        compute_dtype: torch.dtype,
     ) -> tuple[Tensor, Tensor]:
         # hidden: (N, d), weight: (V, d), target: (N,)
         z = _WORKSPACE.take(hidden.size(0), weight.size(0), hidden.device)  # (N, V)
-        torch.mm(hidden.float(), weight.float().t(), out=z)
+        if compute_dtype == torch.float32:
+            torch.mm(hidden.float(), weight.float().t(), out=z)
+        else:  # the logits rounded to compute_dtype, as under autocast; the rest in float32
+            z.copy_(hidden.to(compute_dtype) @ weight.to(compute_dtype).t())
         z_target = z.gather(1, target[:, None]).squeeze(1)
         z_mean = z.mean(dim=-1)
         # Softmax in place: the CPU kernel makes its passes row by row while the row is in
@@ -84,7 +97,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         if not any(ctx.needs_input_grad[:2]):
             _WORKSPACE.give_back(z)
             return loss, nll_sum
-        ctx.smoothing = smoothing
+        ctx.smoothing, ctx.compute_dtype = smoothing, compute_dtype
         ctx.save_for_backward(hidden, weight, target, z)
         return loss, nll_sum
 
@@ -95,21 +108,29 @@ class _LinearCrossEntropy(torch.autograd.Function):
         hidden, weight, target, probs = ctx.saved_tensors
         eps, vocab = ctx.smoothing, weight.size(0)
         h, w = hidden.float(), weight.float()
+        # The products with P in the compute dtype (P itself once converted); sums in float32.
+        low = ctx.compute_dtype != torch.float32
+        p_mm = probs.to(ctx.compute_dtype) if low else probs
+        h_mm, w_mm = (hidden.to(ctx.compute_dtype), weight.to(ctx.compute_dtype)) if low else (h, w)
         grad_hidden = grad_weight = None
         if ctx.needs_input_grad[0]:
-            g = probs @ w
+            g = (p_mm @ w_mm).float()
             g.sub_(w.sum(0), alpha=eps / vocab).sub_(w.index_select(0, target), alpha=1.0 - eps)
             grad_hidden = g.mul_(grad_loss).to(hidden.dtype)
         if ctx.needs_input_grad[1]:
-            g = (h.t() @ probs).t()  # (V, d); 12 % faster than probs.t() @ h on the CPU
+            g = (h_mm.t() @ p_mm).t().float()  # (V, d); 12 % faster than P.t() @ h on the CPU
             g.sub_(h.sum(0), alpha=eps / vocab).index_add_(0, target, h, alpha=-(1.0 - eps))
             grad_weight = g.mul_(grad_loss).to(weight.dtype)
         _WORKSPACE.give_back(probs)
-        return grad_hidden, grad_weight, None, None
+        return grad_hidden, grad_weight, None, None, None
 
 
 def linear_cross_entropy(
-    hidden: Tensor, weight: Tensor, target: Tensor, smoothing: float = 0.0
+    hidden: Tensor,
+    weight: Tensor,
+    target: Tensor,
+    smoothing: float = 0.0,
+    compute_dtype: torch.dtype = torch.float32,
 ) -> tuple[Tensor, Tensor]:
     """Summed label-smoothed loss and summed NLL (no gradient) over the non-PAD targets.
 
@@ -118,6 +139,7 @@ def linear_cross_entropy(
         weight: (V, d) output matrix (no bias).
         target: (...) LongTensor of reference ids, PAD where there is none.
         smoothing: ε of label smoothing.
+        compute_dtype: dtype of the matrix products (float32, or bf16 under CPU autocast).
     Returns:
         Two float32 scalars; equal to ``F.cross_entropy(hidden @ weight.T, target,
         ignore_index=PAD, label_smoothing=ε, reduction="sum")`` and the same with ε = 0.
@@ -126,5 +148,5 @@ def linear_cross_entropy(
     keep = flat_target.ne(PAD_ID).nonzero().squeeze(1)
     rows = hidden.reshape(-1, hidden.size(-1)).index_select(0, keep)
     return _LinearCrossEntropy.apply(
-        rows, weight, flat_target.index_select(0, keep), float(smoothing)
+        rows, weight, flat_target.index_select(0, keep), float(smoothing), compute_dtype
     )

@@ -17,6 +17,9 @@ class TrainOptions:
     """Training options (the ``train:`` section of the config).
 
     ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
+    ``cpu_amp`` trains in bf16 autocast on a CPU that has bf16 arithmetic (AVX512-BF16 or
+    AMX; an error elsewhere): float32 weights and optimizer, bf16 matrix products. Off by
+    default: its numbers differ from float32 runs in the last digits.
     ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
     ``warmup`` updates; with ``schedule: noam`` it is the factor of Vaswani et al.'s Eq. 3 and
@@ -36,6 +39,7 @@ class TrainOptions:
 
     device: str = "auto"
     amp: bool = True
+    cpu_amp: bool = False
     batch_tokens: int = 4096
     accum_steps: int = 1
     lr: float = 7e-4

@@ -17,7 +17,12 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from wordorder.device import autocast_dtype, keep_freed_cpu_memory, resolve_device
+from wordorder.device import (
+    autocast_dtype,
+    keep_freed_cpu_memory,
+    precision_name,
+    resolve_device,
+)
 from wordorder.model_io.batching import Pair, collate, make_batches
 from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
@@ -71,7 +76,7 @@ class Trainer(TrainerOutputs):
         if device.type == "cpu":
             keep_freed_cpu_memory()
         model.to(device).train()
-        self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp)
+        self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp, opts.cpu_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
         self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
@@ -120,12 +125,14 @@ class Trainer(TrainerOutputs):
                 self.evaluate()
             if opts.average_last and d.main:
                 self.average()
-            # The device, so an experiment's cost can tell GPU jobs from CPU ones; the parameter
-            # count, so the systems table needs no checkpoint (a run trained on another machine
-            # may bring back only its logs and translations).
+            # The device, so an experiment's cost can tell GPU jobs from CPU ones; the precision
+            # (float32, or the autocast dtype); the parameter count, so the systems table needs
+            # no checkpoint (a run trained on another machine may bring back only its logs and
+            # translations).
             summary = {
                 **self.state.summary(),
                 "device": self.device.type,
+                "precision": precision_name(self.amp_dtype),
                 "params": trainable_parameters(self.model),
             }
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)

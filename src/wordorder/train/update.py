@@ -23,13 +23,20 @@ def batch_loss(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
 
-    In float32 the output projection and the loss run fused (:mod:`wordorder.train.loss`);
-    under autocast the logits are formed in the autocast dtype and normalised in float32.
+    In float32, and under the CPU's bf16 autocast, the output projection and the loss run
+    fused (:mod:`wordorder.train.loss`; its products in the autocast dtype); under CUDA's
+    autocast the logits are formed in the autocast dtype and normalised in float32.
     """
     target = batch.tgt_out
     if amp_dtype is None:
         hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
         loss, nll = linear_cross_entropy(hidden, model.output_weight, target, smoothing)
+    elif batch.src.device.type == "cpu":
+        with torch.autocast(device_type="cpu", dtype=amp_dtype):
+            hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
+        loss, nll = linear_cross_entropy(
+            hidden, model.output_weight, target, smoothing, compute_dtype=amp_dtype
+        )
     else:
         with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype):
             logits = model(batch.src, batch.tgt_in, batch.feats)

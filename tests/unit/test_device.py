@@ -1,0 +1,29 @@
+"""Choosing the device and the precision of training."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from wordorder import device as dev
+from wordorder.errors import WordorderError
+
+
+def test_cpu_trains_in_float32_unless_cpu_amp_is_asked_for():
+    assert dev.autocast_dtype("cpu", amp=True) is None  # amp alone is CUDA's
+    assert dev.autocast_dtype("cpu", amp=True, cpu_amp=False) is None
+
+
+def test_cpu_amp_is_bf16_where_the_cpu_has_it_and_an_error_where_it_does_not(monkeypatch):
+    monkeypatch.setattr(dev, "cpu_has_native_bf16", lambda: True)
+    assert dev.autocast_dtype("cpu", amp=False, cpu_amp=True) == torch.bfloat16
+    monkeypatch.setattr(dev, "cpu_has_native_bf16", lambda: False)
+    with pytest.raises(WordorderError, match="cpu_amp.*no native bf16") as err:
+        dev.autocast_dtype("cpu", amp=True, cpu_amp=True)
+    assert "train.cpu_amp: false" in err.value.hint
+
+
+def test_native_bf16_is_read_from_the_cpu_flags():
+    flags = open("/proc/cpuinfo", encoding="utf-8").read()  # this test runs on Linux
+    expected = " avx512_bf16" in flags or " amx_bf16" in flags
+    assert dev.cpu_has_native_bf16() is expected
