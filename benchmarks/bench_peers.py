@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_peers.py [--work benchmarks/.peers] [--direction en-ja]
         [--pairs 20000] [--steps 300] [--warmup-steps 50] [--rounds 2] [--threads 2]
-        [--batch-tokens 4096] [--json out.json]
+        [--batch-tokens 4096] [--amp] [--json out.json]
 
 * eole is installed on the first run into ``--work``/venv (pip, ``-c constraints.txt``, plus
   aiohttp, which eole needs and does not declare); later runs reuse it. Offline, the run stops
@@ -16,9 +16,10 @@
   has no post-norm), biases in every linear layer, one embedding matrix for source, target and
   output, sinusoidal positions, dropout 0.1, no attention dropout, label smoothing 0.1, Adam
   (0.9, 0.98, eps 1e-9) without gradient clipping, the Noam schedule (factor 2, 4000 warm-up
-  updates), fp32 on the CPU with ``--threads`` threads (OMP_NUM_THREADS and torch's threads),
-  batches of at most ``--batch-tokens`` padded tokens, one batch per update, data prepared
-  in the training process (eole ``num_workers: 0``). Both build 7,578,624 parameters.
+  updates), fp32 (``--amp``: bf16 mixed precision in both, see below) on the CPU with
+  ``--threads`` threads (OMP_NUM_THREADS and torch's threads), batches of at most
+  ``--batch-tokens`` padded tokens, one batch per update, data prepared in the training
+  process (eole ``num_workers: 0``). Both build 7,578,624 parameters.
 * How a batch is counted (S, T: pieces of a pair). wordorder: n × max(max(S+1, T+1)) over the
   batch (source + EOS, BOS + target), examples sorted by that width then S, cut at ≤ budget,
   per epoch. eole (``batch_type: tokens``, inputters/dynamic_iterator.py): n × max(max(S, T+2))
@@ -28,6 +29,10 @@
   target padding, hence fewer target tokens per update at the same budget (both shown).
 * Not equal: eole uses torch's plain Adam (wordorder the fused one), its own init (xavier),
   no EOS on the source, and logits + loss unfused; these are part of what is measured.
+* ``--amp``: both train in bf16 mixed precision on the CPU (float32 weights and Adam, torch's
+  CPU autocast): eole with ``compute_dtype: bf16`` and ``use_amp``, wordorder with
+  ``train.cpu_amp``; MFU is then against the bf16 ``torch.mm`` peak. It needs a CPU with native
+  bf16 (AVX512-BF16 or AMX).
 * Rounds: eole, wordorder, eole, wordorder, ... each a fresh process training
   ``--warmup-steps`` + ``--steps`` updates; only updates warmup+1..warmup+steps are timed, from
   the end of update ``warmup`` to the end of the last update (batching, logging every
@@ -152,6 +157,7 @@ def wordorder_child(job: dict) -> None:
     opts = TrainOptions(
         device="cpu",
         amp=False,
+        cpu_amp=job.get("amp", False),
         batch_tokens=job["batch_tokens"],
         lr=a["noam_factor"],
         schedule="noam",
@@ -253,6 +259,7 @@ def one_round(
             args.pairs,
             arch,
             train_from,
+            amp=args.amp,
         )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child(
@@ -276,6 +283,7 @@ def one_round(
             "report_every": every,
             "seed": args.seed,
             "arch": arch,
+            "amp": args.amp,
         }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(
@@ -373,6 +381,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-tokens", type=int, default=4096)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--amp", action="store_true", help="bf16 mixed precision in both toolkits")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--wordorder-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -394,20 +403,20 @@ def main() -> None:
     print(
         f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ "
         f"{args.batch_tokens} padded tokens, {args.threads} threads, torch {torch.__version__}, "
-        f"eole {EOLE_VERSION}; updates {args.warmup_steps + 1}..{args.warmup_steps + args.steps} "
-        f"timed, reports every {every}",
+        f"eole {EOLE_VERSION}, {'bf16 mixed precision' if args.amp else 'fp32'}; updates "
+        f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}",
         flush=True,
     )
-    peaks = [matmul_peak(args.threads)]
+    peaks = [matmul_peak(args.threads, bf16=args.amp)]
     rows = []
     for k in range(1, args.rounds + 1):
         for toolkit in ("eole", "wordorder"):
             rows.append(one_round(toolkit, k, args, data, eole_py, every))
-    peaks.append(matmul_peak(args.threads))
+    peaks.append(matmul_peak(args.threads, bf16=args.amp))
     peak = max(peaks)
     s = summary(rows, lengths, vocab, peak, args.steps)
     print(
-        f"fp32 matmul peak ({args.threads} threads, 2048² torch.mm): "
+        f"{'bf16' if args.amp else 'fp32'} matmul peak ({args.threads} threads, 2048² torch.mm): "
         f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); "
         f"MFU against {peak / 1e9:.1f}"
     )

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_peers_decode.py [--work benchmarks/.peers] [--direction en-ja]
         [--updates 2500] [--eole-updates N] [--warmup 400] [--peak-lr 0.002] [--beam 4]
-        [--rounds 2] [--threads 2]
+        [--rounds 2] [--threads 2] [--amp]
         [--d 256 --ff 1024 --heads 4 --layers 3] [--json out.json]
 
 * Training: both toolkits train the shared architecture of ``bench_peers.py`` (or the width and
@@ -17,7 +17,8 @@
   alone on a quiet machine. ``--eole-updates`` trains eole longer where it needs more updates
   than wordorder for equal BLEU; it goes on from the eole model trained with fewer updates (same
   settings otherwise) where there is one, with its optimizer state and step count, so the Noam
-  schedule is that of one training from scratch.
+  schedule is that of one training from scratch. ``--amp``: both train in bf16 mixed precision
+  (as in ``bench_peers.py --amp``); decoding stays float32 in both.
 * Test: the first ``--test`` sentences of the Tanaka test set, segmented with the same
   sentencepiece model; BLEU (sacrebleu, ``tokenize none``) of the decoded pieces joined back into
   words, against the corpus' tokenized references. Equal BLEU (within ``--bleu-tolerance``) or the
@@ -141,7 +142,7 @@ def decode(
             "-batch_size",
             size,
         ]
-        cmd += ["-report_time"]
+        cmd += ["-compute_dtype", "fp32", "-report_time"]
         wall, _ = run_child(cmd, log, env)
         text = log.read_text(encoding="utf-8")
         found = {name: pattern.search(text) for name, pattern in _EOLE_TIME.items()}
@@ -257,6 +258,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bleu-tolerance", type=float, default=1.0)
+    ap.add_argument("--amp", action="store_true", help="train both in bf16 mixed precision")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--decode-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -289,7 +291,8 @@ def main() -> None:
         f"{args.layers} d {args.d} FFN {args.ff} heads {args.heads}, "
         f"{args.updates} updates (eole {args.eole_updates}) of ≤ {args.batch_tokens} "
         f"tokens (peak lr {args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, "
-        f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}",
+        f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}"
+        f"{', trained in bf16 mixed precision' if args.amp else ''}",
         flush=True,
     )
     # Training (bench_peers' rounds: the window is updates 101..N), once per settings: a later run
@@ -298,6 +301,8 @@ def main() -> None:
         k: str(getattr(args, k)) for k in ("direction", "pairs", "vocab", "batch_tokens", "seed")
     }
     settings["arch"] = json.dumps(arch, sort_keys=True)
+    if args.amp:  # float32 models keep the settings (and so the reuse) of earlier runs
+        settings["amp"] = "bf16"
     rows = [
         trained(t, args, data, eole_py, arch, {**settings, "updates": str(n)})
         for t, n in (("eole", args.eole_updates), ("wordorder", args.updates))

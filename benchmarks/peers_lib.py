@@ -88,14 +88,14 @@ def training_flops(
     )
 
 
-def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
-    """Best fp32 FLOP/s (2·n³ per product) of ``torch.mm`` on ``threads`` threads: the measurement
-    of bench_variants.py, on a set thread count."""
+def matmul_peak(threads: int, n: int = 2048, repeats: int = 10, bf16: bool = False) -> float:
+    """Best fp32 (``bf16``: bf16) FLOP/s (2·n³ per product) of ``torch.mm`` on ``threads``
+    threads: the measurement of bench_variants.py, on a set thread count."""
     import torch
     from bench_variants import matmul_peak as peak  # the benchmarks folder is on sys.path
 
     torch.set_num_threads(threads)
-    return peak(n, repeats)
+    return peak(n, repeats, dtype=torch.bfloat16 if bf16 else torch.float32)
 
 
 # -- eole's training log ---------------------------------------------------------------
@@ -207,10 +207,13 @@ def eole_config(
     pairs: int,
     arch: dict = ARCH,
     train_from: Path | None = None,
+    amp: bool = False,
 ) -> dict:
     """eole's train config for the shared architecture and schedule, on pre-segmented files;
     with ``train_from`` (an eole model folder), the training goes on from that checkpoint with
-    its optimizer state and step count (``reset_optim none``) up to ``steps``."""
+    its optimizer state and step count (``reset_optim none``) up to ``steps``. ``amp``: bf16
+    mixed precision (``compute_dtype: bf16`` with ``use_amp``: float32 weights, torch's CPU
+    autocast, as wordorder's ``cpu_amp``)."""
     assert arch["enc_layers"] == arch["dec_layers"], (
         "eole's transformer config takes one layer count"
     )
@@ -240,7 +243,8 @@ def eole_config(
             "accum_count": [1],
             "normalization": "tokens",
             "num_workers": 0,
-            "compute_dtype": "fp32",
+            "compute_dtype": "bf16" if amp else "fp32",
+            "use_amp": True,  # only acts with a 16-bit compute_dtype
             "optim": "adam",
             "adam_beta1": arch["betas"][0],
             "adam_beta2": arch["betas"][1],
