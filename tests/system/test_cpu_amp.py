@@ -39,7 +39,7 @@ def test_bf16_loss_and_gradients_are_close_to_float32_and_updates_move(name):
     model.zero_grad(set_to_none=True)
     loss16, _ = batch_loss(model, batch, 0.1, torch.bfloat16)
     assert loss16.dtype == torch.float32
-    assert abs(float(loss16) - float(loss32)) <= 0.02 * float(loss32)
+    assert abs(loss16.item() - loss32.item()) <= 0.02 * loss32.item()
     loss16.backward()
     grads16 = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
     assert grads16.keys() == grads32.keys()
