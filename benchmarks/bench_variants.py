@@ -26,6 +26,8 @@ Setup (the issue's benchmark config):
 * On a GPU (``--device cuda``): each update is timed up to its last kernel; with ``--amp`` the
   updates run under bf16 autocast (fp16 where the GPU has no bf16), and MFU is against the
   measured bf16 ``torch.mm`` peak (8192×8192) and against the data sheet's dense peak.
+  On the CPU ``--amp`` is training's ``cpu_amp`` (bf16 autocast; needs AVX512-BF16 or AMX),
+  MFU against the bf16 ``torch.mm`` peak (2048×2048).
   ``--preset base`` gives every variant the base size (the papers' Transformer-base).
 
     .venv/bin/python benchmarks/bench_variants.py [--variants a,b] [--steps 300] [--json out.json]
@@ -163,7 +165,8 @@ def linear_weights(model) -> tuple[int, int]:
 
 def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float]:
     opts = TrainOptions(lr=5e-4, label_smoothing=0.1, seed=args.seed)
-    device, amp_dtype = torch.device(args.device), autocast_dtype(args.device, args.amp)
+    device = torch.device(args.device)
+    amp_dtype = autocast_dtype(args.device, args.amp, cpu_amp=args.amp)
     model.to(device)
     optimizer = make_optimizer(model, opts)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
@@ -306,7 +309,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument(
-        "--amp", action="store_true", help="autocast on CUDA (bf16, else fp16), as training's amp"
+        "--amp",
+        action="store_true",
+        help="autocast: on CUDA bf16 (else fp16), as training's amp; on the CPU bf16, as cpu_amp",
     )
     ap.add_argument("--preset", default=None, help="every variant at this size (e.g. base)")
     args = ap.parse_args()
@@ -343,7 +348,7 @@ def main() -> None:
         flush=True,
     )
     on_cuda = torch.device(args.device).type == "cuda"
-    amp_dtype = autocast_dtype(args.device, args.amp)
+    amp_dtype = autocast_dtype(args.device, args.amp, cpu_amp=args.amp)
     peak_dtype = amp_dtype or torch.float32
     peak_name = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[peak_dtype]
     if on_cuda:
