@@ -48,7 +48,7 @@ import torch
 
 from wordorder.config import load_variants
 from wordorder.decode.batches import translate_batches
-from wordorder.device import autocast_dtype, keep_freed_cpu_memory
+from wordorder.device import autocast_dtype, keep_freed_cpu_memory, precision_name
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model
 from wordorder.models.registry import resolve_options
@@ -349,8 +349,7 @@ def main() -> None:
     )
     on_cuda = torch.device(args.device).type == "cuda"
     amp_dtype = autocast_dtype(args.device, args.amp, cpu_amp=args.amp)
-    peak_dtype = amp_dtype or torch.float32
-    peak_name = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[peak_dtype]
+    peak_dtype, peak_name = amp_dtype or torch.float32, precision_name(amp_dtype)
     if on_cuda:
         print(f"device {torch.cuda.get_device_name()}, autocast {amp_dtype}", flush=True)
     measure = lambda: matmul_peak(8192 if on_cuda else 2048, 10, args.device, peak_dtype)  # noqa: E731

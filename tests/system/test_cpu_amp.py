@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_cuda import LEARNERS, MODELS, model_and_data
-from test_learns_reordering import BLEU_BAR, TARGET_DEV_BLEU, bleu
+from test_cuda import LEARNERS, MODELS, model_and_data, train_learner
+from test_learns_reordering import BLEU_BAR
 
-from wordorder.decode.batches import translate_batches
 from wordorder.device import cpu_has_native_bf16
 from wordorder.model_io.batching import collate
-from wordorder.train.loop import TrainOptions, train
+from wordorder.train.loop import TrainOptions
 from wordorder.train.update import batch_loss, make_optimizer, update
 
 pytestmark = pytest.mark.skipif(
@@ -69,37 +68,7 @@ def test_bf16_loss_and_gradients_are_close_to_float32_and_updates_move(name):
 def test_learns_svo_to_sov_with_cpu_amp(name, tmp_path):
     """Trained with ``cpu_amp`` (the Trainer's own bf16 path), beam 4 reaches the float32 tests'
     bar; the training summary says it ran in bf16."""
-    model, data, train_f, test_f = model_and_data(name)
-    test_src, test_ref = data[1], data[2]
-    dev_f = {k: v[:50] for k, v in test_f.items()} if test_f else None
-    opts = TrainOptions(
-        device="cpu",
-        cpu_amp=True,
-        batch_tokens=1500,
-        lr=3e-3 if name.startswith("rnn") else 2e-3,
-        warmup=100 if name.startswith("rnn") else 150,
-        max_steps=600,
-        eval_every=100,
-        target_bleu=TARGET_DEV_BLEU,
-        log_every=100,
-        label_smoothing=0.1,
-        seed=1,
-    )
-    summary = train(
-        model,
-        data[0],
-        test_src[:50],
-        lambda h: bleu(h, test_ref[:50]),
-        opts,
-        tmp_path,
-        {"task": "svo-sov"},
-        train_feats=train_f,
-        dev_feats=dev_f,
-    )
+    _, summary, score, _, _ = train_learner(name, tmp_path, device="cpu", cpu_amp=True)
     assert summary["precision"] == "bf16"
-    hyps = translate_batches(
-        model, test_src, beam_size=4, device="cpu", progress=False, feats=test_f
-    )
-    score = bleu(hyps, test_ref)
     print(f"\n{name} with cpu_amp: {summary['steps']} updates, BLEU {score:.2f}")
     assert score >= BLEU_BAR

@@ -146,27 +146,25 @@ def test_mixed_precision_losses_are_close_and_updates_finite(name):
 LEARNERS = ["transformer-baseline", "transformer-preorder_relative", "rnn-sdatt"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", LEARNERS)
-def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
-    """Trained on the device with AMP on (bf16 where the GPU has it), beam 4 reaches the CPU
-    tests' bar, and the checkpoint decodes to the same hypotheses on the CPU as on the device."""
+def train_learner(name: str, out, **options):
+    """Train the learner ``name`` on the reordering task with the shared settings plus
+    ``options`` (device, precision, time limit); returns the model, the training summary, its
+    beam-4 test BLEU on ``options``' device, and the test sources and features."""
     model, data, train_f, test_f = model_and_data(name)
     test_src, test_ref = data[1], data[2]
     dev_f = {k: v[:50] for k, v in test_f.items()} if test_f else None
+    rnn = name.startswith("rnn")
     opts = TrainOptions(
-        device=DEVICE,
-        amp=True,
         batch_tokens=1500,
-        lr=3e-3 if name.startswith("rnn") else 2e-3,
-        warmup=100 if name.startswith("rnn") else 150,
+        lr=3e-3 if rnn else 2e-3,
+        warmup=100 if rnn else 150,
         max_steps=600,
-        max_minutes=1.5,
         eval_every=100,
         target_bleu=TARGET_DEV_BLEU,
         log_every=100,
         label_smoothing=0.1,
         seed=1,
+        **options,
     )
     summary = train(
         model,
@@ -174,15 +172,25 @@ def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
         test_src[:50],
         lambda h: bleu(h, test_ref[:50]),
         opts,
-        tmp_path,
+        out,
         {"task": "svo-sov"},
         train_feats=train_f,
         dev_feats=dev_f,
     )
-    on_device = translate_batches(
-        model, test_src, beam_size=4, device=DEVICE, progress=False, feats=test_f
+    hyps = translate_batches(
+        model, test_src, beam_size=4, device=opts.device, progress=False, feats=test_f
     )
-    score = bleu(on_device, test_ref)
+    return model, summary, bleu(hyps, test_ref), test_src, test_f
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LEARNERS)
+def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
+    """Trained on the device with AMP on (bf16 where the GPU has it), beam 4 reaches the CPU
+    tests' bar, and the checkpoint decodes to the same hypotheses on the CPU as on the device."""
+    _, summary, score, test_src, test_f = train_learner(
+        name, tmp_path, device=DEVICE, amp=True, max_minutes=1.5
+    )
     print(f"\n{name} on {DEVICE}: {summary['steps']} updates, BLEU {score:.2f}")
     assert score >= BLEU_BAR
 
