@@ -1,6 +1,8 @@
-"""Findings: the seed-paired bootstrap is sacreBLEU's paired bootstrap for one seed, and the
-verdicts follow the paper's sign and p < 0.05; the CLI writes the table. Real sentences: the
-Multi30k test2016 German references, with systems made by deleting words."""
+"""Findings with the training run as the unit: per-run BLEU as sacreBLEU scores it, each
+system's own mean and sd, the permutation p, the two-level bootstrap CI, Holm over the table and
+the verdicts; one run of each system falls back to sacreBLEU's paired bootstrap, labelled so; the
+CLI writes the table and the per-run scores. Real sentences: the Multi30k test2016 German
+references, with systems made by deleting words."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import random
 
 import pytest
 from sacrebleu.metrics import BLEU
-from sacrebleu.significance import PairedTest
 from test_bad_inputs import run
 
-from wordorder.evaluate.findings import findings_markdown, seed_paired_bootstrap, verdict
+from wordorder.errors import WordorderError
+from wordorder.evaluate.findings import compare_runs, findings_markdown, judge
+from wordorder.evaluate.seed_stats import permutation_test, pooled_sd, welch
+from wordorder.evaluate.significance import bleu_paired_bootstrap
 
 
 @pytest.fixture(scope="module")
@@ -30,85 +34,124 @@ def damaged(refs, share, seed):
     return [" ".join(w for w in r.split() if rng.random() >= share) or r.split()[0] for r in refs]
 
 
-def test_one_seed_equals_sacrebleus_paired_bootstrap(refs):
-    system, baseline = damaged(refs, 0.10, 1), damaged(refs, 0.13, 2)
-    ours = seed_paired_bootstrap([system], [baseline], [refs], samples=200, seed=12345)
-    test = PairedTest(
-        [("baseline", baseline), ("system", system)],
-        {"BLEU": BLEU()},
-        [refs],
-        test_type="bs",
-        n_samples=200,
-    )
-    import os
-
-    os.environ["SACREBLEU_SEED"] = "12345"
-    _, results = test()
-    assert ours["p"] == results["BLEU"][1].p_value
-    assert ours["delta"] == pytest.approx(
-        BLEU().corpus_score(system, [refs]).score - BLEU().corpus_score(baseline, [refs]).score,
-        abs=1e-4,
-    )
-    assert ours["sd"] == 0.0 and len(ours["per_seed"]) == 1
+def bleu(hyps, refs):
+    return BLEU().corpus_score(hyps, [refs]).score
 
 
-def test_several_seeds_mean_sd_and_symmetry(refs):
-    system = [damaged(refs, 0.05, s) for s in (1, 2, 3)]
-    baseline = [damaged(refs, 0.30, s) for s in (4, 5, 6)]
-    out = seed_paired_bootstrap(system, baseline, [refs], samples=100)
-    per_seed = [
-        BLEU().corpus_score(s, [refs]).score - BLEU().corpus_score(b, [refs]).score
-        for s, b in zip(system, baseline)
-    ]
-    assert out["per_seed"] == pytest.approx(per_seed, abs=1e-4)
-    assert out["delta"] == pytest.approx(sum(per_seed) / 3, abs=1e-4) and out["sd"] > 0
-    assert out["p"] < 0.05  # a quarter of the words fewer is far beyond sampling noise
-    back = seed_paired_bootstrap(baseline, system, [refs], samples=100)
+def test_runs_are_the_unit(refs):
+    # three runs of a system against two of its baseline: no pairing of runs
+    system = [damaged(refs, share, s) for share, s in ((0.05, 1), (0.08, 2), (0.06, 3))]
+    baseline = [damaged(refs, share, s) for share, s in ((0.30, 4), (0.25, 5))]
+    out = compare_runs(system, baseline, [refs], samples=200)
+    a, b = [bleu(h, refs) for h in system], [bleu(h, refs) for h in baseline]
+    assert out["system_scores"] == pytest.approx(a, abs=1e-9)
+    assert out["baseline_scores"] == pytest.approx(b, abs=1e-9)
+    assert (out["system_runs"], out["baseline_runs"]) == (3, 2)
+    assert out["system_mean"] == pytest.approx(sum(a) / 3)
+    assert out["delta"] == pytest.approx(sum(a) / 3 - sum(b) / 2)
+    assert out["system_sd"] > 0 and out["baseline_sd"] > 0
+    # 5 runs, fully separated: the exact permutation p is 1/C(5, 2) = 0.1, not significant
+    assert out["test"] == "exact permutation" and out["seed_level"]
+    assert out["p"] == out["p_permutation"] == pytest.approx(0.1)
+    assert out["p_welch"] == pytest.approx(welch(a, b).p)
+    assert out["pooled_sd"] == pytest.approx(pooled_sd(a, b))
+    assert out["mde"] > 0
+    lo, hi = out["ci"]
+    assert lo < out["delta"] < hi and lo > 5  # a fifth of the words fewer: far from 0
+    # the other way round: the same p, the opposite Δ and CI
+    back = compare_runs(baseline, system, [refs], samples=200)
     assert back["p"] == out["p"] and back["delta"] == pytest.approx(-out["delta"])
-    # the same outputs cannot differ: p is the largest possible
-    assert seed_paired_bootstrap(system, system, [refs], samples=100)["p"] == 1.0
-    # different outputs with no overlap at all score BLEU 0 in every draw: no difference, p = 1
-    nothing = [["xyzzy"] * len(refs)], [["plugh"] * len(refs)]
-    assert seed_paired_bootstrap(*nothing, [refs], samples=50) == {
-        "delta": 0.0,
-        "sd": 0.0,
-        "per_seed": [0.0],
-        "p": 1.0,
-        "samples": 50,
+
+
+def test_one_run_each_is_sacrebleus_paired_bootstrap(refs):
+    system, baseline = damaged(refs, 0.10, 1), damaged(refs, 0.13, 2)
+    out = compare_runs([system], [baseline], [refs], samples=200)
+    ours = bleu_paired_bootstrap(system, baseline, refs, samples=200)
+    assert out["p"] == ours["p"] and out["test"] == "paired bootstrap, one run"
+    assert not out["seed_level"] and out["mde"] is None and out["p_welch"] is None
+    assert out["system_sd"] is None and out["pooled_sd"] is None
+    assert out["delta"] == pytest.approx(bleu(system, refs) - bleu(baseline, refs))
+    # the permutation test of one run against one says nothing: p = 1
+    assert out["p_permutation"] == 1.0 == permutation_test([1.0], [2.0]).p
+
+
+def test_refuses_mismatched_outputs(refs):
+    with pytest.raises(WordorderError, match="different numbers of lines"):
+        compare_runs([refs], [refs[:-1]], [refs])
+    with pytest.raises(WordorderError, match="at least one run"):
+        compare_runs([], [refs], [refs])
+
+
+def row(**kw):
+    base = {
+        "paper": "Kawara 2021",
+        "pair": "ja-en",
+        "testset": "test",
+        "system": "rel_btg",
+        "baseline": "base",
+        "paper_delta": 1.34,
+        "what": "",
+        "system_scores": [26.03, 27.19, 25.06],
+        "baseline_scores": [26.29, 26.35, 25.81],
+        "system_mean": 26.093,
+        "system_sd": 1.066,
+        "system_runs": 3,
+        "baseline_mean": 26.15,
+        "baseline_sd": 0.59,
+        "baseline_runs": 3,
+        "delta": 0.512,
+        "ci": [-0.61, 1.7],
+        "p": 0.2,
+        "test": "exact permutation",
+        "seed_level": True,
+        "mde": 2.0814,
+        "samples": 1000,
     }
+    return {**base, **kw}
 
 
-def test_verdicts():
-    assert verdict(+1.3, +0.8, 0.01) == "reproduced"
-    assert verdict(+1.3, -0.8, 0.01) == "opposite"
-    assert verdict(-1.8, -0.2, 0.30) == "not significant"
-    assert verdict(+1.3, +0.8, 0.05) == "not significant"  # p < 0.05, strictly
-
-
-def test_markdown_row():
-    md = findings_markdown(
+def test_judge_applies_holm_over_the_table():
+    rows = judge(
         [
-            {
-                "paper": "Kawara 2021",
-                "pair": "ja-en",
-                "testset": "test",
-                "system": "rel_btg",
-                "baseline": "base",
-                "paper_delta": 1.34,
-                "delta": 0.512,
-                "sd": 0.2,
-                "seeds": 3,
-                "p": 0.0123,
-                "verdict": "reproduced",
-                "samples": 1000,
-            }
-        ],
-        "Findings",
+            row(p=0.01, delta=1.0, ci=[0.5, 1.5], paper_delta=1.3),
+            row(p=0.04, delta=-1.0, ci=[-1.5, -0.5], paper_delta=1.3),
+            row(p=0.03, delta=0.5, ci=[0.2, 0.8], paper_delta=0.0),
+        ]
     )
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.06, 0.06])
+    assert [r["verdict"] for r in rows] == [
+        "reproduced",
+        "not detected (MDE 2.08)",  # the other sign at raw p 0.04, but not after Holm
+        "no difference detected (MDE 2.08)",
+    ]
+    single = judge([row(p=0.001, seed_level=False, mde=None, delta=1.0, ci=[0.5, 1.5])])[0]
+    assert single["verdict"] == "one run: same sign (sentence sampling only)"
+
+
+def test_markdown_row_and_footnote():
+    md = findings_markdown(judge([row()]), "Findings")
     assert (
-        "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | +0.51 ± 0.20 "
-        "| 3 | 0.012 | reproduced |"
+        "| paper | pair / test set | comparison | paper Δ | system BLEU (mean ± sd, n) "
+        "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | p | Holm p | MDE | verdict |"
     ) in md
+    assert (
+        "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | 26.09 ± 1.07 (3) "
+        "| 26.15 ± 0.59 (3) | +0.51 | [-0.61, +1.70] | 0.200 (perm.) | 0.200 | 2.08 "
+        "| not detected (MDE 2.08) |"
+    ) in md
+    assert "The training run (seed) is the unit" in md and "Holm–Bonferroni" in md
+    single = row(
+        system_sd=None,
+        baseline_sd=None,
+        system_runs=1,
+        baseline_runs=1,
+        seed_level=False,
+        mde=None,
+        test="paired bootstrap, one run",
+        p=0.004,
+    )
+    md = findings_markdown(judge([single]), "Findings")
+    assert "| 26.09 (1) | 26.15 (1) |" in md and "| 0.004 (1-run bootstrap) | 0.004 | — |" in md
 
 
 def test_findings_cli(tmp_path, capsys, refs):
@@ -116,48 +159,60 @@ def test_findings_cli(tmp_path, capsys, refs):
     for name, lines in (
         ("ref", refs),
         ("s1", damaged(refs, 0.05, 1)),
-        ("b1", damaged(refs, 0.3, 2)),
+        ("s2", damaged(refs, 0.07, 2)),
+        ("s3", damaged(refs, 0.06, 3)),
+        ("s4", damaged(refs, 0.05, 4)),
+        ("b1", damaged(refs, 0.3, 5)),
+        ("b2", damaged(refs, 0.28, 6)),
+        ("b3", damaged(refs, 0.31, 7)),
+        ("b4", damaged(refs, 0.29, 8)),
     ):
         paths[name] = str(tmp_path / name)
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    claim = {
+        "paper": "Chen 2019",
+        "pair": "en-de",
+        "testset": "test2016",
+        "system": "both_res",
+        "baseline": "transformer",
+        "refs": [paths["ref"]],
+        "lang": "de",
+    }
     spec = {
         "title": "Findings",
         "claims": [
             {
-                "paper": "Chen 2019",
-                "pair": "en-de",
-                "testset": "test2016",
-                "system": "both_res",
-                "baseline": "transformer",
+                **claim,
                 "paper_delta": 0.98,
+                "system_hyps": [paths[f"s{i}"] for i in (1, 2, 3, 4)],
+                "baseline_hyps": [paths[f"b{i}"] for i in (1, 2, 3, 4)],
+            },
+            {
+                **claim,
+                "paper_delta": 0.0,
                 "system_hyps": [paths["s1"]],
                 "baseline_hyps": [paths["b1"]],
-                "refs": [paths["ref"]],
-                "lang": "de",
-            }
+            },
         ],
     }
-    code, errors = run(
-        [
-            "findings",
-            "--spec",
-            json.dumps(spec),
-            "--md",
-            tmp_path / "f.md",
-            "--json",
-            tmp_path / "f.json",
-            "--samples",
-            "100",
-        ],
-        capsys,
-    )
+    argv = ["findings", "--spec", json.dumps(spec), "--md", tmp_path / "f.md"]
+    code, errors = run([*argv, "--json", tmp_path / "f.json", "--samples", "100"], capsys)
     assert code == 0, errors
-    row = json.loads((tmp_path / "f.json").read_text())["findings"][0]
-    assert row["verdict"] == "reproduced" and row["seeds"] == 1 and row["delta"] > 5
-    assert (
-        "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |"
-        in (tmp_path / "f.md").read_text()
-    )
+    seeds, single = json.loads((tmp_path / "f.json").read_text())["findings"]
+    # four runs each, completely separated: p = 2/70; the single-run row's p is 1/101, so Holm
+    # multiplies that one by 2 and leaves 2/70 as it is (second of two)
+    assert seeds["p"] == pytest.approx(2 / 70) and seeds["p_holm"] == pytest.approx(2 / 70)
+    assert single["p"] == pytest.approx(1 / 101) and single["p_holm"] == pytest.approx(2 / 101)
+    assert len(seeds["system_scores"]) == len(seeds["baseline_scores"]) == 4
+    assert seeds["delta"] > 5 and seeds["ci"][0] > 0.98
+    assert seeds["verdict"] == "same sign, larger"  # the paper's +0.98 is below our CI
+    assert single["test"] == "paired bootstrap, one run" and single["system_scores"] == [
+        pytest.approx(bleu(damaged(refs, 0.05, 1), refs))
+    ]
+    assert single["verdict"] == "one run: difference found (sentence sampling only)"
+    md = (tmp_path / "f.md").read_text()
+    assert "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |" in md
+    assert "(1-run bootstrap)" in md and "(perm.)" in md
 
 
 def test_cost_sums_the_jobs_cpu_footers(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 def cmd_findings(a: argparse.Namespace) -> None:
     from wordorder.evaluate.cost import cost_summary
-    from wordorder.evaluate.findings import Claim, seed_paired_bootstrap, verdict, write_findings
+    from wordorder.evaluate.findings import Claim, compare_runs, judge, write_findings
     from wordorder.evaluate.scores import bleu_tokenizer
     from wordorder.io import read_lines
 
@@ -20,27 +20,22 @@ def cmd_findings(a: argparse.Namespace) -> None:
     rows = []
     for c in a.spec["claims"]:
         claim = Claim.from_dict(c)
-        refs = [read_lines(p) for p in c["refs"]]
-        test = seed_paired_bootstrap(
+        test = compare_runs(
             [read_lines(p) for p in c["system_hyps"]],
             [read_lines(p) for p in c["baseline_hyps"]],
-            refs,
+            [read_lines(p) for p in c["refs"]],
             bleu_tokenizer(c["lang"]),
             bool(c.get("lowercase")),
             a.samples,
         )
-        rows.append(
-            {
-                **vars(claim),
-                **test,
-                "seeds": len(c["system_hyps"]),
-                "verdict": verdict(claim.paper_delta, test["delta"], test["p"]),
-            }
-        )
+        rows.append({**vars(claim), **test})
+    rows = judge(rows)
+    for r in rows:
         print(
-            f"{claim.paper}: {claim.system} vs {claim.baseline} on "
-            f"{claim.pair}/{claim.testset}: {test['delta']:+.2f} ± {test['sd']:.2f} BLEU (paper "
-            f"{claim.paper_delta:+.2f}), p = {test['p']:.3f}"
+            f"{r['paper']}: {r['system']} ({r['system_runs']} runs) vs {r['baseline']} "
+            f"({r['baseline_runs']}) on {r['pair']}/{r['testset']}: {r['delta']:+.2f} BLEU "
+            f"[{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] (paper {r['paper_delta']:+.2f}), "
+            f"p = {r['p']:.3f} ({r['test']}), Holm {r['p_holm']:.3f}: {r['verdict']}"
         )
     write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
 
@@ -91,18 +86,21 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s = add(
         "findings",
         cmd_findings,
-        "the papers' claimed BLEU differences against ours (seed-paired bootstrap)",
+        "the papers' claimed BLEU differences against ours, with the training run as the unit",
     )
     s.add_argument(
         "--spec",
         type=_json,
         required=True,
         help="{title, claims: [{paper, pair, testset, system, "
-        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}",
+        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}; "
+        "system_hyps and baseline_hyps: one file per training run (their numbers may differ)",
     )
     s.add_argument("--md", required=True)
     s.add_argument("--json", required=True)
-    s.add_argument("--samples", type=int, default=1000)
+    s.add_argument(
+        "--samples", type=int, default=1000, help="draws of the bootstrap confidence interval"
+    )
     s.add_argument("--logs", help="the experiment's logs folder: its CPU-hours go below the table")
 
     s = add(
