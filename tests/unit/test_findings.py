@@ -58,6 +58,10 @@ def test_runs_are_the_unit(refs):
     assert out["mde"] > 0
     lo, hi = out["ci"]
     assert lo < out["delta"] < hi and lo > 5  # a fifth of the words fewer: far from 0
+    # 3 + 2 runs cannot give p < 0.05 at all: the verdict says so, whatever the MDE
+    assert out["p_floor"] == pytest.approx(0.1)
+    judged = judge([{"paper_delta": 1.0, **out}])[0]
+    assert judged["verdict"] == "not detectable (p ≥ 0.10 with these runs)"
     # the other way round: the same p, the opposite Δ and CI
     back = compare_runs(baseline, system, [refs], samples=200)
     assert back["p"] == out["p"] and back["delta"] == pytest.approx(-out["delta"])

@@ -16,6 +16,7 @@ from wordorder.evaluate.seed_stats import (
     ci95,
     holm,
     mde,
+    permutation_floor,
     permutation_test,
     pooled_sd,
     seed_level_p,
@@ -48,6 +49,17 @@ def test_permutation_smallest_p():
     # unequal counts: no mirror labeling, 1/C(5, 2)... and ties count as extreme
     assert permutation_test([10, 11], [0, 1, 2]).p == pytest.approx(1 / 10)
     assert permutation_test([1, 1, 1], [1, 1, 1]).p == 1.0
+
+
+def test_permutation_floor_is_the_smallest_p():
+    assert permutation_floor(3, 3) == pytest.approx(0.1)
+    assert permutation_floor(4, 4) == pytest.approx(2 / 70)
+    assert permutation_floor(3, 2) == pytest.approx(0.1) and permutation_floor(2, 1) == 1 / 3
+    assert permutation_floor(1, 1) == 1.0
+    assert permutation_floor(10, 10) == 1 / 20_001  # Monte Carlo beyond 100,000 relabelings
+    for n_a, n_b in ((3, 3), (4, 4), (3, 2), (5, 3)):
+        separated = permutation_test(np.arange(n_a) + 100.0, np.arange(n_b))
+        assert separated.p == pytest.approx(permutation_floor(n_a, n_b))
 
 
 def test_permutation_monte_carlo_beyond_the_limit():
@@ -187,6 +199,19 @@ def test_verdicts():
     assert verdict(1.3, -1.0, 0.01, (-1.5, -0.5), 2.08) == "opposite"
     assert verdict(1.3, 1.0, 0.05, ci, 2.08) == "not detected (MDE 2.08)"  # p < 0.05, strictly
     assert verdict(1.3, 1.0, 0.3, ci, None) == "not detected"
+
+
+def test_not_detectable_where_the_runs_cannot_reach_alpha():
+    # gold preorders, 3 + 3 runs: a Δ far above the MDE, but the exact test stops at p = 0.1
+    ci = (2.9, 4.3)
+    assert verdict(12.51, 3.59, 1.0, ci, 1.61, floor=0.1) == (
+        "not detectable (p ≥ 0.10 with these runs)"
+    )
+    assert verdict(0.0, 3.59, 1.0, ci, 1.61, floor=0.1) == (
+        "no difference detectable (p ≥ 0.10 with these runs)"
+    )
+    assert verdict(12.51, 3.59, 0.2, ci, 1.61, floor=2 / 70) == "not detected (MDE 1.61)"
+    assert verdict(12.51, 3.59, 0.01, ci, 1.61, floor=2 / 70) == "same sign, smaller"
 
 
 def test_opposite_only_after_holm():

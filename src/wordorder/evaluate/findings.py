@@ -124,8 +124,11 @@ def compare_runs(
     welch = seed_stats.welch(a, b) if min(len(a), len(b)) >= 2 else None
     sd = seed_stats.pooled_sd(a, b)
     seed_level = len(a) + len(b) > 2
+    floor = 0.0
     if seed_level:
         p, test = seed_stats.seed_level_p(a, b)
+        if test != "Welch":
+            floor = seed_stats.permutation_floor(len(a), len(b))
     else:  # one run each: only the test sentences can be resampled
         bs = bleu_paired_bootstrap(
             system[0], baseline[0], refs[0], tokenize, samples, refs[1:], lowercase
@@ -145,6 +148,7 @@ def compare_runs(
         "p": p,
         "test": test,
         "seed_level": seed_level,
+        "p_floor": floor,
         "p_permutation": perm.p,
         "permutation_exact": perm.exact,
         "permutation_relabelings": perm.relabelings,
@@ -165,7 +169,13 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             **r,
             "p_holm": q,
             "verdict": seed_stats.verdict(
-                r["paper_delta"], r["delta"], q, tuple(r["ci"]), r["mde"], r["seed_level"]
+                r["paper_delta"],
+                r["delta"],
+                q,
+                tuple(r["ci"]),
+                r["mde"],
+                r["seed_level"],
+                r.get("p_floor", 0.0),
             ),
         }
         for r, q in zip(rows, adjusted)
@@ -223,8 +233,9 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
         "runs, (z₀.₉₇₅ + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
         f"{alpha}: *reproduced* (the paper's sign, its Δ inside the CI), *same sign, "
         "smaller/larger* (its Δ outside the CI), *opposite* (the other sign); otherwise "
-        "*not detected*. A paper Δ of 0 claims no direction: *difference found* or *no "
-        "difference detected*.",
+        "*not detected*, or *not detectable* where the runs cannot give p < "
+        f"{alpha} at all (3 + 3 runs: p ≥ 0.1), whatever the MDE. A paper Δ of 0 claims no "
+        "direction: *difference found* or *no difference detected*.",
     ]
     return "\n".join(lines) + "\n"
 

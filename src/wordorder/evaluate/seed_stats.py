@@ -1,21 +1,13 @@
 """Statistics with the training run (seed) as the unit of replication
 (docs/algorithms.md §SIG-SEEDS).
 
-Clark, Dyer, Lavie & Smith (2011) showed that a test which resamples test sentences while the
-training runs stay fixed ignores run-to-run variance and rejects far too often: two systems
-that differ only by their seeds look "significantly" different. Every test here therefore
-treats one training run as one observation:
-
-* :func:`permutation_test` - the exact two-sided permutation test over the per-run scores
-  (Monte Carlo with a fixed seed when the relabelings are too many to enumerate);
-* :func:`welch_test` - Welch's t over the per-run scores (from the scores or from mean, sd, n:
-  the t distribution is computed here, :func:`t_two_sided_p`, as scipy is not a dependency);
-* :func:`seed_level_p` - the rule that picks one of the two for a claim;
-* :func:`two_level_bootstrap` - the 95 % interval of the difference of run means: runs, then
-  one shared set of sentences per draw;
-* :func:`holm` - Holm's step-down adjustment over the claims of one table;
-* :func:`mde` - the smallest difference the design detects at 80 % power;
-* :func:`verdict` - what a claim's row says, from the adjusted p, the sign and the interval.
+Clark, Dyer, Lavie & Smith (2011): a test that resamples test sentences while the training runs
+stay fixed ignores run-to-run variance and rejects far too often (two systems that differ only
+by their seeds look "significantly" different). Every test here treats one run as one
+observation: the exact permutation test and Welch's t over the per-run scores (the t
+distribution is computed here, scipy is not a dependency), the rule choosing between them, the
+two-level bootstrap interval of the difference (runs, then sentences), Holm's adjustment over a
+table's claims, the minimal detectable effect, and the verdict of a claim's row.
 """
 
 from __future__ import annotations
@@ -94,14 +86,15 @@ def permutation_test(
     observed = abs(xa.mean() - xb.mean())
     tolerance = 1e-9 * (1.0 + observed)  # equal differences computed in another order
     count = math.comb(n, k)
-    if count <= limit:
+    exact = count <= limit
+    if exact:
         sums = pooled[_combinations(n, k)].sum(1)
-        extreme = int((np.abs(sums / k - (total - sums) / (n - k)) >= observed - tolerance).sum())
-        return PermutationResult(extreme / count, extreme, count, True)
-    rng = np.random.default_rng(seed)
-    shuffled = rng.permuted(np.broadcast_to(pooled, (samples, n)), axis=1)
-    sums = shuffled[:, :k].sum(1)
+    else:
+        rng = np.random.default_rng(seed)
+        sums = rng.permuted(np.broadcast_to(pooled, (samples, n)), axis=1)[:, :k].sum(1)
     extreme = int((np.abs(sums / k - (total - sums) / (n - k)) >= observed - tolerance).sum())
+    if exact:
+        return PermutationResult(extreme / count, extreme, count, True)
     return PermutationResult((1 + extreme) / (samples + 1), extreme, samples, False)
 
 
@@ -154,7 +147,6 @@ def welch_test(
     """Welch's t-test from each system's mean, sample sd (ddof 1) and number of runs.
 
     From summaries because that is all a published table keeps (the README's mean ± sd).
-    Two systems without any spread are "different" (p 0) exactly when their means differ.
     """
     if n_a < 2 or n_b < 2:
         raise WordorderError(
@@ -163,9 +155,9 @@ def welch_test(
         )
     va, vb = sd_a**2 / n_a, sd_b**2 / n_b
     diff = mean_a - mean_b
-    if va + vb == 0.0:
+    if va + vb == 0.0:  # no spread at all: different exactly when the means differ
         return WelchResult(
-            0.0 if diff == 0 else math.copysign(math.inf, diff), math.inf, float(diff == 0)
+            math.copysign(math.inf, diff) if diff else 0.0, math.inf, float(not diff)
         )
     t = diff / math.sqrt(va + vb)
     df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
@@ -175,8 +167,7 @@ def welch_test(
 def welch(a: Scores, b: Scores) -> WelchResult:
     """Welch's t-test over two lists of per-run scores."""
     xa, xb = _scores(a, "system"), _scores(b, "baseline")
-    sd_a = float(xa.std(ddof=1)) if len(xa) > 1 else 0.0
-    sd_b = float(xb.std(ddof=1)) if len(xb) > 1 else 0.0
+    sd_a, sd_b = (float(x.std(ddof=1)) if len(x) > 1 else 0.0 for x in (xa, xb))
     return welch_test(float(xa.mean()), sd_a, len(xa), float(xb.mean()), sd_b, len(xb))
 
 
@@ -188,6 +179,13 @@ def seed_level_p(a: Scores, b: Scores) -> tuple[float, str]:
         return welch(a, b).p, "Welch"
     result = permutation_test(a, b)
     return result.p, "exact permutation" if result.exact else "Monte Carlo permutation"
+
+
+def permutation_floor(n_a: int, n_b: int, limit: int = EXACT_LIMIT) -> float:
+    """The smallest p :func:`permutation_test` can give: 2/C(n, n_A) for equal counts (the
+    observed labeling and its mirror), 1/C(n, n_A) otherwise, 1/(samples + 1) by Monte Carlo."""
+    count = math.comb(n_a + n_b, n_a)
+    return 1 / (MC_RELABELINGS + 1) if count > limit else min(1.0, (1 + (n_a == n_b)) / count)
 
 
 def holm(p: Sequence[float]) -> list[float]:
@@ -231,15 +229,10 @@ def two_level_bootstrap(
 ) -> np.ndarray:
     """Draws of mean_A − mean_B: per draw, the runs of each system resampled with replacement,
     then one set of test-sentence indices shared by every run of the draw; each run's score
-    from its summed per-sentence statistics. The CI is the 2.5 / 97.5 percentiles of the draws.
-
-    Args:
-        stats_a, stats_b: [runs, N, K] per-sentence sufficient statistics of each run.
-        score: [..., K] summed statistics -> [...] corpus scores (e.g. BLEU).
-
-    The sentence draw is a count per sentence, so every run's totals of ``chunk`` draws are one
-    matrix product ([chunk, N] @ [N, runs·K]).
-    """
+    from its summed per-sentence statistics (``stats_a``, ``stats_b``: [runs, N, K]; ``score``:
+    [..., K] totals -> [...] scores, e.g. BLEU). The CI: the 2.5 / 97.5 percentiles (:func:`ci95`).
+    A sentence draw is a count per sentence: the totals of every run of ``chunk`` draws are one
+    matrix product ([chunk, N] @ [N, runs·K])."""
     ra, n, k = stats_a.shape
     rb = stats_b.shape[0]
     if stats_b.shape[1:] != (n, k):
@@ -261,8 +254,7 @@ def two_level_bootstrap(
 
 
 def ci95(draws: np.ndarray) -> tuple[float, float]:
-    lo, hi = np.percentile(draws, [2.5, 97.5])
-    return float(lo), float(hi)
+    return float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))
 
 
 def verdict(
@@ -272,6 +264,7 @@ def verdict(
     ci: tuple[float, float],
     mde_: float | None,
     seed_level: bool = True,
+    floor: float = 0.0,
     alpha: float = ALPHA,
 ) -> str:
     """What a claim's row says.
@@ -281,14 +274,19 @@ def verdict(
     *not detected (MDE x.xx)*: absence of evidence, at the design's power. A paper Δ of 0
     claims no direction: *difference found* or *no difference detected (MDE x.xx)*. A test
     over one run of each system (``seed_level`` false) sees sentence sampling only, so its
-    verdict names that instead of counting as a reproduction.
+    verdict names that instead of counting as a reproduction. ``floor``: the smallest p the
+    test can give with these runs (:func:`permutation_floor`); at α or above no effect of any
+    size is detectable, whatever the MDE's normal approximation says: *not detectable*.
     """
     significant = p_holm < alpha and delta != 0
     power = f" (MDE {mde_:.2f})" if mde_ is not None else ""
+    if floor >= alpha and not significant:
+        power = f" (p ≥ {floor:.2f} with these runs)"
+    found = "detectable" if floor >= alpha else "detected"
     if paper_delta == 0:
-        text = "difference found" if significant else f"no difference detected{power}"
+        text = "difference found" if significant else f"no difference {found}{power}"
     elif not significant:
-        text = f"not detected{power}"
+        text = f"not {found}{power}"
     elif (delta > 0) != (paper_delta > 0):
         text = "opposite"
     elif ci[0] <= paper_delta <= ci[1]:
