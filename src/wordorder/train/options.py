@@ -24,6 +24,10 @@ class TrainOptions:
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
     ``warmup`` updates; with ``schedule: noam`` it is the factor of Vaswani et al.'s Eq. 3 and
     the peak is lr·d_model^-0.5·warmup^-0.5 (:func:`wordorder.train.schedule.peak_lr`).
+    ``schedule: step_decay`` keeps ``lr`` and multiplies it by ``decay_factor`` at update
+    ``decay_start`` and every ``decay_every`` updates after it (OpenNMT-py's default schedule,
+    :func:`wordorder.train.schedule.step_decay`; Kawara et al. 2021 §V-C); ``warmup`` > 0 adds
+    a linear ramp before it. The three decay options take part only in this schedule.
     ``best_by`` picks the best checkpoint (``best.pt``) at the evaluations: the highest dev
     BLEU (``bleu``), or the lowest dev perplexity (``perplexity``: teacher-forced, without label
     smoothing; Kawara et al. 2021 §V-C). Training stops at whichever of ``max_steps`` /
@@ -45,6 +49,9 @@ class TrainOptions:
     lr: float = 7e-4
     warmup: int = 4000
     schedule: str = "inverse_sqrt"
+    decay_start: int = 50_000
+    decay_every: int = 10_000
+    decay_factor: float = 0.5
     betas: tuple[float, float] = (0.9, 0.98)
     eps: float = 1e-9
     weight_decay: float = 0.0
@@ -120,6 +127,18 @@ class TrainOptions:
             raise WordorderError(
                 "train option schedule: noam needs warmup ≥ 1 (its peak is at step = warmup)"
             )
+        for name in ("decay_start", "decay_every"):
+            value = getattr(opts, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise WordorderError(
+                    f"train option {name} must be a positive integer, got {value!r}"
+                )
+        factor = opts.decay_factor
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not 0 < factor <= 1:
+            raise WordorderError(
+                f"train option decay_factor must be in (0, 1], got {factor!r}",
+                hint="step_decay multiplies the rate by it (OpenNMT-py's learning_rate_decay: 0.5)",
+            )
         if opts.best_by not in BEST_BY:
             raise WordorderError(
                 f"train option best_by must be one of {', '.join(BEST_BY)}, got {opts.best_by!r}"
@@ -137,5 +156,10 @@ class TrainOptions:
         return opts
 
     def state_key(self) -> dict[str, Any]:
-        """The options a resumed state must have been written with."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_STATE}
+        """The options a resumed state must have been written with (the step-decay options only
+        under that schedule: other schedules ignore them, and states written before they
+        existed keep their key)."""
+        skip = set(self.NOT_IN_STATE)
+        if self.schedule != "step_decay":
+            skip |= {"decay_start", "decay_every", "decay_factor"}
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}

@@ -36,7 +36,7 @@ from wordorder.train.resume import (
     load_state,
     open_metrics,
 )
-from wordorder.train.schedule import inverse_sqrt_scheduler
+from wordorder.train.schedule import make_scheduler
 from wordorder.train.state import DevSet, TrainingState, Window
 from wordorder.train.update import batch_loss, make_optimizer, update
 
@@ -79,7 +79,7 @@ class Trainer(TrainerOutputs):
         self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp, opts.cpu_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
         self.optimizer = make_optimizer(model, opts)
-        self.scheduler = inverse_sqrt_scheduler(self.optimizer, opts.warmup)
+        self.scheduler = make_scheduler(self.optimizer, opts)
         self.options, self.base_meta, self.key = identity
         saved = (
             load_state(
