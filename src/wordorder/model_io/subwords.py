@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wordorder.errors import WordorderError
-from wordorder.text.subword import SubwordModel
+from wordorder.text.subword import SPECIAL_IDS, WORD_START, SubwordModel
 
 
 def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
@@ -32,3 +32,14 @@ def subword_models(spm: Path, spm_tgt: Path | None) -> tuple[SubwordModel, Subwo
     """The source and target subword models: one joint model, or one per side."""
     src = SubwordModel(spm)
     return src, (src if spm_tgt is None or Path(spm_tgt) == Path(spm) else SubwordModel(spm_tgt))
+
+
+def word_starts(spm: SubwordModel) -> list[bool]:
+    """One flag per id of ``spm``: does the piece begin a word? Pieces marked with ``▁`` do (the
+    first piece of every token has it, see :mod:`wordorder.text.subword`), and so do the special
+    ids (the source EOS is a word of its own). A model with ``position_unit: word`` numbers its
+    source words with these (``TransformerModel.set_word_starts``), the same words as
+    :func:`~wordorder.text.subword.word_index` finds in a line of pieces."""
+    return [
+        i in SPECIAL_IDS or spm.id_to_piece(i).startswith(WORD_START) for i in range(spm.vocab_size)
+    ]

@@ -44,6 +44,7 @@ CATEGORICAL_FEATURES = ("pos", "bieo", "dep")
 # Integer source inputs: preordered positions, and the dependency tree as the word index of
 # each subword and the (word-level, 1-based, 0 = root) head of its word.
 INTEGER_FEATURES = ("order", "word", "head")
+POSITION_UNITS = ("subword", "word")
 RNN_DECODERS = ("rnnsearch", "cgru")
 RNN_ATTENTIONS = ("global", "local", "flexible", "syntax")
 SECOND_CONTEXTS = ("none", "local", "flexible", "syntax", "sdr")
@@ -65,6 +66,12 @@ class TransformerOptions(ModelOptions):
             "none", "absolute" (sinusoidal encoding of the preordered position added to the
             embeddings) or "relative" (tables r^K, r^V over clip(p_j − p_i, preorder_k)).
         preorder_k (common option): clipping distance of the relative preordering encoding.
+        position_unit: what the encoder's own positions count, "subword" (every piece) or
+            "word" (the pieces of a word share its index, read from the vocabulary's word-start
+            marks, see :meth:`TransformerModel.set_word_starts`): the absolute encoding and
+            Shaw's distances then count words, as in a paper without subwords (Kawara et al.
+            2021, footnote 12), in the unit of ``preorder.positions: word``. The decoder's
+            positions count subwords either way.
 
     Source input representation (Chen et al. 2020):
         input_groups: [[feature, share], ...] with feature in global/rec/loc/syn; None = the
@@ -86,6 +93,7 @@ class TransformerOptions(ModelOptions):
     relative_k: int = 0
     reordering_embeddings: str = "none"
     preorder_encoding: str = "none"
+    position_unit: str = "subword"
     input_groups: list[list[Any]] | None = None
     factors: dict[str, int] | None = None
     directional: bool = False
@@ -145,6 +153,7 @@ class TransformerOptions(ModelOptions):
         self._choice("reordering_embeddings", SIDES)
         self._choice("additional_pe", SIDES)
         self._choice("preorder_encoding", ("none", "absolute", "relative"))
+        self._choice("position_unit", POSITION_UNITS)
         self._choice("disagreement", DISAGREEMENT)
         self._validate_groups()
         self._validate_conflicts()
@@ -226,6 +235,16 @@ class TransformerOptions(ModelOptions):
             raise WordorderError(
                 "additional PEs and reordering embeddings re-use the absolute position encodings",
                 hint="set positions: absolute",
+            )
+        if self.position_unit == "word" and (
+            self.input_groups or self.factors or self.position_slot("encoder") != "none"
+        ):
+            raise WordorderError(
+                "position_unit: word numbers the encoder's plain embedding and Shaw distances by "
+                "words; grouped inputs, factors and the encoder's position slot add subword "
+                "positions of their own",
+                hint="use position_unit: subword with input_groups, factors, reordering_embeddings "
+                "or additional_pe",
             )
         if self.input_groups and (self.positions == "none" or self.preorder_encoding == "absolute"):
             raise WordorderError(

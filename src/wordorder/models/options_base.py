@@ -103,8 +103,11 @@ class ModelOptions:
 
     def to_dict(self) -> dict[str, Any]:
         """Every option of every family, the other families' at their defaults: the flat form
-        that checkpoints and resumable states have always stored (their fingerprints hash it)."""
-        return {**option_defaults(), **dataclasses.asdict(self)}
+        that checkpoints and resumable states have always stored (their fingerprints hash it).
+        Options added since (:data:`LATER_OPTIONS`) appear only away from their defaults, so the
+        flat form, and every fingerprint, of a model without them stays what it was."""
+        flat = {**option_defaults(), **dataclasses.asdict(self)}
+        return {k: v for k, v in flat.items() if not (k in LATER_OPTIONS and v == LATER_OPTIONS[k])}
 
     @property
     def head_dim(self) -> int:
@@ -194,6 +197,10 @@ class ModelOptions:
                 f"model option loc_kernel must be odd (centred window), got {self.loc_kernel}"
             )
 
+
+# Options added after checkpoints began to store the flat dict, with their defaults: to_dict
+# leaves them out at these values (from_dict fills them in).
+LATER_OPTIONS: dict[str, Any] = {"position_unit": "subword"}
 
 # Each family's options class, by family name. models/options.py fills it when it defines the
 # classes (the models package imports it first), so this module never imports that one.

@@ -70,6 +70,8 @@ class TransformerState(DecoderState):
 class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
     """Encoder-decoder Transformer; see the module docstring for the conventions."""
 
+    word_start: Tensor | None  # the buffer registered in __init__ (position_unit: word)
+
     def __init__(
         self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None
     ) -> None:
@@ -90,6 +92,12 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             else self._embedding(self.tgt_vocab_size, o.d_model, o.d_model)
         )
         self.positions = SinusoidalPositions(o.d_model, o.max_positions)
+        # position_unit: word - 1 where a source id begins a word, 0 inside one, -1 = not set
+        # (set_word_starts; kept in the checkpoint, so decoding numbers words as training did)
+        self.register_buffer(
+            "word_start",
+            torch.full((vocab_size,), -1, dtype=torch.int8) if o.position_unit == "word" else None,
+        )
         self.embed_dropout = Dropout(o.dropout)
         self.source_input = build_source_input(o)
         self.directional = None
@@ -129,6 +137,45 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
     def _pe(self, length: int, dtype: torch.dtype, offset: int = 0) -> Tensor:
         return self.positions(length, offset).to(dtype)
 
+    def set_word_starts(self, starts: Sequence[bool]) -> None:
+        """Which source ids begin a word (``position_unit: word``), one flag per id of the
+        source vocabulary (:func:`wordorder.model_io.subwords.word_starts`)."""
+        if self.word_start is None:
+            raise WordorderError("set_word_starts is for models with position_unit: word")
+        if len(starts) != self.word_start.numel():
+            raise WordorderError(
+                f"{len(starts)} word-start flags for a source vocabulary of "
+                f"{self.word_start.numel()}",
+                hint="give one flag per id of the model's source subword vocabulary",
+            )
+        flags = torch.tensor([bool(f) for f in starts], dtype=torch.int8)
+        self.word_start.copy_(flags.to(self.word_start.device))
+
+    def source_words(self, src: Tensor) -> Tensor:
+        """(B, S) ids (+ EOS) → (B, S) index of each piece's word: 0 for the first, +1 at every
+        word-start piece. The EOS is a word of its own (one more than the last), as the
+        ``order`` feature's word positions number it (``preorder.positions: word``)."""
+        assert self.word_start is not None  # position_unit: word
+        if not self._word_starts_checked:
+            if bool((self.word_start < 0).any()):
+                raise WordorderError(
+                    "this model counts its source positions in words but was not told which "
+                    "subwords begin one",
+                    hint="call set_word_starts with the source vocabulary's word-start flags",
+                )
+            self._word_starts_checked = True
+        starts = self.word_start[src] > 0
+        starts[:, 0] = True
+        return starts.long().cumsum(1) - 1
+
+    _word_starts_checked = False
+
+    def _source_pe(self, src: Tensor, words: Tensor | None, dtype: torch.dtype) -> Tensor:
+        """Absolute encodings of the source positions: (S, d) by piece, (B, S, d) by word."""
+        if words is None:
+            return self._pe(src.size(1), dtype)
+        return self.positions.lookup(words).to(dtype)
+
     def _embed_target(self, ids: Tensor, offset: int = 0) -> Tensor:
         """(B, T) ids → (B, T, d): scaled embeddings + positions offset..offset+T-1, dropout."""
         x = self.tgt_embed(ids) * self.embed_scale
@@ -136,8 +183,11 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             x = x + self._pe(ids.size(1), x.dtype, offset)
         return self.embed_dropout(x)
 
-    def _embed_source(self, src: Tensor, pad: Tensor, feats: Feats) -> Tensor:
-        """(B, S) ids (+ feats) → (B, S, d) encoder input."""
+    def _embed_source(
+        self, src: Tensor, pad: Tensor, feats: Feats, words: Tensor | None = None
+    ) -> Tensor:
+        """(B, S) ids (+ feats) → (B, S, d) encoder input; ``words``: the word index of every
+        piece (``position_unit: word``), None = positions count pieces."""
         o = self.options
         missing = o.required_features() - set(feats)
         if missing:
@@ -150,7 +200,7 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             if self.source_input is not None:
                 x = self.source_input(x, pad, feats)  # groups add their own PEs
             elif o.positions == "absolute":
-                x = x + self._pe(src.size(1), x.dtype)
+                x = x + self._source_pe(src, words, x.dtype)
         if o.preorder_encoding == "absolute":
             x = x + self.positions.lookup(feats["order"]).to(x.dtype)
         x = self.embed_dropout(x)
@@ -175,12 +225,17 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
         feats = feats or {}
         pad = src.eq(PAD_ID)
         s = src.size(1)
-        x = self._embed_source(src, pad, feats)
+        words = self.source_words(src) if o.position_unit == "word" else None
+        x = self._embed_source(src, pad, feats, words)
         ctx = SourceContext(mask=key_padding_mask(pad))
         if o.position_slot("encoder") != "none":
             ctx.pe = self._pe(s, x.dtype)
         if o.relative_on("encoder"):
-            ctx.buckets = sequence_buckets(s, o.relative_k, src.device)
+            ctx.buckets = (  # (S, S) by piece, (B, S, S) by word
+                sequence_buckets(s, o.relative_k, src.device)
+                if words is None
+                else relative_buckets(words, words, o.relative_k)
+            )
         if o.preorder_encoding == "relative":
             order = feats["order"]
             ctx.order_buckets = relative_buckets(order, order, o.preorder_k)

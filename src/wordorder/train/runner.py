@@ -17,7 +17,7 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, read_parallel
 from wordorder.model_io.features import check_feature_files, load_features
-from wordorder.model_io.subwords import read_ids, subword_models
+from wordorder.model_io.subwords import read_ids, subword_models, word_starts
 
 
 def read_source_features(
@@ -117,6 +117,8 @@ def run_training(
             hint="set tie_embeddings: false for separate vocabularies, or subword.joint: true",
         )
     model = build_model(options, vocab_size=sp_src.vocab_size, tgt_vocab_size=sp.vocab_size)
+    if getattr(options, "position_unit", "subword") == "word":  # source positions count words
+        model.set_word_starts(word_starts(sp_src))  # type: ignore[operator]
     meta = {
         "spm": str(spm),
         "model_options": dict(model_options),
