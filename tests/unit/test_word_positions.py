@@ -143,3 +143,54 @@ def test_word_starts_of_a_subword_model_match_word_index(tmp_path):
     model.set_word_starts(flags)
     words_of = model.source_words(torch.tensor([ids + [EOS_ID]]))[0].tolist()
     assert words_of == word_index(pieces) + [len(tokens)]
+
+
+def test_training_sets_the_word_starts_and_the_checkpoint_keeps_them(tmp_path):
+    """Through the train step (and its step-decay schedule): the trained model numbers words
+    with its vocabulary's marks, and the decoder of the checkpoint reads them back."""
+    from wordorder.model_io.checkpoint import load_model
+    from wordorder.model_io.subwords import word_starts
+    from wordorder.text.subword import SubwordModel
+    from wordorder.text.subword_train import train_sentencepiece
+    from wordorder.train.runner import run_training
+
+    words = "ab cd efg hij kl mnop q rs".split()
+    src = [" ".join(words[(i + k) % 8] for k in range(3)) for i in range(40)]
+    (tmp_path / "text").write_text("\n".join(src) + "\n", encoding="utf-8")
+    spm = train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=40)
+    sp = SubwordModel(spm)
+    pieces = [" ".join(sp.encode(line.split())) for line in src]
+    files = {}
+    for name, lines in (
+        ("train.src", pieces),
+        ("train.tgt", pieces),
+        ("dev.src", pieces[:4]),
+        ("dev.ref", src[:4]),
+    ):
+        files[name] = tmp_path / name
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    output = tmp_path / "out" / "best.pt"
+    run_training(
+        files["train.src"],
+        files["train.tgt"],
+        files["dev.src"],
+        files["dev.ref"],
+        spm,
+        {**TINY, "position_unit": "word", "relative_k": 2},
+        {
+            "device": "cpu",
+            "batch_tokens": 60,
+            "max_steps": 2,
+            "eval_every": 2,
+            "schedule": "step_decay",
+            "warmup": 0,
+            "decay_start": 2,
+            "decay_every": 1,
+        },
+        seed=1,
+        threads=1,
+        output=output,
+    )
+    model, _ = load_model(output)
+    flags = word_starts(sp)
+    assert model.word_start.tolist() == [int(f) for f in flags] and not all(flags)
