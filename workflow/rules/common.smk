@@ -231,9 +231,11 @@ def test_features_json(w):
 
 
 def reference_args(w, input):
-    """--extra-ref per further reference, and --lowercase where the pair is
-    scored case-insensitively."""
+    """--extra-ref per further reference, --lowercase where the pair is scored
+    case-insensitively, and --bleu-brevity shortest where the config asks for mteval's rule."""
     args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
+    if config["evaluation"]["bleu_brevity"] != "closest":
+        args += ["--bleu-brevity", config["evaluation"]["bleu_brevity"]]
     return args + (["--lowercase"] if w.pair in config["evaluation"]["case_insensitive"] else [])
 
 
@@ -309,6 +311,7 @@ def findings_spec(wildcards=None):
                 **c,
                 "lang": tgt_lang(w),
                 "lowercase": c["pair"] in config["evaluation"]["case_insensitive"],
+                "brevity": config["evaluation"]["bleu_brevity"],
                 "system_hyps": hyps(c, c["system"]),
                 "baseline_hyps": hyps(c, c["baseline"]),
                 "refs": [test_reference(w), *extra_refs(w)],

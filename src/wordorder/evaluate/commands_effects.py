@@ -27,6 +27,7 @@ def cmd_findings(a: argparse.Namespace) -> None:
             bleu_tokenizer(c["lang"]),
             bool(c.get("lowercase")),
             a.samples,
+            brevity=str(c.get("brevity", "closest")),
         )
         rows.append({**vars(claim), **test})
     rows = judge(rows)
@@ -93,7 +94,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         type=_json,
         required=True,
         help="{title, claims: [{paper, pair, testset, system, "
-        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase}]}; "
+        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase, brevity}]}; "
         "system_hyps and baseline_hyps: one file per training run (their numbers may differ)",
     )
     s.add_argument("--md", required=True)

@@ -31,6 +31,7 @@ def cmd_score(a: argparse.Namespace) -> None:
         extra_refs=extra,
         extra_refs_tok=extra_tok,
         lowercase=a.lowercase,
+        brevity=a.bleu_brevity,
     )
     meta = {
         "pair": a.pair,
@@ -41,6 +42,7 @@ def cmd_score(a: argparse.Namespace) -> None:
         "ref": a.ref,
         "extra_refs": a.extra_ref,
         "lowercase": a.lowercase,
+        "bleu_brevity": a.bleu_brevity,
     }
     write_scores(Path(a.output), scores, meta)
     print(f"{a.output}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}")
@@ -77,9 +79,12 @@ def cmd_significance(a: argparse.Namespace) -> None:
     base = read_lines(a.baseline_hyp)
     tok = bleu_tokenizer(a.lang)
     extra = read_references(a.extra_ref, len(refs))
+    bp = a.bleu_brevity
     result = {
-        "bootstrap": bleu_paired_bootstrap(hyps, base, refs, tok, a.samples, extra, a.lowercase),
-        "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase),
+        "bootstrap": bleu_paired_bootstrap(
+            hyps, base, refs, tok, a.samples, extra, a.lowercase, bp
+        ),
+        "sign": bleu_sign_test(hyps, base, refs, tok, extra, a.lowercase, bp),
     }
     meta = {
         "pair": a.pair,
@@ -113,6 +118,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--lowercase", action="store_true", help="case-insensitive BLEU and chrF (sacreBLEU -lc)"
     )
+    _brevity_argument(s)
     s.add_argument("--seed", type=int, required=True)
 
     s = add("report", cmd_report, "gather score JSONs into tables and figures")
@@ -158,3 +164,16 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         help="a further reference, line-aligned with --ref (repeat for each)",
     )
     s.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU (sacreBLEU -lc)")
+    _brevity_argument(s)
+
+
+def _brevity_argument(s: argparse.ArgumentParser) -> None:
+    from wordorder.evaluate.bleu import BREVITY
+
+    s.add_argument(
+        "--bleu-brevity",
+        choices=BREVITY,
+        default="closest",
+        help="reference length of BLEU's brevity penalty with several references: the closest "
+        "(sacreBLEU, multi-bleu.perl) or the shortest (NIST mteval-v11b)",
+    )

@@ -88,6 +88,7 @@ def compare_runs(
     lowercase: bool = False,
     samples: int = 1000,
     seed: int = seed_stats.SEED,
+    brevity: str = "closest",
 ) -> dict[str, Any]:
     """Everything of one claim but Holm's p and the verdict (which need the whole table).
 
@@ -96,9 +97,10 @@ def compare_runs(
             may have different numbers of runs.
         refs: [R][N] references (one list per reference).
         samples: draws of the two-level bootstrap (and of the single-run paired bootstrap).
+        brevity: BLEU's reference-length rule, ``closest`` or ``shortest``
+            (:mod:`wordorder.evaluate.bleu`).
     """
-    from sacrebleu.metrics import BLEU
-
+    from wordorder.evaluate.bleu import bleu_metric
     from wordorder.evaluate.significance import bleu_paired_bootstrap
 
     if not system or not baseline:
@@ -112,7 +114,7 @@ def compare_runs(
             "the outputs of a finding have different numbers of lines",
             hint="compare outputs of the same test set",
         )
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    metric = bleu_metric(tokenize, lowercase, brevity)
     stats_a = np.stack([_bleu_stats(h, refs, metric) for h in system])
     stats_b = np.stack([_bleu_stats(h, refs, metric) for h in baseline])
     score = bleu_scorer(metric)
@@ -131,7 +133,7 @@ def compare_runs(
             floor = seed_stats.permutation_floor(len(a), len(b))
     else:  # one run each: only the test sentences can be resampled
         bs = bleu_paired_bootstrap(
-            system[0], baseline[0], refs[0], tokenize, samples, refs[1:], lowercase
+            system[0], baseline[0], refs[0], tokenize, samples, refs[1:], lowercase, brevity
         )
         p, test = bs["p"], "paired bootstrap, one run"
     return {

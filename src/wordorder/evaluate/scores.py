@@ -124,6 +124,7 @@ def score_translations(
     extra_refs: Sequence[Sequence[str]] = (),
     extra_refs_tok: Sequence[Sequence[str]] = (),
     lowercase: bool = False,
+    brevity: str = "closest",
 ) -> dict[str, Any]:
     """Score detokenized hypotheses against one reference each, or several.
 
@@ -139,6 +140,9 @@ def score_translations(
         extra_refs_tok: the extra references tokenized (needed with ``hyps_tok``).
         lowercase: case-insensitive BLEU and chrF (sacreBLEU ``-lc``; Chen et al. 2018,
             Zhang et al. 2018 on NIST); also lowercases ``bleu_tok``.
+        brevity: the reference length of BLEU's brevity penalty with several references,
+            ``closest`` (sacreBLEU, multi-bleu.perl) or ``shortest`` (NIST's mteval-v11b), for
+            ``bleu`` and ``bleu_tok`` (:mod:`wordorder.evaluate.bleu`).
 
     Returns:
         A JSON-ready dict: ``bleu``, ``bleu_signature``, ``chrf``, ``chrf_signature``,
@@ -150,7 +154,9 @@ def score_translations(
         WordorderError: different numbers of hypotheses and references, no sentences, or a
             tokenizer that cannot run here.
     """
-    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.metrics import CHRF
+
+    from wordorder.evaluate.bleu import bleu_metric, signature
 
     hyps = _check_lines("hypotheses", hyps)
     refs = _check_lines("references", refs)
@@ -167,14 +173,14 @@ def score_translations(
     ]
 
     tokenizer = bleu_tokenizer(tgt_lang)
-    bleu_metric = BLEU(tokenize=tokenizer, lowercase=lowercase)
-    bleu = bleu_metric.corpus_score(hyps, all_refs)
+    metric = bleu_metric(tokenizer, lowercase, brevity)
+    bleu = metric.corpus_score(hyps, all_refs)
     chrf_metric = CHRF(lowercase=lowercase)
     chrf = chrf_metric.corpus_score(hyps, all_refs)
 
     result: dict[str, Any] = {
         "bleu": _finite(bleu.score),
-        "bleu_signature": bleu_metric.get_signature().format(),
+        "bleu_signature": signature(metric),
         "chrf": _finite(chrf.score),
         "chrf_signature": chrf_metric.get_signature().format(),
         "bleu_tok": None,
@@ -210,12 +216,12 @@ def score_translations(
                 for i, r in enumerate(extra_refs_tok)
             ),
         ]
-        tok_metric = BLEU(
-            tokenize="none", smooth_method="none", lowercase=lowercase_tok or lowercase, force=True
+        tok_metric = bleu_metric(
+            "none", lowercase_tok or lowercase, brevity, smooth_method="none", force=True
         )
         tok = tok_metric.corpus_score(hyps_tok, all_tok)
         result["bleu_tok"] = _finite(tok.score)
-        result["bleu_tok_signature"] = tok_metric.get_signature().format()
+        result["bleu_tok_signature"] = signature(tok_metric)
         result["bleu_tok_detail"] = _detail(tok, "none")
         result.update(word_order_scores(hyps_tok, refs_tok))
     return result

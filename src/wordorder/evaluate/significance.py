@@ -72,14 +72,16 @@ def bleu_sign_test(
     tokenize: str = "13a",
     extra_refs: Sequence[Sequence[str]] = (),
     lowercase: bool = False,
+    brevity: str = "closest",
 ) -> dict:
     """Collins et al.'s sign test on corpus BLEU. Returns ``{"n_plus", "n_minus", "ties", "p"}``.
-    ``extra_refs``: further references (BLEU over all); ``lowercase``: case-insensitive BLEU."""
-    from sacrebleu.metrics import BLEU
+    ``extra_refs``: further references (BLEU over all); ``lowercase``: case-insensitive BLEU;
+    ``brevity``: the reference length of the brevity penalty (:mod:`wordorder.evaluate.bleu`)."""
+    from wordorder.evaluate.bleu import bleu_metric
 
     _check(system, baseline, refs)
     all_refs = _all_refs(refs, extra_refs)
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    metric = bleu_metric(tokenize, lowercase, brevity)
     # Sufficient statistics per sentence: (N, 2 + 2·4) = hyp len, ref len, matches, totals.
     sys_stats = np.asarray(metric._extract_corpus_statistics(system, all_refs), dtype=np.int64)
     base_stats = np.asarray(metric._extract_corpus_statistics(baseline, all_refs), dtype=np.int64)
@@ -106,13 +108,15 @@ def bleu_paired_bootstrap(
     samples: int = 1000,
     extra_refs: Sequence[Sequence[str]] = (),
     lowercase: bool = False,
+    brevity: str = "closest",
 ) -> dict:
     """sacreBLEU's paired bootstrap. Returns ``{"p", "mean", "ci", "samples", "seed"}``:
     the system's mean BLEU over the draws and the half-width of its 95 % interval."""
     import os
 
-    from sacrebleu.metrics import BLEU
     from sacrebleu.significance import PairedTest, Result
+
+    from wordorder.evaluate.bleu import bleu_metric
 
     _check(system, baseline, refs)
     all_refs = _all_refs(refs, extra_refs)
@@ -122,7 +126,7 @@ def bleu_paired_bootstrap(
         return {"p": 1.0, "mean": None, "ci": None, "samples": samples, "seed": None}
     test = PairedTest(
         [("baseline", list(baseline)), ("system", list(system))],
-        {"BLEU": BLEU(tokenize=tokenize, lowercase=lowercase)},
+        {"BLEU": bleu_metric(tokenize, lowercase, brevity)},
         all_refs,
         test_type="bs",
         n_samples=samples,
