@@ -2,7 +2,14 @@
 
     .venv/bin/python benchmarks/bench_peers.py [--work benchmarks/.peers] [--direction en-ja]
         [--pairs 20000] [--steps 300] [--warmup-steps 50] [--rounds 2] [--threads 2]
-        [--batch-tokens 4096] [--amp] [--json out.json]
+        [--batch-tokens 4096[,8192...]] [--amp] [--device cpu|cuda] [--preset small|base]
+        [--wordorder-train-opt KEY=VALUE ...] [--eole-train-opt KEY=VALUE ...]
+        [--eole-python PYTHON --eole-pythonpath DIR] [--json out.json]
+
+    # on the GPU machine (benchmarks/gpu/check.sh peers): Transformer-base, bf16, two batch sizes
+    python3 benchmarks/bench_peers.py --device cuda --preset base --amp \
+        --batch-tokens 8192,25000 --warmup-steps 20 --steps 60 --rounds 1 \
+        --eole-python python3 --eole-pythonpath /tmp/eole_site
 
 * eole is installed on the first run into ``--work``/venv (pip, ``-c constraints.txt``, plus
   aiohttp, which eole needs and does not declare); later runs reuse it. Offline, the run stops
@@ -11,7 +18,12 @@
   segmented once by a joint sentencepiece BPE (``--vocab`` 8000) trained with wordorder's
   trainer, written as space-separated pieces; both toolkits read those files (eole with
   ``transforms: []`` and the sentencepiece vocabulary as its vocabulary, so both output layers
-  have the same size).
+  have the same size). ``--data-only`` makes this folder and stops (``prepare.sh peers`` packs
+  it for the GPU machine).
+* eole's environment: ``--work``/venv, or ``--eole-python`` with ``--eole-pythonpath`` (eole's
+  wheels installed with ``pip --target``: the GPU machine has no network) as the only
+  PYTHONPATH of eole's processes. eole runs as ``python -m eole.bin.main`` (its ``eole``
+  command).
 * The same model: Transformer 3+3 layers, d 256, FFN 1024, 4 heads, pre-norm (eole's decoder
   has no post-norm), biases in every linear layer, one embedding matrix for source, target and
   output, sinusoidal positions, dropout 0.1, no attention dropout, label smoothing 0.1, Adam
@@ -19,7 +31,23 @@
   updates), fp32 (``--amp``: bf16 mixed precision in both, see below) on the CPU with
   ``--threads`` threads (OMP_NUM_THREADS and torch's threads), batches of at most
   ``--batch-tokens`` padded tokens, one batch per update, data prepared in the training
-  process (eole ``num_workers: 0``). Both build 7,578,624 parameters.
+  process (eole ``num_workers: 0``). Both build 7,578,624 parameters. ``--preset base``:
+  Transformer-base instead (6+6 layers, d 512, FFN 2048, 8 heads; 44,126,208 parameters with
+  the 8k vocabulary), the rest alike.
+* ``--device cuda``: both train on GPU 0 (eole ``gpu_ranks [0]``, its single-GPU mode; with
+  its default 2 data-loader processes, ``--eole-workers``; wordorder ``train.device: cuda``);
+  ``--amp`` is then bf16 autocast in both (eole ``compute_dtype: bf16`` with ``use_amp``,
+  wordorder ``train.amp``), float32 weights and Adam. wordorder's clock reads at the window's
+  two ends wait for the GPU (``torch.cuda.synchronize``; the updates in between are not
+  synchronised by the benchmark); eole's report lines follow its per-step loss read-out.
+  eole runs without flash-attn (not installed; ``self_attn_backend`` falls back to torch's
+  ``scaled_dot_product_attention``, which has its own flash kernels) and without its optional
+  ``EOLE_TORCH_COMPILE``: both toolkits as installed, default settings.
+* ``--wordorder-train-opt KEY=VALUE`` (repeatable): more ``train:`` options of wordorder
+  (``TrainOptions.from_dict``: an unknown one is an error), e.g. ``cuda_graphs=true``; values
+  are read as YAML. ``--eole-train-opt KEY=VALUE``: likewise for eole's ``training`` section.
+* ``--batch-tokens 8192,25000``: each size is its own comparison (rounds interleave the
+  toolkits within each size: eole, wordorder at the first size, then at the next, ...).
 * How a batch is counted (S, T: pieces of a pair). wordorder: n × max(max(S+1, T+1)) over the
   batch (source + EOS, BOS + target), examples sorted by that width then S, cut at ≤ budget,
   per epoch. eole (``batch_type: tokens``, inputters/dynamic_iterator.py): n × max(max(S, T+2))
@@ -41,7 +69,10 @@
   :func:`wordorder.train.loop.train`.
 * Reported per toolkit, over all its rounds: sentence pairs/s and non-pad target tokens/s
   (EOS included), MFU = model FLOPs (:func:`peers_lib.training_flops`) per second ÷ the fp32
-  ``torch.mm`` peak measured in this run, and the peak RSS of each training process (wait4).
+  ``torch.mm`` peak measured in this run (bf16 with ``--amp``; on CUDA 8192² products, and also
+  ÷ the data sheet's dense peak), and the peak RSS of each training process (wait4). The JSON
+  (``--json``) is rewritten after every run, so a run stopped by a time limit leaves the rounds
+  it finished.
 """
 
 from __future__ import annotations
@@ -62,12 +93,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers_lib import (  # noqa: E402
     ARCH,
     EOLE_VERSION,
+    PRESETS,
+    Eole,
     Lengths,
     eole_config,
     eole_python,
     eole_window,
+    external_eole,
     matmul_peak,
     parse_eole_log,
+    parse_options,
     training_flops,
 )
 
@@ -123,6 +158,7 @@ def wordorder_child(job: dict) -> None:
     from wordorder.train.loop import TrainOptions, train
 
     torch.set_num_threads(job["threads"])
+    device = job.get("device", "cpu")
     folder, out = Path(job["data"]), Path(job["out"])
     sp = SubwordModel(folder / "spm.model")
     pairs = list(
@@ -154,30 +190,41 @@ def wordorder_child(job: dict) -> None:
         },
         sp.vocab_size,
     )
-    opts = TrainOptions(
-        device="cpu",
-        amp=False,
-        cpu_amp=job.get("amp", False),
-        batch_tokens=job["batch_tokens"],
-        lr=a["noam_factor"],
-        schedule="noam",
-        warmup=a["warmup"],
-        betas=tuple(a["betas"]),
-        eps=a["eps"],
-        clip_norm=0.0,
-        label_smoothing=a["label_smoothing"],
-        max_steps=job["steps"],
-        eval_every=10 * job["steps"],
-        eval_beam=1,
-        seed=job["seed"],
-        log_every=job["report_every"],
-        threads=job["threads"],
+    amp = job.get("amp", False)
+    # TrainOptions.from_dict: the extra options (--wordorder-train-opt) are checked like a
+    # config's train: section (an unknown key is an error naming the valid ones).
+    opts = TrainOptions.from_dict(
+        {
+            "device": device,
+            "amp": amp and device != "cpu",
+            "cpu_amp": amp and device == "cpu",
+            "batch_tokens": job["batch_tokens"],
+            "lr": a["noam_factor"],
+            "schedule": "noam",
+            "warmup": a["warmup"],
+            "betas": list(a["betas"]),
+            "eps": a["eps"],
+            "clip_norm": 0.0,
+            "label_smoothing": a["label_smoothing"],
+            "max_steps": job["steps"],
+            "eval_every": 10 * job["steps"],
+            "eval_beam": 1,
+            "seed": job["seed"],
+            "log_every": job["report_every"],
+            "threads": job["threads"],
+            **job.get("train_opts", {}),
+        }
     )
     records: list[tuple[float, int, int, int]] = []
     real_update = trainer.update
+    # The window's two ends (updates timed_from and steps) wait for the GPU's queued work; the
+    # updates in between run as the trainer runs them.
+    ends = {job.get("timed_from", 0), job["steps"]} if device != "cpu" else set()
 
     def timed_update(model, optimizer, scaler, group, *rest, **kw):
         result = real_update(model, optimizer, scaler, group, *rest, **kw)
+        if len(records) + 1 in ends:
+            torch.cuda.synchronize()
         now = time.perf_counter()  # the counts below are taken after the clock
         records.append(
             (
@@ -193,6 +240,12 @@ def wordorder_child(job: dict) -> None:
     trainer.update = timed_update
     dev = [s for s, _ in pairs[:8]]  # the final evaluation only (untimed): 8 greedy decodings
     train(model, pairs, dev, lambda hyps: 0.0, opts, out / "model")
+    if len(records) != job["steps"]:
+        sys.exit(
+            f"error: {len(records)} calls of wordorder.train.trainer.update timed for "
+            f"{job['steps']} updates: the trainer no longer runs its updates through that name, "
+            "and bench_peers.py's clock (wordorder_child) must follow it"
+        )
     (out / "updates.json").write_text(json.dumps(records))
 
 
@@ -229,15 +282,18 @@ def one_round(
     k: int | str,
     args,
     data: Path,
-    eole_py: Path,
+    eole: Eole,
     every: int,
     arch: dict = ARCH,
     train_from: Path | None = None,
 ) -> dict:
-    """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule);
-    the timed window of its updates (``args.warmup_steps``+1 .. ``args.warmup_steps`` +
-    ``args.steps``), wall time and peak RSS. ``train_from``: eole only, an eole model to go on
-    training from (its step count must be below the window's start)."""
+    """Train ``toolkit`` in a fresh process (``arch``: the shared architecture and schedule)
+    with batches of ``args.batch_tokens`` (one size); the timed window of its updates
+    (``args.warmup_steps``+1 .. ``args.warmup_steps`` + ``args.steps``), wall time and peak RSS.
+    ``train_from``: eole only, an eole model to go on training from (its step count must be
+    below the window's start). ``args.device`` (default cpu), ``args.eole_workers``,
+    ``args.eole_train_opt`` and ``args.wordorder_train_opt`` are optional."""
+    device = getattr(args, "device", "cpu")
     out = args.work / "runs" / f"{k}_{toolkit}"
     if out.exists():
         import shutil
@@ -260,10 +316,13 @@ def one_round(
             arch,
             train_from,
             amp=args.amp,
+            device=device,
+            workers=getattr(args, "eole_workers", None),
+            extra=parse_options(getattr(args, "eole_train_opt", None), "--eole-train-opt"),
         )
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         wall, rss = run_child(
-            [eole_py.parent / "eole", "train", "-config", out / "config.yaml"], out / "log.txt", env
+            eole.command("train", "-config", out / "config.yaml"), out / "log.txt", eole.env(env)
         )
         window = eole_window(
             parse_eole_log((out / "log.txt").read_text(encoding="utf-8")),
@@ -284,6 +343,11 @@ def one_round(
             "seed": args.seed,
             "arch": arch,
             "amp": args.amp,
+            "device": device,
+            "timed_from": args.warmup_steps,
+            "train_opts": parse_options(
+                getattr(args, "wordorder_train_opt", None), "--wordorder-train-opt"
+            ),
         }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(
@@ -296,9 +360,17 @@ def one_round(
         )
         records = json.loads((out / "updates.json").read_text())
         window = wordorder_window(records, args.warmup_steps, total)
-    row = {"toolkit": toolkit, "round": k, "wall_s": wall, "peak_rss_mb": rss, **window}
+    row = {
+        "toolkit": toolkit,
+        "round": k,
+        "batch_tokens": args.batch_tokens,
+        "wall_s": wall,
+        "peak_rss_mb": rss,
+        **window,
+    }
     print(
-        f"  round {k} {toolkit:9s}: {window['sents'] / window['seconds']:7.1f} pairs/s, "
+        f"  round {k} {toolkit:9s} ≤ {args.batch_tokens} tokens: "
+        f"{window['sents'] / window['seconds']:7.1f} pairs/s, "
         f"{window['tgt_tokens'] / window['seconds']:8.0f} target tok/s, {window['seconds']:.1f} s "
         f"timed, {wall:.0f} s wall, peak RSS {rss:.0f} MB",
         flush=True,
@@ -307,67 +379,115 @@ def one_round(
 
 
 def summary(
-    rows: list[dict], lengths: Lengths, vocab: int, peak: float, steps: int
+    rows: list[dict],
+    lengths: Lengths,
+    vocab: int,
+    peak: float,
+    steps: int,
+    arch: dict = ARCH,
+    sheet: float | None = None,
 ) -> dict[str, dict]:
+    """Per toolkit over its rounds (``rows`` of one batch size; a toolkit without a finished
+    round is left out). ``sheet``: the data sheet's peak, for a second MFU."""
     out = {}
     for toolkit in ("eole", "wordorder"):
         mine = [r for r in rows if r["toolkit"] == toolkit]
+        if not mine:
+            continue
         sec = sum(r["seconds"] for r in mine)
         src, tgt = sum(r["src_tokens"] for r in mine), sum(r["tgt_tokens"] for r in mine)
+        flops = training_flops(src, tgt, lengths, vocab, arch) / sec
         out[toolkit] = {
             "pairs_s": sum(r["sents"] for r in mine) / sec,
             "tgt_tok_s": tgt / sec,
             "src_tok_s": src / sec,
             "tgt_per_update": tgt / (len(mine) * steps),
-            "mfu": training_flops(src, tgt, lengths, vocab) / sec / peak,
+            "model_flops_s": flops,
+            "mfu": flops / peak,
+            **({"mfu_datasheet": flops / sheet} if sheet else {}),
             "peak_rss_mb": max(r["peak_rss_mb"] for r in mine),
             "per_round_tgt_tok_s": [r["tgt_tokens"] / r["seconds"] for r in mine],
         }
+    if len(out) == 2:
+        w, e = out["wordorder"], out["eole"]
+        out["ratio"] = {k: w[k] / e[k] for k in ("pairs_s", "tgt_tok_s", "mfu", "peak_rss_mb")}
     return out
 
 
-def table(s: dict[str, dict]) -> str:
+def table(by_size: dict[str, dict[str, dict]]) -> str:
     lines = [
-        "| toolkit | pairs/s | target tok/s | source tok/s | target tok/update | MFU "
-        "| peak RSS MB | target tok/s per round |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| batch tokens | toolkit | pairs/s | target tok/s | source tok/s | target tok/update "
+        "| MFU | peak RSS MB | target tok/s per round |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
-    for name, r in s.items():
-        rounds = ", ".join(f"{v:,.0f}" for v in r["per_round_tgt_tok_s"])
-        lines.append(
-            f"| {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} | {r['src_tok_s']:,.0f} "
-            f"| {r['tgt_per_update']:,.0f} | {100 * r['mfu']:.1f} % | "
-            f"{r['peak_rss_mb']:,.0f} | {rounds} |"
-        )
-    w, e = s["wordorder"], s["eole"]
-    lines.append(
-        f"\nwordorder / eole: pairs/s {w['pairs_s'] / e['pairs_s']:.2f}×, target tok/s "
-        f"{w['tgt_tok_s'] / e['tgt_tok_s']:.2f}×, MFU {w['mfu'] / e['mfu']:.2f}×, peak RSS "
-        f"{w['peak_rss_mb'] / e['peak_rss_mb']:.2f}×"
-    )
-    return "\n".join(lines)
+    ratios = []
+    for size, s in by_size.items():
+        for name in ("eole", "wordorder"):
+            if name not in s:
+                continue
+            r = s[name]
+            rounds = ", ".join(f"{v:,.0f}" for v in r["per_round_tgt_tok_s"])
+            mfu = f"{100 * r['mfu']:.1f} %"
+            if "mfu_datasheet" in r:
+                mfu += f" ({100 * r['mfu_datasheet']:.1f} % of the data sheet)"
+            lines.append(
+                f"| {size} | {name} | {r['pairs_s']:,.1f} | {r['tgt_tok_s']:,.0f} "
+                f"| {r['src_tok_s']:,.0f} | {r['tgt_per_update']:,.0f} | {mfu} | "
+                f"{r['peak_rss_mb']:,.0f} | {rounds} |"
+            )
+        if "ratio" in s:
+            q = s["ratio"]
+            ratios.append(
+                f"≤ {size} tokens, wordorder / eole: pairs/s {q['pairs_s']:.2f}×, target tok/s "
+                f"{q['tgt_tok_s']:.2f}×, MFU {q['mfu']:.2f}×, peak RSS {q['peak_rss_mb']:.2f}×"
+            )
+    return "\n".join(lines + [""] + ratios)
 
 
 def data_arguments(ap: argparse.ArgumentParser) -> None:
-    """The work folder and the data options of :func:`setup` (shared with bench_peers_decode.py)."""
+    """The work folder, the data, device and eole options of :func:`setup` (shared with
+    bench_peers_decode.py)."""
     ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".peers")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--direction", choices=("en-ja", "ja-en"), default="en-ja")
     ap.add_argument("--pairs", type=int, default=20_000)
     ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument(
+        "--eole-python",
+        default=None,
+        help="run eole with this python instead of --work/venv (nothing is installed)",
+    )
+    ap.add_argument(
+        "--eole-pythonpath",
+        default=None,
+        help="with --eole-python: the PYTHONPATH of eole's processes (its wheels, pip --target)",
+    )
 
 
-def setup(args) -> tuple[Path, Path]:
-    """eole's python (installed on the first run) and the segmented data folder."""
+def setup(args, need_eole: bool = True) -> tuple[Eole | None, Path]:
+    """eole (its venv, installed on the first run, or ``--eole-python``) and the segmented
+    data folder; ``need_eole`` False: the data alone."""
     if not (args.data / "train.en.gz").is_file():
         sys.exit(
             f"error: {args.data}: the Tanaka corpus (train.en.gz, train.ja.gz) is not there; "
             "the benchmark reads ../shared/data/ja-en_small_parallel_enja next to the "
             "repository (or pass --data)"
         )
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda: torch sees no CUDA device")
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
-    return eole_python(args.work, ROOT / "constraints.txt"), prepare_data(args)
+    if not need_eole:
+        eole = None
+    elif args.eole_python:
+        eole = external_eole(args.eole_python, args.eole_pythonpath)
+    else:
+        eole = Eole(eole_python(args.work, ROOT / "constraints.txt"))
+    return eole, prepare_data(args)
 
 
 def main() -> None:
@@ -379,9 +499,33 @@ def main() -> None:
     ap.add_argument("--warmup-steps", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument(
+        "--batch-tokens",
+        default="4096",
+        help="padded tokens per batch; several (8192,25000): one comparison each",
+    )
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="small")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--amp", action="store_true", help="bf16 mixed precision in both toolkits")
+    ap.add_argument(
+        "--eole-workers",
+        type=int,
+        default=None,
+        help="eole's data-loader processes (default: 0 on the CPU, eole's 2 on CUDA)",
+    )
+    ap.add_argument(
+        "--wordorder-train-opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a further train: option of wordorder (repeatable; value read as YAML)",
+    )
+    ap.add_argument(
+        "--eole-train-opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a further training option of eole (repeatable; value read as YAML)",
+    )
+    ap.add_argument("--data-only", action="store_true", help="make the data folder, then stop")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--wordorder-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -389,7 +533,24 @@ def main() -> None:
         return wordorder_child(json.loads(args.wordorder_child.read_text()))
     if args.warmup_steps < 1 or args.steps < 1 or args.rounds < 1:
         ap.error("--warmup-steps, --steps and --rounds must be at least 1")
-    eole_py, data = setup(args)
+    try:
+        sizes = [int(b) for b in str(args.batch_tokens).split(",")]
+    except ValueError:
+        ap.error(f"--batch-tokens {args.batch_tokens!r}: integers separated by commas")
+    # Checked before the runs (an unknown wordorder option would fail only its first run).
+    from wordorder.errors import WordorderError
+    from wordorder.train.options import TrainOptions
+
+    try:
+        TrainOptions.from_dict(parse_options(args.wordorder_train_opt, "--wordorder-train-opt"))
+    except (WordorderError, TypeError, ValueError) as e:
+        ap.error(f"--wordorder-train-opt: {e}")
+    parse_options(args.eole_train_opt, "--eole-train-opt")
+    eole, data = setup(args, need_eole=not args.data_only)
+    if args.data_only:
+        print(f"data: {data}")
+        return
+    arch = PRESETS[args.preset]
     vocab = len((data / "vocab.txt").read_text(encoding="utf-8").splitlines())
     lengths = Lengths.of(
         [
@@ -400,41 +561,84 @@ def main() -> None:
     every = math.gcd(args.warmup_steps, args.steps)
     import torch
 
+    where = (
+        f"{torch.cuda.get_device_name()}, {args.threads} threads"
+        if args.device == "cuda"
+        else f"CPU, {args.threads} threads"
+    )
+    extras = "".join(
+        f"; {who} options {opts}"
+        for who, opts in (
+            ("wordorder train", args.wordorder_train_opt),
+            ("eole training", args.eole_train_opt),
+        )
+        if opts
+    )
     print(
-        f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, batches ≤ "
-        f"{args.batch_tokens} padded tokens, {args.threads} threads, torch {torch.__version__}, "
-        f"eole {EOLE_VERSION}, {'bf16 mixed precision' if args.amp else 'fp32'}; updates "
-        f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}",
+        f"{args.direction}, {args.pairs} pairs, vocabulary {vocab}, Transformer "
+        f"{arch['enc_layers']}+{arch['dec_layers']} d {arch['d']} FFN {arch['ff']} heads "
+        f"{arch['heads']} ({args.preset}), batches ≤ {', '.join(map(str, sizes))} padded tokens, "
+        f"{where}, torch {torch.__version__}, eole {EOLE_VERSION}, "
+        f"{'bf16 mixed precision' if args.amp else 'fp32'}; updates "
+        f"{args.warmup_steps + 1}..{args.warmup_steps + args.steps} timed, reports every {every}"
+        f"{extras}",
         flush=True,
     )
-    peaks = [matmul_peak(args.threads, bf16=args.amp)]
-    rows = []
+    # On CUDA the peak of 8192² products (a 2048² product is too small to fill an H100).
+    n = 8192 if args.device == "cuda" else 2048
+    peak_name = f"{'bf16' if args.amp else 'fp32'} torch.mm {n}² on {where}"
+    sheet = None
+    if args.device == "cuda":
+        from bench_variants import datasheet_peak
+
+        sheet = datasheet_peak("cuda")
+    peaks = [matmul_peak(args.threads, n, bf16=args.amp, device=args.device)]
+    print(f"{peak_name}: {peaks[0] / 1e12:.3f} TFLOP/s", flush=True)
+    rows: list[dict] = []
+
+    def report(final: bool) -> dict[str, dict]:
+        peak = max(peaks)
+        by_size = {}
+        for size in sizes:
+            mine = [r for r in rows if r["batch_tokens"] == size]
+            if mine:
+                by_size[str(size)] = summary(mine, lengths, vocab, peak, args.steps, arch, sheet)
+        if args.json:
+            record = {
+                "complete": final,
+                "device": where,
+                "torch": torch.__version__,
+                "eole": EOLE_VERSION,
+                "preset": args.preset,
+                "arch": arch,
+                "peak_name": peak_name,
+                "peaks": peaks,
+                "datasheet_peak": sheet,
+                "rows": rows,
+                "summary": by_size,
+                "lengths": vars(lengths),
+                "args": {k: str(v) for k, v in vars(args).items()},
+            }
+            args.json.write_text(json.dumps(record, indent=2) + "\n")
+        return by_size
+
     for k in range(1, args.rounds + 1):
-        for toolkit in ("eole", "wordorder"):
-            rows.append(one_round(toolkit, k, args, data, eole_py, every))
-    peaks.append(matmul_peak(args.threads, bf16=args.amp))
+        for size in sizes:
+            one = argparse.Namespace(**{**vars(args), "batch_tokens": size})
+            name = f"{k}_{size}" if len(sizes) > 1 else k
+            for toolkit in ("eole", "wordorder"):
+                rows.append(one_round(toolkit, name, one, data, eole, every, arch))
+                rows[-1]["round"] = k
+                report(final=False)
+    peaks.append(matmul_peak(args.threads, n, bf16=args.amp, device=args.device))
     peak = max(peaks)
-    s = summary(rows, lengths, vocab, peak, args.steps)
+    by_size = report(final=True)
     print(
-        f"{'bf16' if args.amp else 'fp32'} matmul peak ({args.threads} threads, 2048² torch.mm): "
-        f"{', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s (before, after); "
-        f"MFU against {peak / 1e9:.1f}"
+        f"{peak_name}: {', '.join(f'{p / 1e9:,.1f}' for p in peaks)} GFLOP/s (before, after); "
+        f"MFU against {peak / 1e9:,.1f}"
+        + (f"; the data sheet's {sheet / 1e12:.0f} TFLOP/s in brackets" if sheet else "")
     )
-    print(table(s))
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "peaks": peaks,
-                    "rows": rows,
-                    "summary": s,
-                    "lengths": vars(lengths),
-                    "args": {k: str(v) for k, v in vars(args).items()},
-                },
-                indent=2,
-            )
-            + "\n"
-        )
+    print(table(by_size))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,16 @@
 
     .venv/bin/python benchmarks/bench_peers_decode.py [--work benchmarks/.peers] [--direction en-ja]
         [--updates 2500] [--eole-updates N] [--warmup 400] [--peak-lr 0.002] [--beam 4]
-        [--rounds 2] [--threads 2] [--amp]
+        [--rounds 2] [--threads 2] [--amp] [--device cpu|cuda] [--trained-only]
+        [--eole-python PYTHON --eole-pythonpath DIR]
         [--d 256 --ff 1024 --heads 4 --layers 3] [--json out.json]
+
+    # on the GPU machine (benchmarks/gpu/check.sh peers), with the models trained here and packed
+    # by benchmarks/gpu/prepare.sh peers (the training settings must be these):
+    python3 benchmarks/bench_peers_decode.py --device cuda --trained-only --direction ja-en \
+        --vocab 4000 --d 128 --ff 512 --heads 4 --layers 2 --batch-tokens 2000 --updates 3000 \
+        --eole-updates 5000 --warmup 300 --rounds 2 --work /tmp/peers_work \
+        --eole-python python3 --eole-pythonpath /tmp/eole_site
 
 * Training: both toolkits train the shared architecture of ``bench_peers.py`` (or the width and
   depth given by ``--d/--ff/--heads/--layers``; same data,
@@ -32,6 +40,14 @@
   the first batch to the last prediction, model loading excluded); wordorder: the call of
   :func:`wordorder.decode.beam.translate_batches` (the same span). Process wall time (start-up,
   loading, writing) is reported beside. Output tokens = pieces of the best hypothesis + EOS.
+* ``--device cuda``: both decode on GPU 0 (eole ``-gpu_ranks 0``; wordorder loads the model
+  there before its clock starts), float32 as on the CPU; the timed span includes each process'
+  first CUDA kernels (cuBLAS set-up) in both. The models are trained beforehand (on the CPU:
+  a GPU call is too short for it) and found by their settings in ``--work``/runs:
+  ``--trained-only`` stops with an error instead of training when they are not there. The
+  JSON (``--json``) is rewritten after every decoding run, so a run stopped by a time limit
+  leaves the runs it finished.
+* eole's environment (``--eole-python``, ``--eole-pythonpath``) as in ``bench_peers.py``.
 """
 
 from __future__ import annotations
@@ -49,7 +65,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_peers import ROOT, data_arguments, one_round, read_pieces, run_child, setup  # noqa: E402
-from peers_lib import ARCH, EOLE_VERSION  # noqa: E402
+from peers_lib import ARCH, EOLE_VERSION, Eole  # noqa: E402
 
 _EOLE_TIME = {
     "step0": re.compile(r"Step 0 time \(s\): ([\d.]+)"),
@@ -84,8 +100,9 @@ def wordorder_decode_child(job: dict) -> None:
     from wordorder.text.subword import SubwordModel
 
     torch.set_num_threads(job["threads"])
+    device = job.get("device", "cpu")
     sp = SubwordModel(Path(job["spm"]))
-    model, _ = load_model(job["model"])
+    model, _ = load_model(job["model"], device)
     src = read_ids(Path(job["src"]).read_text(encoding="utf-8").splitlines(), sp, Path(job["src"]))
     t0 = time.perf_counter()
     hyps = translate_batches(
@@ -95,7 +112,7 @@ def wordorder_decode_child(job: dict) -> None:
         batch_size=job["batch_size"],
         beam_size=job["beam"],
         length_penalty=1.0,
-        device="cpu",
+        device=device,
         progress=False,
     )
     seconds = time.perf_counter() - t0
@@ -111,7 +128,7 @@ def decode(
     args,
     models: dict,
     test_src: Path,
-    eole_py: Path,
+    eole: Eole,
     data: Path,
 ):
     """One decoding run in a fresh process: (decode seconds, wall seconds,
@@ -122,16 +139,9 @@ def decode(
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     size = args.batch_sents if batching == "sents" else args.batch_tokens_decode
     if toolkit == "eole":
-        cmd = [
-            eole_py.parent / "eole",
-            "predict",
-            "-model_path",
-            models["eole"],
-            "-src",
-            test_src,
-            "-output",
-            hyp,
-        ]
+        cmd = eole.command(
+            "predict", "-model_path", models["eole"], "-src", test_src, "-output", hyp
+        )
         cmd += [
             "-beam_size",
             args.beam,
@@ -143,7 +153,9 @@ def decode(
             size,
         ]
         cmd += ["-compute_dtype", "fp32", "-report_time"]
-        wall, _ = run_child(cmd, log, env)
+        if getattr(args, "device", "cpu") == "cuda":
+            cmd += ["-gpu_ranks", "0", "-world_size", "1"]
+        wall, _ = run_child(cmd, log, eole.env(env))
         text = log.read_text(encoding="utf-8")
         found = {name: pattern.search(text) for name, pattern in _EOLE_TIME.items()}
         if not all(found.values()):
@@ -160,6 +172,7 @@ def decode(
             "beam": args.beam,
             "batch_size": size if batching == "sents" else None,
             "batch_tokens": 10**9 if batching == "sents" else size,
+            "device": getattr(args, "device", "cpu"),
         }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(
@@ -184,12 +197,13 @@ def earlier_eole(runs: Path, settings: dict) -> tuple[Path, int] | None:
     return found
 
 
-def trained(toolkit: str, args, data: Path, eole_py: Path, arch: dict, settings: dict) -> dict:
+def trained(toolkit: str, args, data: Path, eole: Eole, arch: dict, settings: dict) -> dict:
     """Train ``toolkit`` for ``settings["updates"]`` updates (into runs/model_<toolkit>), unless
     a finished training with the same settings is there; its training row. eole goes on from
     its model with the same settings and fewer updates where there is one (the earlier model
     then moves to runs/model_eole_<updates>): eole restores the optimizer and the step count,
-    so the schedule is that of one training from scratch."""
+    so the schedule is that of one training from scratch. ``args.trained_only``: an error
+    instead of a training."""
     runs = args.work / "runs"
     folder = runs / f"model_{toolkit}"
     done = folder / "done.json"
@@ -197,6 +211,13 @@ def trained(toolkit: str, args, data: Path, eole_py: Path, arch: dict, settings:
     if record is not None and record["settings"] == settings:
         print(f"  {toolkit}: reusing the model trained with these settings ({folder})", flush=True)
         return record["row"]
+    if getattr(args, "trained_only", False):
+        had = "none" if record is None else json.dumps(record["settings"], sort_keys=True)
+        sys.exit(
+            f"error: --trained-only: {folder} holds no {toolkit} model trained with "
+            f"{json.dumps(settings, sort_keys=True)} (it has: {had}); train it with the same "
+            "options without --trained-only (benchmarks/gpu/prepare.sh peers trains and packs them)"
+        )
     updates = int(settings["updates"])
     start = earlier_eole(runs, settings) if toolkit == "eole" else None
     window = argparse.Namespace(**vars(args))
@@ -212,7 +233,7 @@ def trained(toolkit: str, args, data: Path, eole_py: Path, arch: dict, settings:
         print(f"  eole: going on from its {n}-update model ({source})", flush=True)
         window.warmup_steps, window.steps, train_from = n + 100, updates - n - 100, source / "model"
     every = math.gcd(window.warmup_steps, window.steps)
-    row = one_round(toolkit, "model", window, data, eole_py, every, arch, train_from)
+    row = one_round(toolkit, "model", window, data, eole, every, arch, train_from)
     row["window"] = f"{window.warmup_steps + 1}..{updates}"
     done.write_text(json.dumps({"settings": settings, "row": row}), encoding="utf-8")
     return row
@@ -254,11 +275,18 @@ def main() -> None:
     ap.add_argument(
         "--batch-tokens-decode", type=int, default=4000, help="wordorder's default batch_tokens"
     )
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--rounds", type=int, default=2, help="decoding rounds (0: train the models, then stop)"
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bleu-tolerance", type=float, default=1.0)
     ap.add_argument("--amp", action="store_true", help="train both in bf16 mixed precision")
+    ap.add_argument(
+        "--trained-only",
+        action="store_true",
+        help="decode the models trained earlier (in --work/runs); an error if they are not there",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--decode-child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -270,7 +298,7 @@ def main() -> None:
             "--updates and --eole-updates must exceed 100 (the training window starts there) "
             "and --warmup be at least 1"
         )
-    eole_py, data = setup(args)
+    eole, data = setup(args)
     test_src, refs = test_set(args, data)
     # Noam: lr = factor · d^-0.5 · min(step^-0.5, step · warmup^-1.5), peak
     # factor · (d · warmup)^-0.5.
@@ -286,13 +314,14 @@ def main() -> None:
     }
     import torch
 
+    where = torch.cuda.get_device_name() if args.device == "cuda" else "the CPU"
     print(
         f"{args.direction}, {args.pairs} pairs, BPE {args.vocab}, Transformer {args.layers}+"
         f"{args.layers} d {args.d} FFN {args.ff} heads {args.heads}, "
         f"{args.updates} updates (eole {args.eole_updates}) of ≤ {args.batch_tokens} "
         f"tokens (peak lr {args.peak_lr:g} at update {args.warmup}), test {args.test} sentences, "
         f"beam {args.beam}, {args.threads} threads, torch {torch.__version__}, eole {EOLE_VERSION}"
-        f"{', trained in bf16 mixed precision' if args.amp else ''}",
+        f"{', trained in bf16 mixed precision' if args.amp else ''}, decoding on {where}",
         flush=True,
     )
     # Training (bench_peers' rounds: the window is updates 101..N), once per settings: a later run
@@ -304,9 +333,12 @@ def main() -> None:
     if args.amp:  # float32 models keep the settings (and so the reuse) of earlier runs
         settings["amp"] = "bf16"
     rows = [
-        trained(t, args, data, eole_py, arch, {**settings, "updates": str(n)})
+        trained(t, args, data, eole, arch, {**settings, "updates": str(n)})
         for t, n in (("eole", args.eole_updates), ("wordorder", args.updates))
     ]
+    if args.rounds < 1:
+        print("models ready (--rounds 0: no decoding)")
+        return
     runs = args.work / "runs"
     models = {
         "eole": runs / "model_eole" / "model",
@@ -317,7 +349,7 @@ def main() -> None:
         for batching in ("sents", "tokens"):
             for toolkit in ("eole", "wordorder"):
                 seconds, wall, pieces = decode(
-                    toolkit, batching, k, args, models, test_src, eole_py, data
+                    toolkit, batching, k, args, models, test_src, eole, data
                 )
                 out_tokens = sum(len(p) + 1 for p in pieces)
                 row = {
@@ -335,14 +367,45 @@ def main() -> None:
                     f"{seconds:.2f} s decoding, {wall:.1f} s wall",
                     flush=True,
                 )
+                write_json(args, rows, results, where, complete=False)
     print(report(rows, results, args))
-    if args.json:
-        record = {
-            "train": rows,
-            "decode": results,
-            "args": {k: str(v) for k, v in vars(args).items()},
-        }
-        args.json.write_text(json.dumps(record, indent=2) + "\n")
+    write_json(args, rows, results, where, complete=True)
+
+
+def write_json(args, train_rows: list[dict], rows: list[dict], where: str, complete: bool):
+    """The runs so far (and, per batching with both toolkits decoded, the summary) in
+    ``args.json``."""
+    if not args.json:
+        return
+    summary = {}
+    for batching in ("sents", "tokens"):
+        speed = {}
+        for toolkit in ("eole", "wordorder"):
+            mine = [r for r in rows if r["toolkit"] == toolkit and r["batching"] == batching]
+            if mine:
+                sec = sum(r["seconds"] for r in mine)
+                speed[toolkit] = {
+                    "out_tok_s": sum(r["out_tokens"] for r in mine) / sec,
+                    "sent_s": sum(r["sents"] for r in mine) / sec,
+                    "bleu": mine[0]["bleu"],
+                    "runs": len(mine),
+                }
+        if len(speed) == 2:
+            gap = abs(speed["eole"]["bleu"] - speed["wordorder"]["bleu"])
+            speed["ratio_out_tok_s"] = speed["wordorder"]["out_tok_s"] / speed["eole"]["out_tok_s"]
+            speed["bleu_gap"] = gap
+            speed["equal_bleu"] = gap <= args.bleu_tolerance
+        summary[batching] = speed
+    record = {
+        "complete": complete,
+        "device": where,
+        "bleu_tolerance": args.bleu_tolerance,
+        "summary": summary,
+        "train": train_rows,
+        "decode": rows,
+        "args": {k: str(v) for k, v in vars(args).items()},
+    }
+    args.json.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def report(train_rows: list[dict], rows: list[dict], args) -> str:

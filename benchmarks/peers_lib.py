@@ -2,10 +2,16 @@
 
 Kept apart from the script so that the unit test can check the FLOP formula and the log
 parser without installing eole.
+
+eole runs either from ``--work``/venv (installed with pip on the first run) or, where nothing can
+be installed (the GPU machine: ``benchmarks/gpu/check.sh peers``), from a given python with
+eole's wheels on a PYTHONPATH of their own (:class:`Eole`, ``--eole-python`` and
+``--eole-pythonpath``), so that neither toolkit imports the other's packages.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -30,6 +36,13 @@ ARCH = {
     "eps": 1e-9,
     "noam_factor": 2.0,
     "warmup": 4000,
+}
+# Transformer-base (Vaswani et al. 2017; wordorder's base preset) with the same settings
+# otherwise; tiny: a smoke test of the scripts (benchmarks/gpu/check.sh peers, rehearsed on a CPU).
+PRESETS = {
+    "tiny": {**ARCH, "d": 64, "ff": 256, "heads": 4, "enc_layers": 2, "dec_layers": 2},
+    "small": ARCH,
+    "base": {**ARCH, "d": 512, "ff": 2048, "heads": 8, "enc_layers": 6, "dec_layers": 6},
 }
 
 
@@ -88,14 +101,33 @@ def training_flops(
     )
 
 
-def matmul_peak(threads: int, n: int = 2048, repeats: int = 10, bf16: bool = False) -> float:
+def matmul_peak(
+    threads: int, n: int = 2048, repeats: int = 10, bf16: bool = False, device: str = "cpu"
+) -> float:
     """Best fp32 (``bf16``: bf16) FLOP/s (2·n³ per product) of ``torch.mm`` on ``threads``
-    threads: the measurement of bench_variants.py, on a set thread count."""
+    threads (on ``device``): the measurement of bench_variants.py, on a set thread count."""
     import torch
     from bench_variants import matmul_peak as peak  # the benchmarks folder is on sys.path
 
     torch.set_num_threads(threads)
-    return peak(n, repeats, dtype=torch.bfloat16 if bf16 else torch.float32)
+    flops = peak(n, repeats, device, dtype=torch.bfloat16 if bf16 else torch.float32)
+    if device != "cpu":
+        torch.cuda.empty_cache()  # the training processes get the GPU's memory
+    return flops
+
+
+def parse_options(items: list[str] | None, flag: str) -> dict:
+    """``KEY=VALUE`` items (a command line's repeated ``flag``) as a dict, each value read as
+    YAML (``true`` → True, ``8`` → 8, ``[1, 2]`` → a list, ``fp32`` → a string)."""
+    import yaml
+
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            sys.exit(f"error: {flag} {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
 
 
 # -- eole's training log ---------------------------------------------------------------
@@ -150,6 +182,49 @@ def eole_window(reports: list[Report], first: int, last: int, every: int) -> dic
 
 
 # -- eole's venv and config ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Eole:
+    """How to run eole: ``python -m eole.bin.main`` (what the ``eole`` command runs), with
+    ``pythonpath`` (None: the caller's environment) as the PYTHONPATH of its processes."""
+
+    python: Path
+    pythonpath: str | None = None
+
+    def command(self, *args) -> list:
+        return [self.python, "-m", "eole.bin.main", *args]
+
+    def env(self, base: dict) -> dict:
+        env = dict(base)
+        if self.pythonpath is not None:
+            env["PYTHONPATH"] = self.pythonpath  # eole's packages alone, not wordorder's
+        return env
+
+
+def external_eole(python: str, pythonpath: str | None) -> Eole:
+    """eole from ``python`` with ``pythonpath`` (wheels installed with ``pip --target``), checked
+    to import at the expected version."""
+    found = shutil.which(python) or python
+    eole = Eole(Path(found), pythonpath)
+    check = (
+        "import importlib.metadata as m, eole.bin; "
+        f"assert m.version('eole') == '{EOLE_VERSION}', m.version('eole')"
+    )
+    proc = subprocess.run(
+        [found, "-W", "ignore", "-c", check],
+        capture_output=True,
+        text=True,
+        env=eole.env(dict(os.environ)),
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        sys.exit(
+            f"error: eole {EOLE_VERSION} does not import from {found} with PYTHONPATH="
+            f"{pythonpath}: {last[:300]}"
+        )
+    print(f"eole {EOLE_VERSION}: {found}, PYTHONPATH={pythonpath}", flush=True)
+    return eole
 
 
 def eole_python(work: Path, constraints: Path) -> Path:
@@ -208,12 +283,21 @@ def eole_config(
     arch: dict = ARCH,
     train_from: Path | None = None,
     amp: bool = False,
+    *,
+    device: str = "cpu",
+    workers: int | None = None,
+    extra: dict | None = None,
 ) -> dict:
     """eole's train config for the shared architecture and schedule, on pre-segmented files;
     with ``train_from`` (an eole model folder), the training goes on from that checkpoint with
     its optimizer state and step count (``reset_optim none``) up to ``steps``. ``amp``: bf16
-    mixed precision (``compute_dtype: bf16`` with ``use_amp``: float32 weights, torch's CPU
-    autocast, as wordorder's ``cpu_amp``)."""
+    mixed precision (``compute_dtype: bf16`` with ``use_amp``: float32 weights, torch's
+    autocast, as wordorder's ``cpu_amp`` on the CPU and ``amp`` on CUDA). ``device``: ``cpu``,
+    or ``cuda`` (GPU 0: ``gpu_ranks [0]``, eole's single-GPU mode). ``workers``: eole's data
+    loader processes (None: none on the CPU, where they would take the training's cores, and
+    eole's default, 2, on a GPU). ``extra``: further ``training`` options, overriding these."""
+    if workers is None:
+        workers = 0 if device == "cpu" else 2
     assert arch["enc_layers"] == arch["dec_layers"], (
         "eole's transformer config takes one layer count"
     )
@@ -233,7 +317,7 @@ def eole_config(
             "valid_steps": 10 * steps,
             "save_checkpoint_steps": 10 * steps,
             "world_size": 1,
-            "gpu_ranks": [],
+            "gpu_ranks": [] if device == "cpu" else [0],
             # A bucket of one pass over the corpus (eole's default, 262,144 examples, cycles a small
             # corpus until full): sorted, batched and shuffled per epoch, as wordorder does.
             "bucket_size": pairs,
@@ -242,7 +326,7 @@ def eole_config(
             "batch_size_multiple": 1,
             "accum_count": [1],
             "normalization": "tokens",
-            "num_workers": 0,
+            "num_workers": workers,
             "compute_dtype": "bf16" if amp else "fp32",
             "use_amp": True,  # only acts with a 16-bit compute_dtype
             "optim": "adam",
@@ -258,6 +342,7 @@ def eole_config(
             "attention_dropout": [arch["attention_dropout"]],
             "param_init_method": "xavier_uniform",
             **({"train_from": str(train_from), "reset_optim": "none"} if train_from else {}),
+            **(extra or {}),
         },
         "model": {
             "architecture": "transformer",

@@ -22,6 +22,18 @@
 #             measures attention AER; brings back logs, translations and AER for the CPU machine
 #             to score and tabulate with the runs it trained itself (H100, 2026-11-26: 14 at a
 #             time, 29 of 35 runs trained and decoded in two calls of 530 + 235 s)
+#   peers     eole 0.6.4 against wordorder on this GPU (issue 36 item 4), from what
+#             `benchmarks/gpu/prepare.sh peers` packed (eole's wheels, installed into
+#             /tmp/eole_site, eole's own PYTHONPATH; data and the two decoding models): training
+#             Transformer-base in bf16 with 8,192- and 25,000-token batches (bench_peers.py,
+#             fresh processes, 20 warm-up + 60 timed updates each, MFU against the bf16 torch.mm
+#             peak measured in the run), then beam-4 decoding of 500 Tanaka sentences with
+#             models trained alike on the CPU machine, at equal BLEU (bench_peers_decode.py, 2
+#             rounds, batched by sentences and by tokens); a summary table at the end, JSON,
+#             logs and the runs' own logs in $OUT/peers.tar.gz. Not in the default list. About
+#             160 s expected, at most PEERS_TRAIN_LIMIT (110) + PEERS_DECODE_LIMIT (65) s plus
+#             ~10 s of set-up; PEERS_WORDORDER_OPTS="cuda_graphs=true ..." passes train options
+#             to wordorder's trainer (--wordorder-train-opt each)
 #
 # The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
 # torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
@@ -137,12 +149,62 @@ effects_part() {  # some of its runs, on the CPU config's own schedule: effects_
   ls results/effects/translations/*/*/*/*.hyp 2>/dev/null | wc -l | sed 's/$/ test sets decoded/'
 }
 
+peers() {  # eole 0.6.4 against wordorder (issue 36 item 4): packed by prepare.sh peers
+  # PEERS_REHEARSAL=1: the same on a CPU at toy sizes, to try this phase without a GPU (with
+  # PEERS_EOLE_PYTHON, a python with torch, and PEERS_EOLE_SITE, eole's wheels installed for it)
+  local py=${PEERS_EOLE_PYTHON:-python3} site=${PEERS_EOLE_SITE:-/tmp/eole_site}
+  local work=/tmp/peers_work t0=$SECONDS
+  local device=cuda preset=base sizes=8192,25000 steps="--warmup-steps 20 --steps 60" test=500
+  local rounds=2 amp=--amp threads=4
+  if [ -n "${PEERS_REHEARSAL:-}" ]; then  # fp32: a CPU without native bf16 emulates it, slowly
+    device=cpu preset=tiny sizes=1024,2048 steps="--warmup-steps 5 --steps 10" test=50 rounds=1
+    amp="" threads=1
+  fi
+  if [ ! -f .gpu/peers.tar.xz ] || [ ! -f .gpu/peers.args ] || [ ! -d .gpu/eole_whl ]; then
+    echo "== peers: no .gpu/eole_whl, .gpu/peers.tar.xz, .gpu/peers.args" \
+      "(benchmarks/gpu/prepare.sh peers makes them)"
+    return 0
+  fi
+  # eole's wheels apart from wordorder's /tmp/site (pydantic's four from .gpu/whl), its own
+  # PYTHONPATH in its processes (bench_peers*.py --eole-pythonpath)
+  if [ ! -e "$site/.installed" ]; then
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target "$site" .gpu/eole_whl/*.whl \
+      .gpu/whl/{pydantic,pydantic_core,annotated_types,typing_inspection}-*.whl &&
+      touch "$site/.installed"
+  fi
+  if [ ! -e $work/.unpacked ]; then
+    rm -rf $work && mkdir -p $work && python3 -c "import sys, tarfile
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" .gpu/peers.tar.xz $work &&
+      touch $work/.unpacked
+  fi
+  echo "== peers: eole installed, data and models unpacked ($((SECONDS - t0)) s)"
+  local train_args decode_args opts="" o
+  train_args=$(sed -n 's/^train=//p' .gpu/peers.args)
+  decode_args=$(sed -n 's/^decode=//p' .gpu/peers.args)
+  for o in ${PEERS_WORDORDER_OPTS:-}; do opts="$opts --wordorder-train-opt $o"; done
+  local common="--work $work --data $PWD/.gpu/data/ja-en_small_parallel_enja --device $device
+    --eole-python $py --eole-pythonpath $site --threads $threads"
+  run peers_train "${PEERS_TRAIN_LIMIT:-110}" python3 benchmarks/bench_peers.py $train_args \
+    $common --preset $preset $amp --batch-tokens $sizes $steps --rounds 1 $opts \
+    --json $work/peers_train.json
+  run peers_decode "${PEERS_DECODE_LIMIT:-65}" python3 benchmarks/bench_peers_decode.py \
+    $decode_args $common --trained-only --test $test --rounds $rounds --bleu-tolerance 0.5 \
+    --json $work/peers_decode.json
+  python3 benchmarks/gpu/peers_summary.py $work/peers_train.json $work/peers_decode.json |
+    tee $work/peers_summary.md
+  # Back (one file): the JSONs, the summary and every run's own log and config, no models
+  tar -C $work -czf "$OUT/peers.tar.gz" --exclude='*/model' \
+    peers_train.json peers_decode.json peers_summary.md runs decode 2>/dev/null
+  echo "   peers: $((SECONDS - t0)) s in all"
+}
+
 echo "== setup"
 setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants | compile | effects | effects_part) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part | peers) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers)" >&2 ;;
   esac
 done
