@@ -592,9 +592,11 @@ def main() -> None:
         from bench_variants import datasheet_peak
 
         sheet = datasheet_peak("cuda")
+    unit, scale = ("TFLOP/s", 1e12) if args.device == "cuda" else ("GFLOP/s", 1e9)
     peaks = [matmul_peak(args.threads, n, bf16=args.amp, device=args.device)]
-    print(f"{peak_name}: {peaks[0] / 1e12:.3f} TFLOP/s", flush=True)
+    print(f"{peak_name}: {peaks[0] / scale:,.1f} {unit}", flush=True)
     rows: list[dict] = []
+    failed: dict[str, str] = {}  # toolkit -> its first failure; its later runs are skipped
 
     def report(final: bool) -> dict[str, dict]:
         peak = max(peaks)
@@ -615,6 +617,7 @@ def main() -> None:
                 "peaks": peaks,
                 "datasheet_peak": sheet,
                 "rows": rows,
+                "failed": failed,
                 "summary": by_size,
                 "lengths": vars(lengths),
                 "args": {k: str(v) for k, v in vars(args).items()},
@@ -627,18 +630,27 @@ def main() -> None:
             one = argparse.Namespace(**{**vars(args), "batch_tokens": size})
             name = f"{k}_{size}" if len(sizes) > 1 else k
             for toolkit in ("eole", "wordorder"):
-                rows.append(one_round(toolkit, name, one, data, eole, every, arch))
+                if toolkit in failed:
+                    continue
+                try:
+                    rows.append(one_round(toolkit, name, one, data, eole, every, arch))
+                except SystemExit as e:  # a failed training: the other toolkit still runs
+                    failed[toolkit] = str(e.code)
+                    print(f"  {toolkit} failed, not run again: {e.code}", flush=True)
+                    continue
                 rows[-1]["round"] = k
                 report(final=False)
     peaks.append(matmul_peak(args.threads, n, bf16=args.amp, device=args.device))
     peak = max(peaks)
     by_size = report(final=True)
     print(
-        f"{peak_name}: {', '.join(f'{p / 1e9:,.1f}' for p in peaks)} GFLOP/s (before, after); "
-        f"MFU against {peak / 1e9:,.1f}"
+        f"{peak_name}: {', '.join(f'{p / scale:,.1f}' for p in peaks)} {unit} (before, after); "
+        f"MFU against {peak / scale:,.1f}"
         + (f"; the data sheet's {sheet / 1e12:.0f} TFLOP/s in brackets" if sheet else "")
     )
     print(table(by_size))
+    if failed:
+        sys.exit(f"error: {', '.join(failed)} failed (see above)")
 
 
 if __name__ == "__main__":

@@ -345,12 +345,21 @@ def main() -> None:
         "wordorder": runs / "model_wordorder" / "model" / "best.pt",
     }
     results: list[dict] = []
+    failed: dict[str, str] = {}  # toolkit -> its first failure; its later runs are skipped
     for k in range(1, args.rounds + 1):
         for batching in ("sents", "tokens"):
             for toolkit in ("eole", "wordorder"):
-                seconds, wall, pieces = decode(
-                    toolkit, batching, k, args, models, test_src, eole, data
-                )
+                if toolkit in failed:
+                    continue
+                try:
+                    seconds, wall, pieces = decode(
+                        toolkit, batching, k, args, models, test_src, eole, data
+                    )
+                except SystemExit as e:  # a failed decoding: the other toolkit still runs
+                    failed[toolkit] = str(e.code)
+                    print(f"  {toolkit} failed, not run again: {e.code}", flush=True)
+                    write_json(args, rows, results, where, False, failed)
+                    continue
                 out_tokens = sum(len(p) + 1 for p in pieces)
                 row = {
                     "toolkit": toolkit,
@@ -367,14 +376,23 @@ def main() -> None:
                     f"{seconds:.2f} s decoding, {wall:.1f} s wall",
                     flush=True,
                 )
-                write_json(args, rows, results, where, complete=False)
+                write_json(args, rows, results, where, False, failed)
+    write_json(args, rows, results, where, not failed, failed)
+    if failed:
+        sys.exit(f"error: {', '.join(failed)} failed (see above)")
     print(report(rows, results, args))
-    write_json(args, rows, results, where, complete=True)
 
 
-def write_json(args, train_rows: list[dict], rows: list[dict], where: str, complete: bool):
+def write_json(
+    args,
+    train_rows: list[dict],
+    rows: list[dict],
+    where: str,
+    complete: bool,
+    failed: dict[str, str],
+):
     """The runs so far (and, per batching with both toolkits decoded, the summary) in
-    ``args.json``."""
+    ``args.json``; ``failed``: the toolkits that failed, with their errors."""
     if not args.json:
         return
     summary = {}
@@ -398,6 +416,7 @@ def write_json(args, train_rows: list[dict], rows: list[dict], where: str, compl
         summary[batching] = speed
     record = {
         "complete": complete,
+        "failed": failed,
         "device": where,
         "bleu_tolerance": args.bleu_tolerance,
         "summary": summary,

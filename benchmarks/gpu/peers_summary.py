@@ -58,7 +58,8 @@ def training(rec: dict | None) -> list[str]:
                 f"≤ {size} tokens: wordorder / eole target tok/s {q['tgt_tok_s']:.2f}×, "
                 f"pairs/s {q['pairs_s']:.2f}×, MFU {q['mfu']:.2f}×"
             )
-    return lines + [""] + (ratios or ["no batch size with both toolkits finished"])
+    failed = [f"FAILED: {name}: {error}" for name, error in rec.get("failed", {}).items()]
+    return lines + [""] + (ratios or ["no batch size with both toolkits finished"]) + failed
 
 
 def decoding(rec: dict | None) -> list[str]:
@@ -102,7 +103,8 @@ def decoding(rec: dict | None) -> list[str]:
             ratios.append(
                 f"by {size}: wordorder / eole output tok/s {s['ratio_out_tok_s']:.2f}× ({verdict})"
             )
-    return lines + [""] + (ratios or ["no batching with both toolkits finished"])
+    failed = [f"FAILED: {name}: {error}" for name, error in rec.get("failed", {}).items()]
+    return lines + [""] + (ratios or ["no batching with both toolkits finished"]) + failed
 
 
 def main() -> None:
