@@ -319,8 +319,9 @@ def eole_config(
             "world_size": 1,
             "gpu_ranks": [] if device == "cpu" else [0],
             # A bucket of one pass over the corpus (eole's default, 262,144 examples, cycles a small
-            # corpus until full): sorted, batched and shuffled per epoch, as wordorder does.
-            "bucket_size": pairs,
+            # corpus until full): sorted, batched and shuffled per epoch, as wordorder does. Each
+            # data-loader worker reads every workers-th example into a bucket of its own.
+            "bucket_size": -(-pairs // max(workers, 1)),
             "batch_type": "tokens",
             "batch_size": batch_tokens,
             "batch_size_multiple": 1,
