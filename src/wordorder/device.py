@@ -1,8 +1,10 @@
-"""Choosing the torch device from a config value."""
+"""Choosing the torch device from a config value, and where the CPU takes its own kernels."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -22,6 +24,31 @@ def resolve_device(name: str) -> torch.device:
             ),
         )
     return torch.device(name)
+
+
+_CUDA_PATHS = False
+
+
+def cpu_kernels(t: torch.Tensor) -> bool:
+    """Whether ``t``'s computation takes the CPU's own code paths: the cheap dropout masks, the
+    explicit low-precision attention and the fused loss, each faster than the generic path there.
+
+    False on CUDA, and on the CPU inside :func:`cuda_paths`.
+    """
+    return t.device.type == "cpu" and not _CUDA_PATHS
+
+
+@contextlib.contextmanager
+def cuda_paths() -> Iterator[None]:
+    """Run CPU tensors through the code paths CUDA takes (SDPA attention, ``F.dropout``, logits
+    and ``F.cross_entropy``), so that the operators an update dispatches on a GPU can be counted
+    on any machine (:mod:`wordorder.train.opcount`)."""
+    global _CUDA_PATHS
+    before, _CUDA_PATHS = _CUDA_PATHS, True
+    try:
+        yield
+    finally:
+        _CUDA_PATHS = before
 
 
 def autocast_dtype(

@@ -229,7 +229,7 @@ def test_disagreement_adds_an_auxiliary_loss():
     aux = model.auxiliary_loss
     assert aux is not None and 0.0 <= float(aux.detach()) <= 1.0  # λ·(−D), D in [−1, 0]
     aux.backward()
-    assert model.encoder[0].self_attn.q_proj.weight.grad is not None
+    assert model.encoder[0].self_attn.qkv_proj.weight.grad is not None
 
 
 def test_disagreement_without_encoder_layers_is_a_zero_tensor():

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from wordorder.device import cpu_kernels
+
 _LANES = 4  # 16-bit lanes per int64
 _RESOLUTION = 1 << 16
 
@@ -39,7 +41,7 @@ def _scale(x: Tensor, p: float) -> Tensor:
 
 
 def _fast(x: Tensor, p: float, training: bool) -> bool:
-    return training and 0.0 < p < 1.0 and x.device.type == "cpu"
+    return training and 0.0 < p < 1.0 and cpu_kernels(x)
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:

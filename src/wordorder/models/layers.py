@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from wordorder.device import cpu_kernels
 from wordorder.models.dropout import Dropout
 from wordorder.models.relative import RelativeTerm, relative_attention
 
@@ -41,23 +42,52 @@ class MultiHeadAttention(nn.Module):
     :meth:`project_kv`).
     """
 
-    def __init__(self, d_model: int, heads: int, dropout: float = 0.0) -> None:
+    def __init__(
+        self, d_model: int, heads: int, dropout: float = 0.0, self_attention: bool = False
+    ) -> None:
+        """``self_attention``: queries, keys and values always come from the same input, so
+        they are projected by one (3d, d) matrix (``qkv_proj``) in one product, instead of
+        ``q_proj`` (d, d) and ``kv_proj`` (2d, d) for cross-attention."""
         super().__init__()
         if d_model % heads:
             raise ValueError(f"d_model={d_model} is not divisible by heads={heads}")
         self.d_model, self.heads, self.head_dim = d_model, heads, d_model // heads
         self.dropout = dropout
+        self.self_attention = self_attention
         # When set (disagreement regularisation, analyses), forward keeps the per-head outputs
         # (B, H, T, d/H), values (B, H, S, d/H) and, on the explicit path, attention weights.
         self.record = False
         self.recorded: dict[str, Tensor] = {}
-        self.q_proj = nn.Linear(d_model, d_model)
-        # Keys and values in one matrix multiplication: they always come from the same input.
-        self.kv_proj = nn.Linear(d_model, 2 * d_model)
+        if self_attention:
+            self.qkv_proj = nn.Linear(d_model, 3 * d_model)
+            # Initialised as the two matrices it stands for (xavier over each one's shape).
+            q_w, kv_w = self.qkv_proj.weight.data.split([d_model, 2 * d_model])
+            inits = [q_w, kv_w]
+        else:
+            self.q_proj = nn.Linear(d_model, d_model)
+            # Keys and values in one matrix multiplication: they always come from the same input.
+            self.kv_proj = nn.Linear(d_model, 2 * d_model)
+            inits = [self.q_proj.weight.data, self.kv_proj.weight.data]
         self.out_proj = nn.Linear(d_model, d_model)
-        for lin in (self.q_proj, self.kv_proj, self.out_proj):
-            nn.init.xavier_uniform_(lin.weight)
+        for weight in [*inits, self.out_proj.weight.data]:
+            nn.init.xavier_uniform_(weight)
+        for lin in self._projections():
             nn.init.zeros_(lin.bias)
+
+    def _projections(self) -> list[nn.Linear]:
+        if self.self_attention:
+            return [self.qkv_proj, self.out_proj]
+        return [self.q_proj, self.kv_proj, self.out_proj]
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # Checkpoints written before the fused projection hold q_proj and kv_proj for
+        # self-attention too: their rows, stacked, are qkv_proj's.
+        if self.self_attention and prefix + "q_proj.weight" in state_dict:
+            for kind in ("weight", "bias"):
+                q = state_dict.pop(f"{prefix}q_proj.{kind}")
+                kv = state_dict.pop(f"{prefix}kv_proj.{kind}")
+                state_dict[f"{prefix}qkv_proj.{kind}"] = torch.cat([q, kv])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _split(self, x: Tensor) -> Tensor:
         """(B, T, d) → (B, H, T, d/H)."""
@@ -66,7 +96,12 @@ class MultiHeadAttention(nn.Module):
 
     def project_kv(self, x: Tensor) -> KV:
         """(B, S, d) → keys and values, each (B, H, S, d/H)."""
-        k, v = self.kv_proj(x).chunk(2, dim=-1)
+        if self.self_attention:
+            d = self.d_model
+            kv = F.linear(x, self.qkv_proj.weight[d:], self.qkv_proj.bias[d:])
+        else:
+            kv = self.kv_proj(x)
+        k, v = kv.chunk(2, dim=-1)
         return self._split(k), self._split(v)
 
     def forward(
@@ -99,11 +134,21 @@ class MultiHeadAttention(nn.Module):
             (B, T, d) output, and the keys/values attended to (the extended cache for
             self-attention).
         """
-        q = self._split(self.q_proj(query))
-        if static_kv is not None:
-            k, v = static_kv
+        if self.self_attention and memory is None and static_kv is None:
+            q, k, v = (self._split(x) for x in self.qkv_proj(query).chunk(3, dim=-1))
         else:
-            k, v = self.project_kv(query if memory is None else memory)
+            if self.self_attention:
+                d = self.d_model
+                q = F.linear(query, self.qkv_proj.weight[:d], self.qkv_proj.bias[:d])
+            else:
+                q = self.q_proj(query)
+            q = self._split(q)
+            k, v = (
+                static_kv
+                if static_kv is not None
+                else self.project_kv(query if memory is None else memory)
+            )
+        if static_kv is None:
             if past_kv is not None:
                 k = torch.cat([past_kv[0], k], dim=2)
                 v = torch.cat([past_kv[1], v], dim=2)
@@ -111,7 +156,7 @@ class MultiHeadAttention(nn.Module):
         # Under the CPU's bf16 autocast, torch's fused CPU kernel is 3-6× slower than in float32
         # (forward + backward, B = 300, T = 14, d/H = 64: 43 ms against 13 ms in float32 and
         # 6 ms by explicit bf16 products), so low precision on the CPU takes the explicit path.
-        explicit = q.dtype in (torch.bfloat16, torch.float16) and q.device.type == "cpu"
+        explicit = q.dtype in (torch.bfloat16, torch.float16) and cpu_kernels(q)
         if relative or need_weights or explicit:
             out, weights = relative_attention(q, k, v, relative, mask, causal, dropout)
             if self.record:

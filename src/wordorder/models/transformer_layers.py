@@ -75,7 +75,9 @@ class EncoderLayer(nn.Module):
     def __init__(self, o: TransformerOptions) -> None:
         super().__init__()
         pre = o.norm == "pre"
-        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
+        self.self_attn = MultiHeadAttention(
+            o.d_model, o.heads, o.attention_dropout, self_attention=True
+        )
         self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
         self.sub_attn = Sublayer(o.d_model, o.dropout, pre)
         self.sub_ffn = Sublayer(o.d_model, o.dropout, pre)
@@ -110,7 +112,9 @@ class DecoderLayer(nn.Module):
     def __init__(self, o: TransformerOptions) -> None:
         super().__init__()
         pre = o.norm == "pre"
-        self.self_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
+        self.self_attn = MultiHeadAttention(
+            o.d_model, o.heads, o.attention_dropout, self_attention=True
+        )
         self.cross_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
         self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
         self.sub_self = Sublayer(o.d_model, o.dropout, pre)

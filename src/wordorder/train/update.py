@@ -4,11 +4,12 @@ batches of an update (with DDP: over this process' share), Adam; and the dev los
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from wordorder.device import cpu_kernels
 from wordorder.model_io.batching import Batch, Pair, collate, make_batches
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
@@ -23,24 +24,30 @@ def batch_loss(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed label-smoothed loss and summed NLL over the non-PAD target tokens (float32).
 
-    In float32, and under the CPU's bf16 autocast, the output projection and the loss run
-    fused (:mod:`wordorder.train.loss`; its products in the autocast dtype); under CUDA's
-    autocast the logits are formed in the autocast dtype and normalised in float32.
+    On the CPU the output projection and the loss run fused (:mod:`wordorder.train.loss`; its
+    products in the autocast dtype under ``cpu_amp``). On CUDA the logits are formed (in the
+    autocast dtype under AMP) and normalised in float32 by ``F.cross_entropy``: no operator
+    there waits for the device (the fused loss selects the non-PAD rows, a host sync), so an
+    update can be queued ahead of the GPU and captured in a CUDA graph.
     """
     target = batch.tgt_out
-    if amp_dtype is None:
-        hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
-        loss, nll = linear_cross_entropy(hidden, model.output_weight, target, smoothing)
-    elif batch.src.device.type == "cpu":
-        with torch.autocast(device_type="cpu", dtype=amp_dtype):
+    autocast = torch.autocast(
+        device_type=batch.src.device.type,
+        dtype=amp_dtype or torch.float32,
+        enabled=amp_dtype is not None,
+    )
+    if cpu_kernels(batch.src):
+        with autocast:
             hidden = model.forward_hidden(batch.src, batch.tgt_in, batch.feats)
         loss, nll = linear_cross_entropy(
-            hidden, model.output_weight, target, smoothing, compute_dtype=amp_dtype
+            hidden, model.output_weight, target, smoothing, compute_dtype=amp_dtype or torch.float32
         )
     else:
-        with torch.autocast(device_type=batch.src.device.type, dtype=amp_dtype):
+        with autocast:
             logits = model(batch.src, batch.tgt_in, batch.feats)
-        logits = logits.float().view(-1, logits.size(-1))
+        # float32 (float64 stays): the softmax of bf16 logits in bf16 loses too much
+        logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
+        logits = logits.view(-1, logits.size(-1))
         flat = target.reshape(-1)
         loss = F.cross_entropy(
             logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum"
@@ -55,20 +62,58 @@ def batch_loss(
     return loss, nll
 
 
-def make_optimizer(model: Seq2SeqModel, opts: TrainOptions) -> torch.optim.Optimizer:
+LossFn = Callable[[Seq2SeqModel, Batch], tuple[torch.Tensor, torch.Tensor]]
+
+
+def loss_function(
+    smoothing: float, amp_dtype: torch.dtype | None, compile_it: bool = False
+) -> LossFn:
+    """``(model, batch) → (summed loss, summed NLL)``: :func:`batch_loss` with these settings;
+    ``compile_it``: through ``torch.compile`` (dynamic shapes, so one compilation serves every
+    batch shape; inductor on the CPU, Triton kernels on CUDA)."""
+
+    def loss(model: Seq2SeqModel, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        return batch_loss(model, batch, smoothing, amp_dtype)
+
+    return torch.compile(loss, dynamic=True) if compile_it else loss
+
+
+def make_optimizer(
+    model: Seq2SeqModel, opts: TrainOptions, capturable: bool = False
+) -> torch.optim.Optimizer:
     """Adam with the options' betas, eps and weight decay (the fused kernel: one pass over
-    all parameters instead of a dozen small ones per tensor), at the schedule's peak rate."""
+    all parameters instead of a dozen small ones per tensor), at the schedule's peak rate.
+
+    ``capturable`` (CUDA graphs, :mod:`wordorder.train.graphs`): the step can be captured, and
+    the learning rate is a device tensor the scheduler writes into, so replays use the current
+    rate rather than the one captured.
+    """
     from wordorder.train.schedule import peak_lr
 
     lr = peak_lr(opts.lr, opts.warmup, opts.schedule, int(model.options.d_model))
+    device = next(model.parameters()).device
     return torch.optim.Adam(
         model.parameters(),
-        lr=lr,
+        lr=torch.tensor(lr, device=device) if capturable else lr,
         betas=opts.betas,
         eps=opts.eps,
         weight_decay=opts.weight_decay,
         fused=True,
+        capturable=capturable,
     )
+
+
+def set_capturable(optimizer: torch.optim.Optimizer, capturable: bool) -> None:
+    """Make a loaded optimizer state match :func:`make_optimizer`'s ``capturable`` (a state
+    saved by a run with the other setting carries that run's flag and rate type)."""
+    for group in optimizer.param_groups:
+        lr = group["lr"]
+        device = group["params"][0].device
+        group["capturable"] = capturable
+        if capturable and not isinstance(lr, torch.Tensor):
+            group["lr"] = torch.tensor(lr, device=device)
+        elif not capturable and isinstance(lr, torch.Tensor):
+            group["lr"] = float(lr)
 
 
 def update(
@@ -82,6 +127,7 @@ def update(
     ddp: torch.nn.parallel.DistributedDataParallel | None = None,
     world: int = 1,
     n_tokens: int | None = None,
+    loss_fn: LossFn | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One optimizer update over the micro-batches ``group`` (gradient accumulation).
 
@@ -89,9 +135,12 @@ def update(
     update and ``n_tokens`` the target tokens of the whole update (all processes); gradients
     are all-reduced once, at the last micro-batch.
 
+    ``loss_fn(model, batch)``: the loss of a batch on the device (:func:`loss_function`).
+
     Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
     target tokens; the loss is averaged per target token over the whole update.
     """
+    loss_fn = loss_fn or loss_function(opts.label_smoothing, amp_dtype)
     if n_tokens is None:
         n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
     optimizer.zero_grad(set_to_none=True)
@@ -101,7 +150,7 @@ def update(
         sync = ddp is None or k == len(group) - 1
         with contextlib.nullcontext() if sync or ddp is None else ddp.no_sync():
             if ddp is None:
-                loss, nll = batch_loss(model, batch.to(device), opts.label_smoothing, amp_dtype)
+                loss, nll = loss_fn(model, batch.to(device))
             else:
                 loss, nll = ddp(batch.to(device))
             scaler.scale(loss * (world / n_tokens)).backward()
