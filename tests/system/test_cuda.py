@@ -209,3 +209,80 @@ def test_learns_svo_to_sov_on_the_device_with_amp(name, tmp_path):
     differ = sum(a != b for a, b in zip(on_device, on_cpu))
     # fp32 on both sides (TF32 off): only a near-tie between two beams may order differently
     assert differ <= len(test_src) // 100
+
+
+needs_cuda = pytest.mark.skipif(
+    not DEVICE.startswith("cuda"), reason="CUDA graphs need a CUDA device"
+)
+
+
+@needs_cuda
+@pytest.mark.parametrize("amp", [None, torch.bfloat16], ids=["fp32", "bf16"])
+def test_cuda_graph_updates_equal_eager_updates(amp):
+    """Updates replayed from CUDA graphs (two batch shapes, interleaved; a two-batch update with
+    accumulation; clipping; the schedule's rate) leave the weights where eager updates do."""
+    from wordorder.model_io.batching import make_batches, static_shape
+    from wordorder.train.graphs import GraphedUpdates
+    from wordorder.train.schedule import make_scheduler
+    from wordorder.train.update import loss_function
+
+    torch.manual_seed(1)
+    model = build_model({"preset": "tiny", "dropout": 0.0}, VOCAB)
+    pairs = make_data(400, 2, seed=5)[0]
+    budget, steps = 300, 4
+    batches = make_batches(pairs, budget, seed=1, width_steps=steps)
+    shaped = [collate(pairs, b, shape=static_shape(pairs, b, budget, steps)) for b in batches]
+    shapes = sorted({tuple(b.src.shape) + tuple(b.tgt_in.shape) for b in shaped})
+    assert len(shapes) >= 2
+    by_shape = {
+        s: [b for b in shaped if tuple(b.src.shape) + tuple(b.tgt_in.shape) == s]
+        for s in shapes[:2]
+    }
+    plan = [[by_shape[shapes[i % 2]][i // 2 % len(by_shape[shapes[i % 2]])]] for i in range(8)]
+    plan.append([plan[0][0], plan[1][0]])  # accumulation over two shapes
+    plan.append([plan[0][0], plan[1][0]])
+    opts = TrainOptions(device=DEVICE, lr=1e-3, warmup=4, label_smoothing=0.1, clip_norm=0.5)
+    tokens = lambda group: sum(b.target_tokens for b in group)  # noqa: E731
+
+    eager = copy.deepcopy(model).to(DEVICE).train()
+    optimizer = make_optimizer(eager, opts)
+    scheduler = make_scheduler(optimizer, opts)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    eager_losses = []
+    for group in plan:
+        loss, _, _ = update(
+            eager, optimizer, scaler, group, opts, torch.device(DEVICE), amp, n_tokens=tokens(group)
+        )
+        scheduler.step()
+        eager_losses.append(float(loss))
+
+    graphed_model = copy.deepcopy(model).to(DEVICE).train()
+    optimizer = make_optimizer(graphed_model, opts, capturable=True)
+    scheduler = make_scheduler(optimizer, opts)
+    runner = GraphedUpdates(
+        graphed_model, optimizer, loss_function(0.1, amp), opts.clip_norm, torch.device(DEVICE)
+    )
+    graph_losses = []
+    for group in plan:
+        loss, _ = runner.update(group, tokens(group))
+        scheduler.step()
+        graph_losses.append(float(loss))
+    assert runner.shapes == 2 and runner.step_graph is not None
+    tol = dict(rtol=1e-4, atol=1e-5) if amp is None else dict(rtol=2e-2, atol=1e-3)
+    torch.testing.assert_close(torch.tensor(graph_losses), torch.tensor(eager_losses), **tol)
+    for (name, a), (_, b) in zip(eager.named_parameters(), graphed_model.named_parameters()):
+        torch.testing.assert_close(b, a, **tol, msg=lambda m, n=name: f"{n}: {m}")
+
+
+@needs_cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["transformer-baseline", "transformer-preorder_relative"])
+def test_learns_svo_to_sov_with_cuda_graphs(name, tmp_path):
+    """Trained through the trainer with train.cuda_graphs (bf16), the learner reaches the bar,
+    and its updates ran from captured graphs."""
+    _, summary, score, _, _ = train_learner(
+        name, tmp_path, device=DEVICE, amp=True, cuda_graphs=True, max_minutes=1.5
+    )
+    print(f"\n{name} with CUDA graphs: {summary['steps']} updates, BLEU {score:.2f}, {summary}")
+    assert summary["cuda_graphs"] > 0
+    assert score >= BLEU_BAR

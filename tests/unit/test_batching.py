@@ -6,7 +6,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wordorder.model_io.batching import collate, example_length, make_batches, pad
+from wordorder.model_io.batching import (
+    collate,
+    example_length,
+    make_batches,
+    pad,
+    round_width,
+    static_shape,
+)
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
 
 sentence = st.lists(st.integers(4, 99), min_size=0, max_size=40)
@@ -62,3 +69,77 @@ def test_collate_exact_tensors():
 def test_pad_handles_empty_sequences():
     assert pad([[], [4, 5]]).tolist() == [[PAD_ID, PAD_ID], [4, 5]]
     assert pad([]).shape == (0, 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pairs=corpus.filter(bool),
+    budget=st.integers(1, 400),
+    seed=st.integers(0, 2**31),
+    steps=st.sampled_from([1, 2, 4, 8, 16]),
+)
+def test_static_shapes_hold_their_batch_and_depend_on_the_widths_only(pairs, budget, seed, steps):
+    """Every batch fits its static shape (rounded widths, rows to the budget); the shape is a
+    function of the rounded widths, so the shapes are at most one per pair of them; and the
+    rounded batches still respect the budget."""
+    shapes: dict[tuple[int, int], int] = {}
+    for b in make_batches(pairs, budget, seed=seed, width_steps=steps):
+        rows, src, tgt = static_shape(pairs, b, budget, steps)
+        for width, side in ((src, 0), (tgt, 1)):
+            need = max(len(pairs[i][side]) for i in b) + 1
+            assert need <= width == round_width(need, steps) == round_width(width, steps)
+        assert rows >= len(b)
+        assert rows * max(src, tgt) <= budget or len(b) == 1
+        assert shapes.setdefault((src, tgt), rows) == rows
+        batch = collate(pairs, b, shape=(rows, src, tgt))
+        assert batch.src.shape == (rows, src) and batch.tgt_in.shape == (rows, tgt)
+        assert batch.target_tokens == sum(len(pairs[i][1]) + 1 for i in b)
+
+
+def test_static_shape_padding_rows_are_padding_only():
+    pairs = [([5, 6], [7]), ([8], [9, 10, 11])]
+    feats = {"order": [[0, 1], [0]]}
+    batch = collate(pairs, [0, 1], feats, shape=(4, 8, 8))
+    plain = collate(pairs, [0, 1], feats)
+    assert batch.src.shape == (4, 8) and batch.tgt_out.shape == (4, 8)
+    assert batch.feats["order"].shape == (4, 8)
+    assert torch.equal(batch.src[:2, :3], plain.src) and not batch.src[:2, 3:].any()
+    assert torch.equal(batch.tgt_in[:2, :4], plain.tgt_in)
+    assert torch.equal(batch.feats["order"][:2, :3], plain.feats["order"])
+    for t in (batch.src[2:], batch.tgt_in[2:], batch.tgt_out[2:], batch.feats["order"][2:]):
+        assert t.eq(PAD_ID).all()
+
+
+def test_no_width_steps_gives_todays_batches():
+    pairs = [([5] * (i % 17 + 1), [6] * (i % 13 + 1)) for i in range(300)]
+    assert make_batches(pairs, 200, seed=3, width_steps=0) == make_batches(pairs, 200, seed=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.integers(1, 5000), steps=st.sampled_from([2, 4, 8, 16]))
+def test_round_width_ladder(width, steps):
+    """Exact up to ``steps``, then never more than 1/steps above the width, and ``steps``
+    values per doubling."""
+    rounded = round_width(width, steps)
+    assert width <= rounded <= width * (1 + 1 / steps)
+    if width <= steps:
+        assert rounded == width
+    octave = 1 << (width.bit_length() - 1)
+    if octave >= steps:
+        inside = {round_width(w, steps) for w in range(octave, 2 * octave)} - {2 * octave}
+        assert len(inside) == steps
+
+
+def test_round_width_examples():
+    assert [round_width(w, 8) for w in (7, 8, 15, 16, 17, 33, 64, 65, 129)] == [
+        7,
+        8,
+        15,
+        16,
+        18,
+        36,
+        64,
+        72,
+        144,
+    ]
+    assert round_width(13, 0) == 13

@@ -39,6 +39,11 @@ class TrainOptions:
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
     makes ``best.pt`` their average (Vaswani et al. 2017: the last 5); the best single one is
     kept as ``best_single.pt``. ``checkpoint_every``: see :mod:`wordorder.train.resume`.
+    ``cuda_graphs`` replays each update from CUDA graphs (:mod:`wordorder.train.graphs`; one
+    process, bf16 or fp32): batches are then padded to static shapes, widths rounded up to one
+    of ``width_steps`` values per doubling (:func:`~wordorder.model_io.batching.static_shape`),
+    at most ``max_graphs`` shapes captured. ``compile`` runs the model's loss through
+    ``torch.compile`` (dynamic shapes; compiling takes the first updates' time).
     """
 
     device: str = "auto"
@@ -72,6 +77,10 @@ class TrainOptions:
     threads: int | None = None
     checkpoint_every: int = 0
     average_last: int = 0
+    cuda_graphs: bool = False
+    width_steps: int = 8
+    max_graphs: int = 64
+    compile: bool = False
 
     # Options that only decide when to stop or how much to report: a saved state may be
     # resumed with other values (e.g. a longer max_minutes to continue a run).
@@ -89,6 +98,8 @@ class TrainOptions:
         "eval_sentences",
         "eval_beam",
         "device",
+        "max_graphs",
+        "compile",
     )
 
     @classmethod
@@ -111,6 +122,8 @@ class TrainOptions:
             "eval_every",
             "eval_beam",
             "log_every",
+            "width_steps",
+            "max_graphs",
         ):
             if not isinstance(getattr(opts, name), int) or getattr(opts, name) < 1:
                 raise WordorderError(
@@ -162,4 +175,6 @@ class TrainOptions:
         skip = set(self.NOT_IN_STATE)
         if self.schedule != "step_decay":
             skip |= {"decay_start", "decay_every", "decay_factor"}
+        if not self.cuda_graphs:  # they change the batches only with CUDA graphs
+            skip |= {"cuda_graphs", "width_steps"}
         return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}

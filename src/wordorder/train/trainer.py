@@ -11,6 +11,7 @@ import gc
 import os
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ from wordorder.device import (
     precision_name,
     resolve_device,
 )
-from wordorder.model_io.batching import Pair, collate, make_batches
+from wordorder.errors import WordorderError
+from wordorder.model_io.batching import Pair, collate, make_batches, static_shape
 from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
 from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdown, sum_all, wrap
+from wordorder.train.graphs import GraphedUpdates
 from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
 from wordorder.train.resume import (
@@ -38,7 +41,7 @@ from wordorder.train.resume import (
 )
 from wordorder.train.schedule import make_scheduler
 from wordorder.train.state import DevSet, TrainingState, Window
-from wordorder.train.update import batch_loss, make_optimizer, update
+from wordorder.train.update import loss_function, make_optimizer, set_capturable, update
 
 
 class Trainer(TrainerOutputs):
@@ -78,7 +81,14 @@ class Trainer(TrainerOutputs):
         model.to(device).train()
         self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp, opts.cpu_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-        self.optimizer = make_optimizer(model, opts)
+        graphs = opts.cuda_graphs
+        if graphs and (d.world > 1 or amp_dtype == torch.float16):
+            raise WordorderError(
+                "train.cuda_graphs needs one process and bf16 or float32 "
+                f"({d.world} processes, {precision_name(amp_dtype)} here)",
+                hint="set train.cuda_graphs: false (fp16's loss scaling cannot be captured)",
+            )
+        self.optimizer = make_optimizer(model, opts, capturable=graphs)
         self.scheduler = make_scheduler(self.optimizer, opts)
         self.options, self.base_meta, self.key = identity
         saved = (
@@ -88,7 +98,18 @@ class Trainer(TrainerOutputs):
             if state_path
             else None
         )
-        self.ddp = wrap(model, lambda m, b: batch_loss(m, b, opts.label_smoothing, amp_dtype), d)
+        set_capturable(self.optimizer, graphs)  # a loaded state carries its own run's setting
+        self.loss_fn = loss_function(opts.label_smoothing, amp_dtype, opts.compile)
+        self.ddp = wrap(model, self.loss_fn, d)
+        self.graphed = (
+            GraphedUpdates(
+                model, self.optimizer, self.loss_fn, opts.clip_norm, device, opts.max_graphs
+            )
+            if graphs
+            else None
+        )
+        # Static shapes for the graphs: widths counted rounded up (see static_shape).
+        self.width_steps = opts.width_steps if graphs else 0
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
         if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
@@ -134,6 +155,7 @@ class Trainer(TrainerOutputs):
                 "device": self.device.type,
                 "precision": precision_name(self.amp_dtype),
                 "params": trainable_parameters(self.model),
+                **({"cuda_graphs": self.graphed.shapes} if self.graphed is not None else {}),
             }
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
                 key = finished.run_key(self.key, self.base_meta)
@@ -164,7 +186,10 @@ class Trainer(TrainerOutputs):
             else:  # the epoch the saved state was in, from its next batch
                 first, s.resume_batch = s.resume_batch, None
             batches = make_batches(
-                self.pairs, opts.batch_tokens, seed=opts.seed * 100_003 + s.epoch
+                self.pairs,
+                opts.batch_tokens,
+                seed=opts.seed * 100_003 + s.epoch,
+                width_steps=self.width_steps,
             )
             for g in range(first, len(batches), opts.accum_steps):
                 share = batches[g : g + opts.accum_steps]
@@ -177,25 +202,38 @@ class Trainer(TrainerOutputs):
                 if self.after_update():
                     return
 
-    def update(self, share: Sequence[Sequence[int]]) -> float:
+    def update(self, share: Sequence[Sequence[int]]) -> float | torch.Tensor:
         """One update on this process' part of ``share`` (batches of example indices); returns
-        the learning rate it used."""
-        d = self.d
+        the learning rate it used (a device scalar with CUDA graphs: read at log time)."""
+        d, opts = self.d, self.opts
         total = sum(len(self.pairs[i][1]) + 1 for idx in share for i in idx)  # + EOS each
-        group = [collate(self.pairs, idx, self.feats) for idx in share[d.rank :: d.world]]
-        loss, nll, n_tokens = update(
-            self.model,
-            self.optimizer,
-            self.scaler,
-            group,
-            self.opts,
-            self.device,
-            self.amp_dtype,
-            self.ddp,
-            d.world,
-            total,
-        )
+        mine = share[d.rank :: d.world]
+        if self.graphed is not None:
+            shape = partial(static_shape, self.pairs, batch_tokens=opts.batch_tokens)
+            group = [
+                collate(self.pairs, idx, self.feats, shape(idx, width_steps=self.width_steps))
+                for idx in mine
+            ]
+            loss, nll = self.graphed.update(group, total)
+            n_tokens = total
+        else:
+            group = [collate(self.pairs, idx, self.feats) for idx in mine]
+            loss, nll, n_tokens = update(
+                self.model,
+                self.optimizer,
+                self.scaler,
+                group,
+                opts,
+                self.device,
+                self.amp_dtype,
+                self.ddp,
+                d.world,
+                total,
+                self.loss_fn,
+            )
         lr = self.optimizer.param_groups[0]["lr"]
+        if isinstance(lr, torch.Tensor):  # the scheduler writes the next rate into it
+            lr = lr.clone()
         self.scheduler.step()
         self.state.record_update(loss, nll, n_tokens)
         self.bar.update(1)
@@ -241,7 +279,7 @@ class Trainer(TrainerOutputs):
                 )
         return stop
 
-    def log_window(self, lr: float) -> None:
+    def log_window(self, lr: float | torch.Tensor) -> None:
         """A training-log line over the window, which then starts anew."""
         s, w = self.state, self.state.window
         loss_sum, nll_sum = sum_all([float(w.loss), float(w.nll)], self.d)  # waits for the device
@@ -254,7 +292,7 @@ class Trainer(TrainerOutputs):
                 "epoch": s.epoch,
                 "train_loss": round(loss_sum / w.tokens, 5),
                 "train_nll": round(nll_sum / w.tokens, 5),
-                "lr": lr,
+                "lr": float(lr),
                 "tokens_per_s": round(tok_s, 1),
                 "elapsed_s": round(now - s.start, 2),
             }
