@@ -1,22 +1,38 @@
-"""Training throughput (target tokens per second) and MFU of one preset, on the CPU and on CUDA.
+"""Training throughput (target tokens per second) and MFU of one preset, on the CPU and on CUDA;
+the operators an update dispatches.
 
-Random sentence pairs of realistic length (25 tokens each side), token-budget batches, the
-real loss (label-smoothed cross-entropy) and Adam update; a few warm-up steps are not timed.
-Runs on the CPU with ``--threads`` threads, and on CUDA in fp32 and with AMP (bf16 autocast,
-fp16 where the GPU has no bf16) when a GPU is present.
+Random sentence pairs of realistic length (20-30 tokens each side), token-budget batches, the
+real loss (label-smoothed cross-entropy) and the trainer's update (fused Adam); warm-up updates
+are not timed. Runs on the CPU with ``--threads`` threads, and on CUDA when a GPU is present:
+fp32, then bf16 AMP in each of ``--modes`` at each of ``--amp-batch-tokens``:
+
+* ``eager``: the trainer's eager update (``wordorder.train.update.update``);
+* ``graphs``: ``train.cuda_graphs`` (``wordorder.train.graphs``: batches padded to static shapes,
+  8 width steps per doubling; every shape is captured within the warm-up, which covers two
+  passes over the batches);
+* ``compile``: the loss through ``torch.compile`` (dynamic shapes; compiling happens in the
+  warm-up, whose time is printed).
 
 MFU: model FLOPs (``6 · (N_enc · source tokens + (N_dec + V·d) · target tokens)``, the weight
-matmuls, as in bench_variants.py) per second ÷ the best ``torch.mm`` rate measured in the same
-run in the same precision (fp32 on the CPU and for CUDA fp32; bf16/fp16 for AMP). For AMP it is
-also given against the GPU's data-sheet dense peak.
+matmuls over real tokens, as in bench_variants.py; padding counts against the run) per second ÷
+the best ``torch.mm`` rate measured in the same run in the same precision, and for AMP also
+against the GPU's data-sheet dense peak. ``GPU busy``: kernel time ÷ wall time over 5 profiled
+updates (far below 100 %: the GPU waits for the host), with the host's ATen calls per update.
+
+``--count-ops``: the operators one update dispatches (``wordorder.train.opcount``: through
+CUDA's code paths, bf16 autocast and fp32), for the preset's structure at width 64 (the count
+does not depend on the width; the real width takes minutes on a CPU).
 
     .venv/bin/python benchmarks/bench_train.py [--preset small] [--threads 2] [--steps 30]
-    python3 benchmarks/bench_train.py --preset base --cpu-steps 0 --batch-tokens 8192
+    .venv/bin/python benchmarks/bench_train.py --preset base --count-ops --steps 0
+    python3 benchmarks/bench_train.py --preset base --cpu-steps 0 --cuda-fp32 0 \\
+        --amp-batch-tokens 8192,25000 --modes eager,graphs --json out.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 
@@ -24,13 +40,14 @@ import torch
 from bench_variants import datasheet_peak, linear_weights, matmul_peak, sync
 
 from wordorder.device import autocast_dtype
-from wordorder.model_io.batching import collate, make_batches
+from wordorder.model_io.batching import collate, make_batches, static_shape
 from wordorder.models import PRESETS, build_model
 from wordorder.specials import PAD_ID
 from wordorder.train.options import TrainOptions
-from wordorder.train.update import make_optimizer, update
+from wordorder.train.update import loss_function, make_optimizer, update
 
 VOCAB = 8000
+WIDTH_STEPS = 8
 
 
 def throughput(
@@ -40,50 +57,83 @@ def throughput(
     pairs,
     batch_tokens: int,
     steps: int,
+    mode: str = "eager",
     warmup_steps: int = 3,
-    compile_model: bool = False,
     busy: bool = False,
-) -> tuple[float, float]:
-    """(target tokens/s, model FLOP/s) over ``steps`` timed updates.
-
-    ``compile_model``: run the model through ``torch.compile`` (dynamic shapes; the warm-up
-    updates absorb the compilation). ``busy``: also print the share of the wall time the GPU
-    spent in kernels over 5 profiled updates, and the host's busiest operators: a share far
-    below 1 means the GPU waits for Python to issue kernels (launch-bound).
-    """
+) -> dict:
+    """Target tokens/s, model FLOP/s and more of ``steps`` timed updates after the warm-up."""
     torch.manual_seed(0)
     model = build_model({"preset": preset}, VOCAB).to(device).train()
     n_enc, n_dec = linear_weights(model)
-    if compile_model:
-        model = torch.compile(model, dynamic=True)
-    # the trainer's own update: its optimizer (fused Adam), loss scaling and gradient scaler
     opts = TrainOptions(device=device, lr=1e-4, warmup=1, label_smoothing=0.1)
-    optimizer = make_optimizer(model, opts)
     amp_dtype = autocast_dtype(device, amp)
+    graphs = mode == "graphs"
+    optimizer = make_optimizer(model, opts, capturable=graphs)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-    step = lambda batch: update(  # noqa: E731
-        model, optimizer, scaler, [batch], opts, torch.device(device), amp_dtype
-    )
-    batches = make_batches(pairs, batch_tokens, seed=1)
-    tokens, flops, start = 0, 0.0, 0.0
+    loss_fn = loss_function(opts.label_smoothing, amp_dtype, compile_it=mode == "compile")
+    steps_wide = WIDTH_STEPS if graphs else 0
+    batches = make_batches(pairs, batch_tokens, seed=1, width_steps=steps_wide)
+    if graphs:
+        from wordorder.train.graphs import GraphedUpdates
+
+        runner = GraphedUpdates(model, optimizer, loss_fn, 0.0, torch.device(device))
+        collated = [
+            collate(pairs, b, shape=static_shape(pairs, b, batch_tokens, WIDTH_STEPS))
+            for b in batches
+        ]
+        warmup_steps = max(warmup_steps, 2 * len(batches) + 1)
+
+        def step(batch):
+            runner.update([batch], batch.target_tokens)
+
+    else:
+        collated = [collate(pairs, b) for b in batches]
+
+        def step(batch):
+            update(
+                model,
+                optimizer,
+                scaler,
+                [batch],
+                opts,
+                torch.device(device),
+                amp_dtype,
+                n_tokens=batch.target_tokens,
+                loss_fn=loss_fn,
+            )
+
+    tokens, flops, start, padded = 0, 0.0, 0.0, 0
+    t0 = time.perf_counter()
     for i in range(warmup_steps + steps):
         if i == warmup_steps:
             sync(device)
-            tokens, flops, start = 0, 0.0, time.perf_counter()
-        batch = collate(pairs, batches[i % len(batches)])
+            warm_s = time.perf_counter() - t0
+            tokens, flops, padded, start = 0, 0.0, 0, time.perf_counter()
+        batch = collated[i % len(collated)]
         tokens += batch.target_tokens
+        padded += batch.src.numel() + batch.tgt_in.numel()
         flops += 6.0 * (n_enc * int(batch.src.ne(PAD_ID).sum()) + n_dec * batch.target_tokens)
         step(batch)
     sync(device)
     seconds = time.perf_counter() - start
+    out = {
+        "mode": mode,
+        "batch_tokens": batch_tokens,
+        "tokens_per_s": tokens / seconds,
+        "flops_per_s": flops / seconds,
+        "ms_per_update": 1e3 * seconds / steps,
+        "padded_positions_per_update": padded / steps,
+        "warmup_s": warm_s,
+    }
+    if graphs:
+        out["graphs"] = runner.shapes
     if busy:
-        profiled = [collate(pairs, b) for b in batches[:5]]
-        gpu_busy(step, profiled, device)
-    return tokens / seconds, flops / seconds
+        out.update(gpu_busy(step, collated[:5], device))
+    return out
 
 
-def gpu_busy(step, batches, device: str) -> None:
-    """Prints kernel time ÷ wall time of ``step`` over ``batches`` and the top host operators."""
+def gpu_busy(step, batches, device: str) -> dict:
+    """Kernel time ÷ wall time of ``step`` over ``batches``, and the host's ATen calls."""
     from torch.profiler import ProfilerActivity, profile
 
     sync(device)
@@ -96,13 +146,28 @@ def gpu_busy(step, batches, device: str) -> None:
         wall = time.perf_counter() - t0
     events = prof.key_averages()
     kernels = sum(e.self_device_time_total for e in events) / 1e6  # microseconds -> s
-    launches = sum(e.count for e in events if e.key.startswith("aten::"))
-    print(
-        f"    GPU busy {100 * kernels / wall:.0f} % of {1e3 * wall / len(batches):.1f} ms/update "
-        f"(profiled; {launches // len(batches)} aten calls/update)"
-    )
-    top = sorted(events, key=lambda e: -e.self_cpu_time_total)[:8]
-    print("    host: " + ", ".join(f"{e.key} {e.self_cpu_time_total / 1e3:.0f} ms" for e in top))
+    calls = sum(e.count for e in events if e.key.startswith("aten::"))
+    top = sorted(events, key=lambda e: -e.self_cpu_time_total)[:6]
+    return {
+        "gpu_busy": kernels / wall,
+        "aten_calls_per_update": calls / len(batches),
+        "host_top": ", ".join(f"{e.key} {e.self_cpu_time_total / 1e3:.0f} ms" for e in top),
+    }
+
+
+def count_ops(preset: str) -> None:
+    from wordorder.train.opcount import count_update
+
+    rng = random.Random(1)
+    pairs = [
+        ([rng.randrange(4, 300) for _ in range(12)], [rng.randrange(4, 300) for _ in range(12)])
+        for _ in range(32)
+    ]
+    torch.manual_seed(0)
+    model = build_model({"preset": preset, "d_model": 64, "d_ff": 128}, 300).train()
+    for label, amp in (("bf16 autocast", torch.bfloat16), ("fp32", None)):
+        count = count_update(model, collate(pairs), amp, label_smoothing=0.1)
+        print(f"  {preset} update, CUDA paths, {label}: {count.summary(8)}")
 
 
 def main() -> None:
@@ -119,20 +184,20 @@ def main() -> None:
         default=30,
         help="timed CPU updates (0: skip the CPU)",
     )
-    ap.add_argument("--cuda-steps", type=int, default=200)
-    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--cuda-steps", type=int, default=100)
+    ap.add_argument("--batch-tokens", type=int, default=4096, help="CPU and CUDA fp32 batches")
+    ap.add_argument("--cuda-fp32", type=int, default=1, help="0: no CUDA fp32 run")
     ap.add_argument(
-        "--amp-batch-tokens",
-        default="",
-        help="comma-separated larger batch sizes for more CUDA AMP runs (does MFU grow with it?)",
+        "--amp-batch-tokens", default="8192", help="comma-separated batch sizes of the AMP runs"
     )
-    ap.add_argument(
-        "--compile", action="store_true", help="also CUDA AMP with torch.compile(dynamic=True)"
-    )
+    ap.add_argument("--modes", default="eager", help="comma-separated: eager, graphs, compile")
+    ap.add_argument("--count-ops", action="store_true", help="operators per update (CPU)")
+    ap.add_argument("--json", help="write the CUDA results here")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    if a.count_ops:
+        count_ops(a.preset)
     rng = random.Random(0)
-    # Lengths around 25 (20..30) on both sides, ids from an 8000-entry vocabulary.
     pairs = [
         (
             [rng.randrange(4, VOCAB) for _ in range(rng.randint(20, 30))],
@@ -143,66 +208,61 @@ def main() -> None:
     p = PRESETS[a.preset]
     print(
         f"{a.preset} preset (d={p['d_model']}, ff={p['d_ff']}, {p['encoder_layers']}+"
-        f"{p['decoder_layers']} layers, V={VOCAB}), batches of <= {a.batch_tokens} padded tokens"
+        f"{p['decoder_layers']} layers, V={VOCAB})"
     )
     cpu = None
     if a.steps > 0:
-        cpu, cpu_flops = throughput(a.preset, "cpu", False, pairs, a.batch_tokens, a.steps)
+        r = throughput(a.preset, "cpu", False, pairs, a.batch_tokens, a.steps)
         peak = matmul_peak(2048, 10, "cpu", torch.float32)
+        cpu = r["tokens_per_s"]
         print(
-            f"  cpu ({a.threads} threads): {cpu:9.0f} target tokens/s, "
-            f"MFU {100 * cpu_flops / peak:.1f} % of fp32 torch.mm {peak / 1e9:.0f} GFLOP/s"
+            f"  cpu ({a.threads} threads, <= {a.batch_tokens} tokens): {cpu:9.0f} target "
+            f"tokens/s, MFU {100 * r['flops_per_s'] / peak:.1f} % of fp32 torch.mm "
+            f"{peak / 1e9:.0f} GFLOP/s"
         )
     if not torch.cuda.is_available():
         print("  cuda: not available")
         return
     name = torch.cuda.get_device_name()
-    fp32, fp32_flops = throughput(a.preset, "cuda", False, pairs, a.batch_tokens, a.cuda_steps)
-    amp, amp_flops = throughput(
-        a.preset, "cuda", True, pairs, a.batch_tokens, a.cuda_steps, busy=True
-    )
+    results = []
+    if a.cuda_fp32:
+        r = throughput(a.preset, "cuda", False, pairs, a.batch_tokens, a.cuda_steps)
+        fp32_peak = matmul_peak(8192, 10, "cuda", torch.float32)
+        print(
+            f"  cuda fp32 ({name}, <= {a.batch_tokens} tokens): {r['tokens_per_s']:9.0f} target "
+            f"tokens/s, MFU {100 * r['flops_per_s'] / fp32_peak:.1f} % of fp32 torch.mm "
+            f"{fp32_peak / 1e12:.1f} TFLOP/s"
+        )
+        results.append({**r, "precision": "fp32", "peak": fp32_peak})
     half = autocast_dtype("cuda", True)
     assert half is not None
-    fp32_peak = matmul_peak(8192, 10, "cuda", torch.float32)
     half_peak = matmul_peak(8192, 10, "cuda", half)
     sheet = datasheet_peak("cuda")
-    print(
-        f"  cuda fp32 ({name}): {fp32:9.0f} target tokens/s, "
-        f"MFU {100 * fp32_flops / fp32_peak:.1f} % of fp32 torch.mm {fp32_peak / 1e12:.1f} TFLOP/s"
-    )
-
-    def report(label: str, tok: float, fl: float) -> None:
-        of_sheet = (
-            f", {100 * fl / sheet:.1f} % of the data sheet's {sheet / 1e12:.0f}" if sheet else ""
-        )
-        print(
-            f"  cuda amp {str(half).split('.')[-1]}{label} ({name}): {tok:9.0f} target tokens/s, "
-            f"MFU {100 * fl / half_peak:.1f} % of torch.mm {half_peak / 1e12:.0f} TFLOP/s"
-            + of_sheet
-        )
-
-    report("", amp, amp_flops)
     for size in [int(x) for x in a.amp_batch_tokens.split(",") if x]:
-        tok, fl = throughput(a.preset, "cuda", True, pairs, size, max(20, a.cuda_steps // 4))
-        report(f", batches <= {size}", tok, fl)
-    if a.compile:
-        t0 = time.perf_counter()
-        try:
-            tok, fl = throughput(
-                a.preset,
-                "cuda",
-                True,
-                pairs,
-                a.batch_tokens,
-                a.cuda_steps,
-                warmup_steps=10,
-                compile_model=True,
-                busy=True,
+        for mode in a.modes.split(","):
+            try:
+                r = throughput(
+                    a.preset, "cuda", True, pairs, size, a.cuda_steps, mode, 10, busy=True
+                )
+            except Exception as e:  # report, not crash: the other runs have their numbers
+                print(f"  {mode} at {size}: failed: {type(e).__name__}: {str(e)[:300]}")
+                continue
+            of_sheet = (
+                f", {100 * r['flops_per_s'] / sheet:.1f} % of the data sheet" if sheet else ""
             )
-            report(f", torch.compile ({time.perf_counter() - t0:.0f} s with compiling)", tok, fl)
-        except Exception as e:  # report, not crash: the rest of the run has its numbers
-            print(f"  torch.compile failed: {type(e).__name__}: {str(e)[:300]}")
-    print(f"  amp/fp32 {amp / fp32:.2f}x" + (f", cuda fp32/cpu {fp32 / cpu:.1f}x" if cpu else ""))
+            print(
+                f"  cuda {str(half).split('.')[-1]} {mode:7s} <= {size:5d} tokens: "
+                f"{r['tokens_per_s']:9.0f} target tokens/s, {r['ms_per_update']:.1f} ms/update, "
+                f"MFU {100 * r['flops_per_s'] / half_peak:.1f} % of torch.mm "
+                f"{half_peak / 1e12:.0f} TFLOP/s{of_sheet}; GPU busy {100 * r['gpu_busy']:.0f} %, "
+                f"{r['aten_calls_per_update']:.0f} aten calls/update"
+                + (f", {r['graphs']} graphs" if "graphs" in r else "")
+                + f" (warm-up {r['warmup_s']:.0f} s)"
+            )
+            results.append({**r, "precision": str(half), "peak": half_peak, "device": name})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"preset": a.preset, "cpu_tokens_per_s": cpu, "cuda": results}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,16 @@
 #
 #   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
 #             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
-#   train     bench_train.py, base preset: fp32 and bf16 AMP (8k, 32k and 64k-token batches),
-#             MFU against the measured matmul peaks and the data sheet's; the share of the time
-#             the GPU is busy (profiled)
+#   train     bench_train.py, base preset, bf16 AMP with 8,192- and 25,000-token batches, eager and
+#             with train.cuda_graphs: MFU against the measured matmul peak and the data sheet's,
+#             the share of the time the GPU is busy and the host's aten calls per update
+#             (profiled); first the same with the code of .gpu/before (git archive of an earlier
+#             commit: `prepare.sh` with BEFORE=<commit>) when it is packed, for before/after
+#             in one call
 #   dag       one Transformer-base training + beam decoding through Snakemake (base.yaml), then
 #             its BLEU table
 #   variants  bench_variants.py at base size with bf16 AMP: six systems' training and decoding
-#   compile   bench_train.py again, then bf16 AMP with torch.compile (compiling included)
+#   compile   bench_train.py with train.compile (bf16, 8k batches; the compile time is printed)
 #   effects   the effects experiment's 51 trainings, decodings and tables (issue 20), 8 at a time
 #             with benchmarks/gpu/effects.yaml, from the inputs benchmarks/gpu/effects_prepare.sh
 #             packed; not in the default list (it needs that pack and most of a call:
@@ -22,6 +25,8 @@
 #             measures attention AER; brings back logs, translations and AER for the CPU machine
 #             to score and tabulate with the runs it trained itself (H100, 2026-11-26: 14 at a
 #             time, 29 of 35 runs trained and decoded in two calls of 530 + 235 s)
+#   concurrent  bench_concurrent.py: 1 and 12 mini trainings at once (the effects experiment's
+#             case), eager and with cuda_graphs, and the code of .gpu/before eagerly (issue 36)
 #   peers     eole 0.6.4 against wordorder on this GPU (issue 36 item 4), from what
 #             `benchmarks/gpu/prepare.sh peers` packed (eole's wheels, installed into
 #             /tmp/eole_site, eole's own PYTHONPATH; data and the two decoding models): training
@@ -81,18 +86,24 @@ PY
 }
 
 tests() {
-  run tests 300 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
+  run tests 180 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
     tests/system/test_cuda.py
 }
 
-train() {
+train() {  # issue 36: before (the code of .gpu/before, if packed) and after, in one call
+  if [ -d .gpu/before/src ]; then
+    run bench_train_before 80 env PYTHONPATH="/tmp/site:$PWD/.gpu/before/src" \
+      python3 .gpu/before/benchmarks/bench_train.py --preset base --cpu-steps 0 \
+      --cuda-steps 60 --batch-tokens 8192 --amp-batch-tokens 25000
+  fi
   run bench_train 150 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
-    --cuda-steps 100 --batch-tokens 8192 --amp-batch-tokens 32768,65536
+    --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192,25000 --modes eager,graphs \
+    --json "$OUT/bench_train.json"
 }
 
-compile() {  # torch.compile did not finish within the train phase's limit there
-  run bench_compile 300 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
-    --cuda-steps 100 --batch-tokens 8192 --compile
+compile() {  # torch.compile did not finish within 200 s in an earlier session
+  run bench_compile "${COMPILE_LIMIT:-300}" python3 benchmarks/bench_train.py --preset base \
+    --cpu-steps 0 --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192 --modes compile
 }
 
 dag() {
@@ -107,6 +118,15 @@ variants() {
     --preset base --target-tokens 8192 --steps 120 --timed-from 30 --decode-sentences 500 \
     --variants transformer_small,chen2019_both_res,chen2019_relative_pe,chen2020_fusing_diverse,kawara2021_relative_gold,kawara2021_absolute_gold \
     --work /tmp/bench_variants --json "$OUT/bench_variants.json"
+}
+
+concurrent() {  # issue 36 item 5: N small trainings at once, before (if packed) and after
+  if [ -d .gpu/before/src ]; then
+    run concurrent_before 60 python3 benchmarks/bench_concurrent.py --code .gpu/before \
+      --n 1,12 --modes eager --steps 150
+  fi
+  run concurrent 100 python3 benchmarks/bench_concurrent.py --n 1,12 --modes eager,graphs \
+    --steps 150 --json "$OUT/concurrent.json"
 }
 
 unpack_effects() {  # the inputs benchmarks/gpu/effects_prepare.sh packed, once per machine
@@ -204,7 +224,7 @@ setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants | compile | effects | effects_part | peers) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent)" >&2 ;;
   esac
 done
