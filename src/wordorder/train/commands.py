@@ -10,7 +10,10 @@ from pathlib import Path
 
 def cmd_train(a: argparse.Namespace) -> None:
     from wordorder.resources import cpu_seconds
+    from wordorder.train.resume import die_with_parent
     from wordorder.train.runner import run_training
+
+    die_with_parent()  # a trainer outliving its job would write outputs Snakemake deleted
 
     summary = run_training(
         train_src=Path(a.train_src),

@@ -10,7 +10,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import torch
 from torch.optim import Optimizer
@@ -22,7 +22,13 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.train import kept
 from wordorder.train.distributed import Dist, flag_any, gather
 from wordorder.train.options import TrainOptions
-from wordorder.train.resume import rng_state, save_state
+from wordorder.train.resume import (
+    StopSignal,
+    TrainingInterrupted,
+    open_metrics,
+    rng_state,
+    save_state,
+)
 from wordorder.train.state import DevSet, TrainingState, score_dev
 
 
@@ -47,6 +53,7 @@ class TrainerOutputs:
     state: TrainingState
     metrics: TextIO  # metrics.jsonl on rank 0, os.devnull on the others
     bar: tqdm
+    stop_signal: StopSignal | None
 
     def log(self, record: dict[str, Any]) -> None:
         self.state.log_lines.append(json.dumps(record))
@@ -61,6 +68,28 @@ class TrainerOutputs:
         the job's output in the next run (which reruns a job only for a missing requested file)."""
         for name in (kept.BEST, "metrics.jsonl"):
             (self.out_dir / name).unlink(missing_ok=True)
+
+    def stop(self, finished: bool = False) -> NoReturn:
+        """Withdraw the outputs (rank 0) and end the run on the signal received; ``finished``:
+        after training ended (its outputs are kept with the record, and a rerun restores them)."""
+        if self.d.main:
+            self.withdraw_outputs()
+        number = self.stop_signal.received if self.stop_signal else None
+        s = self.state
+        when = "after training finished" if finished else f"after update {s.step}"
+        saved = "its outputs are kept" if finished else "the training state is saved"
+        raise TrainingInterrupted(
+            f"stopped by signal {number or 15} {when}; {saved}",
+            path=self.state_path,
+            hint="run the same command (or Snakemake job) again to continue from it",
+        )
+
+    def complete_metrics(self) -> None:
+        """Write metrics.jsonl anew from the lines logged (rank 0): the finished run's log is
+        whole even if the file was deleted while the run appended to it."""
+        if self.d.main:
+            self.metrics.close()
+            self.metrics = open_metrics(self.out_dir / "metrics.jsonl", self.state.log_lines)
 
     def checkpoint(self) -> None:
         """Save the resumable state: every process' generators and log-window sums, by rank 0."""

@@ -145,6 +145,23 @@ def run_training(
     # Why and where training stopped, for the convergence table (a record of its own, so that
     # readers of the interval records, e.g. the median tokens/s, do not see it).
     if os.environ.get("RANK", "0") == "0":  # under torchrun only rank 0 writes the log
-        with open(output.parent / "metrics.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps({"summary": summary}) + "\n")
+        append_summary(output, summary)
     return summary
+
+
+def append_summary(output: Path, summary: Mapping[str, Any]) -> None:
+    """Append the summary record to the finished run's metrics.jsonl. A log that is gone was
+    withdrawn with the job's outputs (Snakemake deletes them when the job ends unfinished):
+    appending would create a log of the summary alone, so the outputs go and this fails."""
+    metrics = output.parent / "metrics.jsonl"
+    try:
+        fd = os.open(metrics, os.O_WRONLY | os.O_APPEND)  # never O_CREAT
+    except FileNotFoundError:
+        output.unlink(missing_ok=True)
+        raise WordorderError(
+            "the metrics log was removed before training ended (the job was stopped?)",
+            path=metrics,
+            hint="run the job again: it restores the finished training's outputs",
+        ) from None
+    with open(fd, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"summary": summary}) + "\n")

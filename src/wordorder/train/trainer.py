@@ -32,13 +32,7 @@ from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdo
 from wordorder.train.graphs import GraphedUpdates
 from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
-from wordorder.train.resume import (
-    Feats,
-    StopSignal,
-    TrainingInterrupted,
-    load_state,
-    open_metrics,
-)
+from wordorder.train.resume import Feats, StopSignal, load_state, open_metrics
 from wordorder.train.schedule import make_scheduler
 from wordorder.train.state import DevSet, TrainingState, Window
 from wordorder.train.update import loss_function, make_optimizer, set_capturable, update
@@ -157,10 +151,13 @@ class Trainer(TrainerOutputs):
                 "params": trainable_parameters(self.model),
                 **({"cuda_graphs": self.graphed.shapes} if self.graphed is not None else {}),
             }
+            self.complete_metrics()
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
                 key = finished.run_key(self.key, self.base_meta)
                 finished.finish(self.state_path, self.out_dir, key, summary)
             barrier(d)
+            if self.stop_signal is not None and self.stop_signal.received is not None:
+                self.stop(finished=True)  # the job is ending: its outputs would be taken as done
         finally:
             self.bar.close()
             self.metrics.close()
@@ -266,17 +263,7 @@ class Trainer(TrainerOutputs):
         ):
             self.checkpoint()
             if signalled:
-                if self.d.main:
-                    self.withdraw_outputs()
-                number = self.stop_signal.received if self.stop_signal else None
-                raise TrainingInterrupted(
-                    (
-                        f"stopped by signal {number or 15} after update {s.step}; "
-                        "the training state is saved"
-                    ),
-                    path=self.state_path,
-                    hint="run the same command (or Snakemake job) again to continue from it",
-                )
+                self.stop()
         return stop
 
     def log_window(self, lr: float | torch.Tensor) -> None:
