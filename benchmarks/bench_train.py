@@ -148,10 +148,19 @@ def gpu_busy(step, batches, device: str) -> dict:
     kernels = sum(e.self_device_time_total for e in events) / 1e6  # microseconds -> s
     calls = sum(e.count for e in events if e.key.startswith("aten::"))
     top = sorted(events, key=lambda e: -e.self_cpu_time_total)[:6]
+    # Where the device's time goes: the kernels (not the operators that launch them) by time
+    device_ops = [e for e in events if e.self_device_time_total > 0 and "::" not in e.key]
+    device_top = sorted(device_ops, key=lambda e: -e.self_device_time_total)[:12]
+    n = len(batches)
     return {
         "gpu_busy": kernels / wall,
-        "aten_calls_per_update": calls / len(batches),
+        "aten_calls_per_update": calls / n,
+        "kernels_per_update": sum(e.count for e in device_ops) / n,
         "host_top": ", ".join(f"{e.key} {e.self_cpu_time_total / 1e3:.0f} ms" for e in top),
+        "device_top": [
+            (e.key[:90], round(e.self_device_time_total / 1e3 / n, 3), e.count // n)
+            for e in device_top
+        ],
     }
 
 
@@ -192,6 +201,7 @@ def main() -> None:
     )
     ap.add_argument("--modes", default="eager", help="comma-separated: eager, graphs, compile")
     ap.add_argument("--count-ops", action="store_true", help="operators per update (CPU)")
+    ap.add_argument("--kernels", action="store_true", help="CUDA: the kernels taking most time")
     ap.add_argument("--json", help="write the CUDA results here")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -260,6 +270,10 @@ def main() -> None:
                 + f" (warm-up {r['warmup_s']:.0f} s)"
             )
             results.append({**r, "precision": str(half), "peak": half_peak, "device": name})
+            if a.kernels and mode == "eager":
+                print(f"    {r['kernels_per_update']:.0f} kernels/update; most device time:")
+                for key, ms, count in r["device_top"]:
+                    print(f"      {ms:7.3f} ms/update  x{count:<4d} {key}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"preset": a.preset, "cpu_tokens_per_s": cpu, "cuda": results}, f, indent=1)

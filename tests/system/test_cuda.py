@@ -92,10 +92,14 @@ def test_loss_and_gradients_on_the_device_equal_the_cpus(name):
     d_loss.backward()
     torch.testing.assert_close(d_loss.detach().cpu(), loss.detach(), rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(d_nll.cpu(), nll, rtol=1e-5, atol=1e-4)
+    # A gradient that is 0 but for rounding (the bias of a convolution before a layer norm in
+    # RNMT: 1e-10 against 30 in all, seen on an H100) is held to a floor of the whole norm.
+    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
+    floor = 1e-6 * float(torch.cat(grads).norm())
     for (pname, p), (_, q) in zip(model.named_parameters(), on_device.named_parameters()):
         assert (p.grad is None) == (q.grad is None), pname
         if p.grad is not None:  # a wrong mask or a missing term moves a gradient by O(1)
-            error = float((q.grad.cpu() - p.grad).norm()) / (float(p.grad.norm()) + 1e-12)
+            error = float((q.grad.cpu() - p.grad).norm()) / max(float(p.grad.norm()), floor)
             assert error < 0.05, f"{pname}: fp32 gradient off by {error:.1%} in norm"
 
     model.zero_grad(set_to_none=True)
@@ -271,6 +275,12 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
     tol = dict(rtol=1e-4, atol=1e-5) if amp is None else dict(rtol=2e-2, atol=1e-3)
     torch.testing.assert_close(torch.tensor(graph_losses), torch.tensor(eager_losses), **tol)
     for (name, a), (_, b) in zip(eager.named_parameters(), graphed_model.named_parameters()):
+        if name.endswith("qkv_proj.bias"):
+            # The key bias has a true gradient of 0 (softmax ignores q·b_k), which Adam turns
+            # from rounding noise into full steps, differently for any two summation orders
+            # (seen on an H100; as in test_ddp): compare the query and value biases.
+            d = a.numel() // 3
+            a, b = torch.cat([a[:d], a[2 * d :]]), torch.cat([b[:d], b[2 * d :]])
         torch.testing.assert_close(b, a, **tol, msg=lambda m, n=name: f"{n}: {m}")
 
 

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from wordorder.device import keep_freed_cpu_memory
 from wordorder.models.dropout import Dropout, dropout, dropout_add, keep_mask
+from wordorder.specials import PAD_ID
 from wordorder.train.loss import _Workspace, linear_cross_entropy
 
 
@@ -193,3 +194,23 @@ def test_linear_cross_entropy_in_bf16_is_as_accurate_as_autocast():
         assert err_ours < 0.05, name
         assert err_ours <= 1.5 * err_auto + 1e-6, (name, err_ours, err_auto)
     assert ours[2][::7].abs().max() == 0  # PAD rows still get no gradient
+
+
+def test_logits_loss_equals_two_cross_entropies():
+    """The CUDA path's loss from one log-softmax: F.cross_entropy's smoothed loss and NLL (PAD
+    ignored), values and gradient, in float64."""
+    from wordorder.train.loss import logits_loss
+
+    torch.manual_seed(3)
+    logits = torch.randn(40, 17, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(1, 17, (40,))
+    target[::7] = PAD_ID
+    loss, nll = logits_loss(logits, target, 0.1)
+    (grad,) = torch.autograd.grad(loss, logits)
+    ref = F.cross_entropy(logits, target, ignore_index=PAD_ID, label_smoothing=0.1, reduction="sum")
+    (ref_grad,) = torch.autograd.grad(ref, logits)
+    ref_nll = F.cross_entropy(logits, target, ignore_index=PAD_ID, reduction="sum")
+    torch.testing.assert_close(loss, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(nll, ref_nll.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, ref_grad, rtol=1e-12, atol=1e-12)
+    assert not nll.requires_grad

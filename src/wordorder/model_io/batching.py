@@ -120,8 +120,12 @@ class Batch(NamedTuple):
     feats: dict[str, Tensor] | None = None
 
     def to(self, device: torch.device | str) -> Batch:
+        # To a GPU from page-locked memory: the copy queues behind the device's work and the host
+        # goes on (from pageable memory it would wait for the device to finish first).
+        pin = torch.device(device).type == "cuda"
+
         def move(t: Tensor) -> Tensor:
-            return t.to(device, non_blocking=True)
+            return (t.pin_memory() if pin and t.is_cpu else t).to(device, non_blocking=True)
 
         feats = {k: move(v) for k, v in self.feats.items()} if self.feats else None
         return Batch(move(self.src), move(self.tgt_in), move(self.tgt_out), feats)

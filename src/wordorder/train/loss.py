@@ -150,3 +150,18 @@ def linear_cross_entropy(
     return _LinearCrossEntropy.apply(
         rows, weight, flat_target.index_select(0, keep), float(smoothing), compute_dtype
     )
+
+
+def logits_loss(logits: Tensor, target: Tensor, smoothing: float = 0.0) -> tuple[Tensor, Tensor]:
+    """Summed label-smoothed loss and summed NLL (no gradient) of (N, V) ``logits`` against (N,)
+    ``target`` over its non-PAD entries: ``F.cross_entropy(..., ignore_index=PAD,
+    label_smoothing=ε, reduction="sum")`` and the same with ε = 0, from one log-softmax (two
+    calls of ``F.cross_entropy`` normalise the (N, V) logits twice). No operator here reads a
+    value back to the host, so an update stays capturable in a CUDA graph."""
+    log_p = torch.log_softmax(logits, dim=-1)
+    keep = target.ne(PAD_ID)
+    nll = -log_p.gather(1, target[:, None]).squeeze(1)
+    smoothed = (1.0 - smoothing) * nll - smoothing * log_p.mean(dim=-1)
+    zero = torch.zeros((), dtype=nll.dtype, device=nll.device)
+    loss = torch.where(keep, smoothed, zero).sum()
+    return loss, torch.where(keep, nll, zero).sum().detach()

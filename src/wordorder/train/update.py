@@ -7,13 +7,12 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from wordorder.device import cpu_kernels
 from wordorder.model_io.batching import Batch, Pair, collate, make_batches
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
-from wordorder.train.loss import linear_cross_entropy
+from wordorder.train.loss import linear_cross_entropy, logits_loss
 from wordorder.train.options import TrainOptions
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
@@ -26,9 +25,9 @@ def batch_loss(
 
     On the CPU the output projection and the loss run fused (:mod:`wordorder.train.loss`; its
     products in the autocast dtype under ``cpu_amp``). On CUDA the logits are formed (in the
-    autocast dtype under AMP) and normalised in float32 by ``F.cross_entropy``: no operator
-    there waits for the device (the fused loss selects the non-PAD rows, a host sync), so an
-    update can be queued ahead of the GPU and captured in a CUDA graph.
+    autocast dtype under AMP) and normalised in float32 (:func:`~wordorder.train.loss.
+    logits_loss`): no operator there waits for the device (the fused loss selects the non-PAD
+    rows, a host sync), so an update can be queued ahead of the GPU and captured in a graph.
     """
     target = batch.tgt_out
     autocast = torch.autocast(
@@ -48,12 +47,7 @@ def batch_loss(
         # float32 (float64 stays): the softmax of bf16 logits in bf16 loses too much
         logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
         logits = logits.view(-1, logits.size(-1))
-        flat = target.reshape(-1)
-        loss = F.cross_entropy(
-            logits, flat, ignore_index=PAD_ID, label_smoothing=smoothing, reduction="sum"
-        )
-        with torch.no_grad():
-            nll = F.cross_entropy(logits, flat, ignore_index=PAD_ID, reduction="sum")
+        loss, nll = logits_loss(logits, target.reshape(-1), smoothing)
     aux = model.auxiliary_loss
     if aux is not None and model.training:
         # A per-token regulariser (e.g. head disagreement): scaled like the summed loss.
