@@ -12,8 +12,10 @@ from wordorder.config import (
     variant_model,
 )
 from wordorder.corpus.pairdata import (
+    extra_ref_file,
     is_holdout,
     pair_langs,
+    source_files,
     split_names,
     split_extra_refs,
     split_spec,

@@ -2,6 +2,8 @@
 
 
 rule fetch:
+    input:
+        fetch_inputs,  # the user's local files (none for a download)
     output:
         RAW,
     log:
@@ -75,6 +77,7 @@ rule select:
 rule reference:
     input:
         first=first_reference,
+        ref=extra_ref_input,  # the user's file
     output:
         EXTRA_REF,
     log:

@@ -161,6 +161,16 @@ def variant_source(w, split):
 # corpus
 
 
+def fetch_inputs(w):
+    """The user's local files of the corpus (an edit reruns the fetch; none for a download)."""
+    return source_files(config["data"][w.pair], w.corpus, w.pair)
+
+
+def extra_ref_input(w):
+    """The user's file of the further reference (an edit reruns its preparation)."""
+    return extra_ref_file(config["data"][w.pair], w.testset, int(w.n), w.pair)
+
+
 def split_inputs(w):
     """The tokenized sources of the pair, both sides."""
 

@@ -241,6 +241,11 @@ class Source(ABC):
         """What the pairs are read from (the user's files, URLs or data set), for messages."""
         return f"the {self.where}"
 
+    def local_files(self, src_lang: str, tgt_lang: str) -> list[Path]:
+        """The user's files on this machine that the pairs are read from (none: a download or a
+        package), the inputs of the fetch job, so that an edit of them reruns it."""
+        return []
+
     @abstractmethod
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         """Yield the aligned (source-language, target-language) sentence pairs, in a fixed order."""

@@ -107,6 +107,9 @@ class LocalSource(Source):
     def describe(self, src_lang: str, tgt_lang: str) -> str:
         return " and ".join(map(str, self.paths(src_lang, tgt_lang)))
 
+    def local_files(self, src_lang: str, tgt_lang: str) -> list[Path]:
+        return self.paths(src_lang, tgt_lang)
+
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         paths = self.paths(src_lang, tgt_lang)
         if "files" not in self.spec:

@@ -44,3 +44,26 @@ def testset_entry(pair_data: Mapping[str, Any], split: str) -> Mapping[str, Any]
 
 def is_holdout(spec: Mapping[str, Any]) -> bool:
     return "holdout" in spec
+
+
+def source_files(pair_data: Mapping[str, Any], split: str, pair: str) -> list[str]:
+    """The user's files a split's corpus source reads (``local``, ``manual``, their ``concat``
+    parts), the fetch job's inputs: an edit of one reruns the job and what follows. Only those
+    that exist: the job itself reports a missing one, with where to put it and, for a licensed
+    corpus, how to obtain it."""
+    from wordorder.corpus.sources import make_source
+
+    files = make_source(split_spec(pair_data, split)).local_files(*pair_langs(pair))
+    return [str(p) for p in files if p.is_file()]
+
+
+def extra_ref_file(pair_data: Mapping[str, Any], split: str, number: int, pair: str) -> list[str]:
+    """The ``number``-th (1-based) further reference file of a test set, the input of the job
+    preparing it (none where it does not exist: that job says so)."""
+    from wordorder.corpus.base import local_path
+
+    refs = split_extra_refs(pair_data, split)
+    if not 1 <= number <= len(refs):
+        return []
+    path = local_path(refs[number - 1], *pair_langs(pair))
+    return [str(path)] if path.is_file() else []

@@ -57,6 +57,9 @@ class ConcatSource(Source):
     def describe(self, src_lang: str, tgt_lang: str) -> str:
         return "; ".join(part.describe(src_lang, tgt_lang) for part in self.parts)
 
+    def local_files(self, src_lang: str, tgt_lang: str) -> list[Path]:
+        return [p for part in self.parts for p in part.local_files(src_lang, tgt_lang)]
+
     def pairs(self, src_lang: str, tgt_lang: str, cache_dir: Path) -> Iterator[tuple[str, str]]:
         for part in self.parts:  # a part's own max_lines cuts that part
             yield from first_pairs(part.pairs(src_lang, tgt_lang, cache_dir), part.max_lines)
