@@ -52,13 +52,15 @@ def cuda_paths() -> Iterator[None]:
 
 
 def autocast_dtype(
-    device: torch.device | str, amp: bool, cpu_amp: bool = False
+    device: torch.device | str, amp: bool, cpu_amp: bool | str = False
 ) -> torch.dtype | None:
     """The dtype of mixed-precision training, None for float32.
 
     On CUDA with ``amp``: bf16 where the device has it, else fp16 (to be used with a
-    GradScaler). On the CPU with ``cpu_amp``: bf16, which needs a CPU that multiplies bf16
-    natively (:func:`cpu_has_native_bf16`); elsewhere torch emulates it, slower than float32,
+    GradScaler). On the CPU with ``cpu_amp: auto``: bf16 where the CPU multiplies bf16
+    natively, float32 elsewhere. On the CPU with ``cpu_amp`` true: bf16, which needs a CPU that
+    multiplies bf16 natively (:func:`cpu_has_native_bf16`); elsewhere torch emulates it, slower
+    than float32,
     so asking for it there is an error rather than a silent slowdown.
     """
     kind = torch.device(device).type
@@ -66,6 +68,8 @@ def autocast_dtype(
         if not amp:
             return None
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if kind == "cpu" and cpu_amp == "auto":
+        return torch.bfloat16 if cpu_has_native_bf16() else None
     if kind == "cpu" and cpu_amp:
         if not cpu_has_native_bf16():
             raise WordorderError(

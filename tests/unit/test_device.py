@@ -27,3 +27,12 @@ def test_native_bf16_is_read_from_the_cpu_flags():
     flags = open("/proc/cpuinfo", encoding="utf-8").read()  # this test runs on Linux
     expected = " avx512_bf16" in flags or " amx_bf16" in flags
     assert dev.cpu_has_native_bf16() is expected
+
+
+def test_cpu_amp_auto_follows_the_cpu(monkeypatch):
+    """auto: bf16 where the CPU multiplies bf16 natively, float32 (no error) elsewhere; CUDA
+    ignores it."""
+    monkeypatch.setattr(dev, "cpu_has_native_bf16", lambda: True)
+    assert dev.autocast_dtype("cpu", amp=False, cpu_amp="auto") == torch.bfloat16
+    monkeypatch.setattr(dev, "cpu_has_native_bf16", lambda: False)
+    assert dev.autocast_dtype("cpu", amp=False, cpu_amp="auto") is None

@@ -18,7 +18,8 @@ class TrainOptions:
 
     ``amp`` only takes effect on CUDA (bf16 where supported, else fp16 with a GradScaler).
     ``cpu_amp`` trains in bf16 autocast on a CPU that has bf16 arithmetic (AVX512-BF16 or
-    AMX; an error elsewhere): float32 weights and optimizer, bf16 matrix products. Off by
+    AMX; an error elsewhere): float32 weights and optimizer, bf16 matrix products; ``auto``:
+    bf16 where the CPU has it, float32 elsewhere (the summary's ``precision`` says which). Off by
     default: its numbers differ from float32 runs in the last digits.
     ``batch_tokens`` counts padded tokens per batch (see ``make_batches``); an update sums
     ``accum_steps`` batches. ``lr`` is the peak of the inverse-sqrt schedule, reached after
@@ -48,7 +49,7 @@ class TrainOptions:
 
     device: str = "auto"
     amp: bool = True
-    cpu_amp: bool = False
+    cpu_amp: bool | str = False
     batch_tokens: int = 4096
     accum_steps: int = 1
     lr: float = 7e-4
@@ -131,6 +132,10 @@ class TrainOptions:
                 )
         from wordorder.train.schedule import SCHEDULES
 
+        if opts.cpu_amp not in (True, False, "auto"):
+            raise WordorderError(
+                f"train option cpu_amp must be true, false or auto, got {opts.cpu_amp!r}"
+            )
         if opts.schedule not in SCHEDULES:
             raise WordorderError(
                 "train option schedule must be one of "
