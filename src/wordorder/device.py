@@ -60,8 +60,7 @@ def autocast_dtype(
     GradScaler). On the CPU with ``cpu_amp: auto``: bf16 where the CPU multiplies bf16
     natively, float32 elsewhere. On the CPU with ``cpu_amp`` true: bf16, which needs a CPU that
     multiplies bf16 natively (:func:`cpu_has_native_bf16`); elsewhere torch emulates it, slower
-    than float32,
-    so asking for it there is an error rather than a silent slowdown.
+    than float32, so asking for it there is an error rather than a silent slowdown.
     """
     kind = torch.device(device).type
     if kind == "cuda":
