@@ -19,6 +19,7 @@ from wordorder.configfiles import at as _at
 from wordorder.configfiles import check_repeats
 from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spec
 from wordorder.errors import WordorderError
+from wordorder.seeds import check_seeds_by_variant
 from wordorder.yamlfile import Locator, read_yaml, read_yaml_doc  # noqa: F401 (re-exported)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -189,6 +190,7 @@ def check_config(
                 f"evaluation.findings[{i}]: '{claim['pair']}' has no test set '{claim['testset']}'",
                 hint="pairs and test sets come from data.<pair>.test",
             )
+    check_seeds_by_variant(config, locate)
     for i, name in enumerate(config["variants"]):
         if name not in variants:
             raise WordorderError(

@@ -1,7 +1,8 @@
 """Findings with the training run as the unit: per-run BLEU as sacreBLEU scores it, each
 system's own mean and sd, the permutation p, the two-level bootstrap CI, Holm over the table and
 the verdicts; one run of each system falls back to sacreBLEU's paired bootstrap, labelled so; the
-CLI writes the table and the per-run scores. Real sentences: the Multi30k test2016 German
+CLI writes the table and the per-run scores; Holm within each family of claims, and a claim
+judged on the long-source subset of the test set. Real sentences: the Multi30k test2016 German
 references, with systems made by deleting words."""
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from sacrebleu.metrics import BLEU
 from test_bad_inputs import run
 
 from wordorder.errors import WordorderError
-from wordorder.evaluate.findings import compare_runs, findings_markdown, judge
+from wordorder.evaluate.findings import (
+    compare_runs,
+    findings_markdown,
+    judge,
+    keep_lines,
+    long_sentences,
+)
 from wordorder.evaluate.seed_stats import permutation_test, pooled_sd, welch
 from wordorder.evaluate.significance import bleu_paired_bootstrap
 
@@ -251,3 +258,119 @@ def test_cost_sums_the_jobs_cpu_footers(tmp_path):
     assert cost["jobs"] == 3 and cost["cpu_hours"] == pytest.approx(4.1)
     assert cost["gpu_jobs"] == 1 and cost["gpu_host_cpu_hours"] == pytest.approx(0.1)
     assert "1 of the jobs ran on a GPU machine: 0.10 of those CPU-hours" in cost_markdown(cost)
+
+
+# --- claim families and the length subset
+
+
+def test_holm_within_each_family():
+    """Holm over the rows of one family: the secondary rows do not enlarge the primary's m."""
+    rows = judge(
+        [
+            row(p=0.01, family="primary"),
+            row(p=0.02, family="secondary"),
+            row(p=0.04, family="primary"),
+            row(p=0.01, family="secondary"),
+            row(p=0.03),  # no family: primary
+        ]
+    )
+    # primary [0.01, 0.04, 0.03] -> [0.03, 0.06, 0.06]; secondary [0.02, 0.01] -> [0.02, 0.02]
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.02, 0.06, 0.02, 0.06])
+    # one family of all five would have given 0.05 for the first row
+    assert judge([row(p=p) for p in (0.01, 0.02, 0.04, 0.01, 0.03)])[0]["p_holm"] == 0.05
+
+
+@pytest.fixture(scope="module")
+def sources(shared_data):
+    with gzip.open(
+        shared_data / "multi30k_task1_en-de-cs" / "test_2016_flickr.en.gz", "rt", encoding="utf-8"
+    ) as f:
+        return [line.rstrip("\n") for line in f][:300]
+
+
+def test_length_subset_is_scored_on_the_long_sentences(refs, sources):
+    keep = long_sentences(sources, 15, len(refs))
+    assert keep == [i for i, s in enumerate(sources) if len(s.split()) >= 15]
+    assert 10 < len(keep) < 150  # a real subset of the 300
+    system = [damaged(refs, share, s) for share, s in ((0.05, 1), (0.08, 2), (0.06, 3))]
+    baseline = [damaged(refs, share, s) for share, s in ((0.30, 4), (0.25, 5))]
+    out = compare_runs(*(keep_lines(x, keep) for x in (system, baseline, [refs])), samples=100)
+    by_hand = [bleu([h[i] for i in keep], [refs[i] for i in keep]) for h in system]
+    assert out["system_scores"] == pytest.approx(by_hand, abs=1e-9)
+    assert out["sentences"] == len(keep)
+    assert out["system_scores"] != pytest.approx([bleu(h, refs) for h in system], abs=1e-3)
+
+
+def test_length_subset_refuses_a_wrong_source(sources):
+    with pytest.raises(
+        WordorderError, match="the tokenized source has 300 lines, the test set 299"
+    ):
+        long_sentences(sources, 15, 299)
+    with pytest.raises(WordorderError, match="no test sentence has 1000 source words or more"):
+        long_sentences(sources, 1000, 300)
+
+
+def test_markdown_has_one_section_per_family():
+    rows = judge(
+        [
+            row(paper="A"),
+            row(paper="B", family="secondary", min_source_words=20, sentences=1512),
+            row(paper="C"),
+        ]
+    )
+    md = findings_markdown(rows, "Findings")
+    primary = md.index("## Primary comparisons (pre-registered): Holm over its 2 rows")
+    secondary = md.index("## Secondary analyses: Holm over its 1 row")
+    assert primary < md.index("| A |") < md.index("| C |") < secondary < md.index("| B |")
+    assert md.count("| paper | pair / test set |") == 2
+    assert "| ja-en / test (source ≥ 20 words: 1,512 sentences) |" in md
+    assert "Holm–Bonferroni within each family" in md and "source ≥ N words" in md
+    # one family: one table, as before, and the footnote says which
+    single = findings_markdown(judge([row()]), "Findings")
+    assert "##" not in single and "(one family: primary)" in single
+    assert "source ≥ N words" not in single
+
+
+def test_findings_cli_with_families_and_a_length_subset(tmp_path, capsys, refs, sources):
+    paths = {"ref": refs, "src": sources}
+    for i, share in enumerate((0.05, 0.07, 0.06, 0.05), 1):
+        paths[f"s{i}"] = damaged(refs, share, i)
+        paths[f"b{i}"] = damaged(refs, share + 0.2, i + 4)
+    for name, lines in list(paths.items()):
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    claim = {
+        "paper": "Kawara 2021",
+        "pair": "en-de",
+        "testset": "test2016",
+        "system": "rel_btg",
+        "baseline": "transformer",
+        "paper_delta": 1.34,
+        "refs": [str(tmp_path / "ref")],
+        "lang": "de",
+        "system_hyps": [str(tmp_path / f"s{i}") for i in (1, 2, 3, 4)],
+        "baseline_hyps": [str(tmp_path / f"b{i}") for i in (1, 2, 3, 4)],
+    }
+    long = {
+        **claim,
+        "family": "secondary",
+        "min_source_words": 15,
+        "source": str(tmp_path / "src"),
+    }
+    spec = {"title": "Findings", "claims": [claim, long, {**claim, "paper": "Chen 2019"}]}
+    argv = ["findings", "--spec", json.dumps(spec), "--md", tmp_path / "f.md"]
+    code, errors = run([*argv, "--json", tmp_path / "f.json", "--samples", "100"], capsys)
+    assert code == 0, errors
+    whole, subset, again = json.loads((tmp_path / "f.json").read_text())["findings"]
+    keep = [i for i, s in enumerate(sources) if len(s.split()) >= 15]
+    assert (whole["sentences"], subset["sentences"]) == (300, len(keep))
+    assert subset["system_scores"] == pytest.approx(
+        [bleu([paths[f"s{i}"][j] for j in keep], [refs[j] for j in keep]) for i in (1, 2, 3, 4)]
+    )
+    # 4 + 4 separated runs: p = 2/70 each; Holm doubles it among the two primary rows only
+    assert whole["p"] == subset["p"] == again["p"] == pytest.approx(2 / 70)
+    assert whole["p_holm"] == again["p_holm"] == pytest.approx(4 / 70)
+    assert subset["p_holm"] == pytest.approx(2 / 70) and subset["family"] == "secondary"
+    assert whole["family"] == "primary" and whole["min_source_words"] is None
+    md = (tmp_path / "f.md").read_text()
+    assert md.index("## Primary") < md.index("## Secondary")
+    assert f"| en-de / test2016 (source ≥ 15 words: {len(keep)} sentences) |" in md

@@ -21,6 +21,7 @@ from wordorder.corpus.pairdata import (
     split_spec,
 )
 from wordorder.resources import gpus, mem_mb
+from wordorder import seeds as variant_seeds
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
 check_config(config, VARIANTS, CONFIG_FILES)
@@ -70,13 +71,23 @@ def source_splits_of(w):
     return source_splits(w.pair)
 
 
+def seeds_of(variant):
+    """The variant's training seeds: its seeds_by_variant entry, else seeds."""
+    return variant_seeds.seeds_of(config, variant)
+
+
+def baseline_seed(variant, seed):
+    """The baseline run that run ``seed`` of ``variant`` is tested against, one by one."""
+    return variant_seeds.baseline_seed(config, variant, int(seed), baseline_variant())
+
+
 def runs():
     """Every (pair, variant, seed) to train."""
     return [
         dict(pair=p, variant=v, seed=s)
         for p in config["pairs"]
         for v in config["variants"]
-        for s in config["seeds"]
+        for s in seeds_of(v)
     ]
 
 
@@ -257,10 +268,9 @@ def length_tau_args(w, input):
 
 
 def length_title(w):
-    return (
-        f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length "
-        f"(seed {config['seeds'][0]})"
-    )
+    firsts = {seeds_of(v)[0] for v in config["variants"]}
+    run = f"seed {firsts.pop()}" if len(firsts) == 1 else "each system's first seed"
+    return f"{config['experiment']} {w.pair} {w.testset}: BLEU by source length ({run})"
 
 
 def systems_json():
@@ -302,7 +312,7 @@ def findings_spec(wildcards=None):
     def hyps(c, variant):
         return [
             HYP.format(pair=c["pair"], variant=variant, seed=s, testset=c["testset"])
-            for s in config["seeds"]
+            for s in seeds_of(variant)
         ]
 
     claims = []
@@ -317,6 +327,8 @@ def findings_spec(wildcards=None):
                 "system_hyps": hyps(c, c["system"]),
                 "baseline_hyps": hyps(c, c["baseline"]),
                 "refs": [test_reference(w), *extra_refs(w)],
+                # a length subset (min_source_words) is judged on the tokenized source's words
+                **({"source": test_source_tok(w)} if c.get("min_source_words") else {}),
             }
         )
     return as_json({"title": f"{config['experiment']}: the papers' effects", "claims": claims})

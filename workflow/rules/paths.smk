@@ -380,7 +380,8 @@ def test_reference_tok(w):
 
 
 def baseline_hyp(w):
-    return HYP.format(pair=w.pair, variant=baseline_variant(), seed=w.seed, testset=w.testset)
+    seed = baseline_seed(w.variant, w.seed)  # the same seed, unless the baseline lacks it
+    return HYP.format(pair=w.pair, variant=baseline_variant(), seed=seed, testset=w.testset)
 
 
 def score_files():
@@ -401,9 +402,9 @@ def metrics_files():
 
 
 def length_hyps(w):
-    """The first seed's translations of every variant."""
+    """The translations of every variant's first seed."""
     return [
-        HYP.format(pair=w.pair, variant=v, seed=config["seeds"][0], testset=w.testset)
+        HYP.format(pair=w.pair, variant=v, seed=seeds_of(v)[0], testset=w.testset)
         for v in config["variants"]
     ]
 
@@ -445,7 +446,7 @@ def aer_results(w):
         AER_JSON.format(pair=p, variant=v, seed=s)
         for p in aer_pairs()
         for v in subword_only_variants(p)
-        for s in config["seeds"]
+        for s in seeds_of(v)
     ]
 
 
@@ -457,7 +458,7 @@ def head_similarity_results(w):
     return [
         HEADS.format(pair=w.pair, variant=v, seed=s, testset=w.testset)
         for v in transformer_variants()
-        for s in config["seeds"]
+        for s in seeds_of(v)
     ]
 
 
@@ -465,14 +466,14 @@ def head_similarity_results(w):
 
 
 def _swap_runs(w):
-    """(variant, percent, hypothesis) of the first seed, for every variant that reads plain
-    subwords."""
+    """(variant, percent, hypothesis) of the variant's first seed, for every variant that reads
+    plain subwords."""
     return [
         (
             v,
             p,
             SWAP_HYP.format(
-                pair=w.pair, percent=p, variant=v, seed=config["seeds"][0], testset=w.testset
+                pair=w.pair, percent=p, variant=v, seed=seeds_of(v)[0], testset=w.testset
             ),
         )
         for v in subword_only_variants(w.pair)
@@ -488,8 +489,13 @@ def swap_noise_hyps(w):
 
 
 def findings_inputs(wildcards):
+    """Every claim's translations and references, and the tokenized source of a length subset."""
     claims = json.loads(findings_spec())["claims"]
-    return sorted({f for c in claims for f in (*c["system_hyps"], *c["baseline_hyps"], *c["refs"])})
+    files = set()
+    for c in claims:
+        files.update(c["system_hyps"], c["baseline_hyps"], c["refs"])
+        files.update([c["source"]] if "source" in c else [])
+    return sorted(files)
 
 
 def convergence_runs():

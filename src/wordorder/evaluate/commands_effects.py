@@ -1,6 +1,7 @@
 """The effects subcommands of ``wordorder`` (the rules of workflow/rules/effects.smk): the
 papers' claimed BLEU differences against ours, every system of a run in one table, where each
-training stopped, and the README's generated section; registered by
+training stopped, and the README's generated section; and ``power``, the runs a design needs
+(no rule: its numbers are written into the config before the runs); registered by
 :mod:`wordorder.evaluate.commands`."""
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from pathlib import Path
 
 def cmd_findings(a: argparse.Namespace) -> None:
     from wordorder.evaluate.cost import cost_summary
-    from wordorder.evaluate.findings import Claim, compare_runs, judge, write_findings
+    from wordorder.evaluate.findings import (
+        Claim,
+        compare_runs,
+        judge,
+        keep_lines,
+        long_sentences,
+        write_findings,
+    )
     from wordorder.evaluate.scores import bleu_tokenizer
     from wordorder.io import read_lines
 
@@ -20,10 +28,17 @@ def cmd_findings(a: argparse.Namespace) -> None:
     rows = []
     for c in a.spec["claims"]:
         claim = Claim.from_dict(c)
+        system, baseline, refs = (
+            [read_lines(p) for p in c[k]] for k in ("system_hyps", "baseline_hyps", "refs")
+        )
+        if claim.min_source_words:  # the claim's length subset, cut the same from every file
+            n = claim.min_source_words
+            keep = long_sentences(read_lines(c["source"]), n, len(refs[0]))
+            system, baseline, refs = (keep_lines(x, keep) for x in (system, baseline, refs))
         test = compare_runs(
-            [read_lines(p) for p in c["system_hyps"]],
-            [read_lines(p) for p in c["baseline_hyps"]],
-            [read_lines(p) for p in c["refs"]],
+            system,
+            baseline,
+            refs,
             bleu_tokenizer(c["lang"]),
             bool(c.get("lowercase")),
             a.samples,
@@ -32,13 +47,21 @@ def cmd_findings(a: argparse.Namespace) -> None:
         rows.append({**vars(claim), **test})
     rows = judge(rows)
     for r in rows:
+        subset = f" (source ≥ {r['min_source_words']} words)" if r["min_source_words"] else ""
         print(
-            f"{r['paper']}: {r['system']} ({r['system_runs']} runs) vs {r['baseline']} "
-            f"({r['baseline_runs']}) on {r['pair']}/{r['testset']}: {r['delta']:+.2f} BLEU "
+            f"{r['family']}: {r['paper']}: {r['system']} ({r['system_runs']} runs) vs "
+            f"{r['baseline']} ({r['baseline_runs']}) on {r['pair']}/{r['testset']}{subset}, "
+            f"{r['sentences']} sentences: {r['delta']:+.2f} BLEU "
             f"[{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] (paper {r['paper_delta']:+.2f}), "
             f"p = {r['p']:.3f} ({r['test']}), Holm {r['p_holm']:.3f}: {r['verdict']}"
         )
     write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
+
+
+def cmd_power(a: argparse.Namespace) -> None:
+    from wordorder.evaluate.power import power_report
+
+    print(power_report(a.delta, a.sd, a.claims, a.alpha, a.power, a.runs, a.baseline_runs))
 
 
 def cmd_cross_paper(a: argparse.Namespace) -> None:
@@ -93,9 +116,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "--spec",
         type=_json,
         required=True,
-        help="{title, claims: [{paper, pair, testset, system, "
-        "baseline, paper_delta, system_hyps, baseline_hyps, refs, lang, lowercase, brevity}]}; "
-        "system_hyps and baseline_hyps: one file per training run (their numbers may differ)",
+        help="{title, claims: [{paper, pair, testset, system, baseline, paper_delta, family, "
+        "min_source_words, system_hyps, baseline_hyps, refs, source, lang, lowercase, brevity}]}; "
+        "system_hyps and baseline_hyps: one file per training run (their numbers may differ); "
+        "family: primary (default) or secondary, Holm's adjustment spans one family; "
+        "min_source_words N: the sentences whose tokenized source (the file source) has ≥ N words",
     )
     s.add_argument("--md", required=True)
     s.add_argument("--json", required=True)
@@ -103,6 +128,23 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "--samples", type=int, default=1000, help="draws of the bootstrap confidence interval"
     )
     s.add_argument("--logs", help="the experiment's logs folder: its CPU-hours go below the table")
+
+    s = add(
+        "power",
+        cmd_power,
+        "runs per system for a powered design: what each Δ needs after Holm, what n runs detect",
+    )
+    s.add_argument("--sd", type=float, required=True, help="the run-to-run sd (a pilot's, BLEU)")
+    s.add_argument(
+        "--delta", type=float, nargs="+", required=True, help="the differences to detect (BLEU)"
+    )
+    s.add_argument(
+        "--claims", type=int, default=1, help="the claims of the family Holm corrects over"
+    )
+    s.add_argument("--alpha", type=float, default=0.05, help="the family's two-sided α")
+    s.add_argument("--power", type=float, default=0.8)
+    s.add_argument("--runs", type=int, help="runs per system: the MDE and powers at this n")
+    s.add_argument("--baseline-runs", type=int, help="the baseline's runs, if not --runs")
 
     s = add(
         "cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU"

@@ -9,27 +9,31 @@ the BLEU difference the paper reports. The training run (seed) is the unit of re
 * our Δ = the difference of the run means, with a 95 % interval from a two-level bootstrap
   (runs, then sentences);
 * p from the exact permutation test over the per-run scores (Welch's t when both systems have
-  ≥ 8 runs), Holm-adjusted over the claims of the table, and the minimal detectable effect;
+  ≥ 8 runs), Holm-adjusted over the claims of its family (primary: the pre-registered
+  comparisons; secondary: further analyses, corrected on their own), and the minimal
+  detectable effect;
+* a claim with ``min_source_words`` is judged on the test sentences whose tokenized source has
+  at least that many words (:func:`long_sentences`: the papers find word-order gains on long
+  sentences, Kawara 2021 §VI-D);
 * with one run of each system no seed-level test exists: sacreBLEU's paired bootstrap over
   sentences (:func:`wordorder.evaluate.significance.bleu_paired_bootstrap`) gives the p, and
   the row says so instead of counting as a reproduction.
 
-The verdicts are :func:`wordorder.evaluate.seed_stats.verdict`'s.
+The verdicts are :func:`wordorder.evaluate.seed_stats.verdict`'s; the table is written by
+:mod:`wordorder.evaluate.findings_table`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate import seed_stats
-from wordorder.io import atomic_open
+from wordorder.evaluate.findings_table import findings_markdown, write_findings  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class Claim:
     baseline: str
     paper_delta: float
     what: str = ""
+    family: str = "primary"
+    min_source_words: int | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Claim:
@@ -55,7 +61,32 @@ class Claim:
             baseline=str(d["baseline"]),
             paper_delta=float(d["paper_delta"]),
             what=str(d.get("what", "")),
+            family=str(d.get("family") or "primary"),
+            min_source_words=int(d["min_source_words"]) if d.get("min_source_words") else None,
         )
+
+
+def long_sentences(source: Sequence[str], min_words: int, lines: int) -> list[int]:
+    """The indices of the test sentences whose tokenized source has at least ``min_words``
+    words (whitespace tokens of the tokenizer's output, the unit of the length tables);
+    ``lines``: the test set's, which the source must have."""
+    if len(source) != lines:
+        raise WordorderError(
+            f"the tokenized source has {len(source)} lines, the test set {lines}",
+            hint="a length subset is cut by the test set's own tokenized source",
+        )
+    keep = [i for i, line in enumerate(source) if len(line.split()) >= min_words]
+    if not keep:
+        raise WordorderError(
+            f"no test sentence has {min_words} source words or more",
+            hint="lower min_source_words, or judge the claim on a test set of longer sentences",
+        )
+    return keep
+
+
+def keep_lines(outputs: Sequence[Sequence[str]], keep: Sequence[int]) -> list[list[str]]:
+    """Each output (a run's translations, a reference) restricted to the sentences ``keep``."""
+    return [[lines[i] for i in keep] for lines in outputs]
 
 
 def _bleu_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], metric: Any) -> np.ndarray:
@@ -159,13 +190,20 @@ def compare_runs(
         "pooled_sd": sd,
         "mde": seed_stats.mde(sd, len(a), len(b)) if sd is not None and seed_level else None,
         "samples": samples,
+        "sentences": n,
     }
 
 
 def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with Holm's adjusted p over all of them (one table, one family, whatever each
-    row's test) and their verdicts."""
-    adjusted = seed_stats.holm([r["p"] for r in rows])
+    """The rows, in their order, with Holm's adjusted p over the rows of their family (whatever
+    each row's test) and their verdicts. The primary family is the pre-registered set of
+    comparisons; a secondary analysis is corrected on its own, so adding one costs the primary
+    claims no power (and a secondary row is read as such)."""
+    adjusted = [0.0] * len(rows)
+    for family in {r.get("family", "primary") for r in rows}:
+        members = [i for i, r in enumerate(rows) if r.get("family", "primary") == family]
+        for i, q in zip(members, seed_stats.holm([rows[i]["p"] for i in members])):
+            adjusted[i] = q
     return [
         {
             **r,
@@ -182,78 +220,3 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         }
         for r, q in zip(rows, adjusted)
     ]
-
-
-def _bleu(mean: float, sd: float | None, n: int) -> str:
-    return f"{mean:.2f} ± {sd:.2f} ({n})" if sd is not None else f"{mean:.2f} ({n})"
-
-
-_TEST_TAGS = {
-    "exact permutation": "perm.",
-    "Monte Carlo permutation": "perm. MC",
-    "Welch": "Welch",
-    "paired bootstrap, one run": "1-run bootstrap",
-}
-
-
-def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
-    """The findings table, and a footnote saying what each column is."""
-    lines = [
-        f"# {title}",
-        "",
-        "| paper | pair / test set | comparison | paper Δ | system BLEU (mean ± sd, n) "
-        "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | p | Holm p | MDE | verdict |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for r in rows:
-        what = f" ({r['what']})" if r.get("what") else ""
-        mde = f"{r['mde']:.2f}" if r["mde"] is not None else "—"
-        lines.append(
-            f"| {r['paper']} | {r['pair']} / {r['testset']} | {r['system']} vs "
-            f"{r['baseline']}{what} | {r['paper_delta']:+.2f} "
-            f"| {_bleu(r['system_mean'], r['system_sd'], r['system_runs'])} "
-            f"| {_bleu(r['baseline_mean'], r['baseline_sd'], r['baseline_runs'])} "
-            f"| {r['delta']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] "
-            f"| {r['p']:.3f} ({_TEST_TAGS.get(r['test'], r['test'])}) | {r['p_holm']:.3f} "
-            f"| {mde} | {r['verdict']} |"
-        )
-    samples = rows[0]["samples"] if rows else 1000
-    alpha = seed_stats.ALPHA
-    lines += [
-        "",
-        "The training run (seed) is the unit: each system's corpus BLEU per run (sacreBLEU), "
-        "its mean, its own sd over runs (ddof 1) and n runs; runs of the two systems are never "
-        "paired. Our Δ: system mean − baseline mean. 95 % CI: 2.5 / 97.5 percentiles of a "
-        f"two-level bootstrap ({samples} draws: the runs of each system resampled, then the test "
-        "sentences, one index set for every run of a draw). p: two-sided; *perm.* the exact "
-        "permutation test over the per-run scores (3 runs each cannot go below 0.1), *perm. MC* "
-        f"the same over {seed_stats.MC_RELABELINGS:,} random relabelings, *Welch* Welch's t "
-        f"(both systems with ≥ {seed_stats.WELCH_MIN_RUNS} runs), *1-run bootstrap* sacreBLEU's "
-        "paired bootstrap over sentences where each system has one run: it ignores run-to-run "
-        "variance, and its verdict says so. Holm p: Holm–Bonferroni over the table's rows. MDE: "
-        f"the Δ detected with 80 % power at α {alpha} (two-sided) given the pooled run sd and the "
-        "runs, (z₀.₉₇₅ + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
-        f"{alpha}: *reproduced* (the paper's sign, its Δ inside the CI), *same sign, "
-        "smaller/larger* (its Δ outside the CI), *opposite* (the other sign); otherwise "
-        "*not detected*, or *not detectable* where the runs cannot give p < "
-        f"{alpha} at all (3 + 3 runs: p ≥ 0.1), whatever the MDE. A paper Δ of 0 claims no "
-        "direction: *difference found* or *no difference detected*.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def write_findings(
-    rows: Sequence[Mapping[str, Any]],
-    md_path: Path,
-    json_path: Path,
-    title: str,
-    cost: Mapping[str, Any] | None = None,
-) -> None:
-    """The table (and, given the experiment's cost, a line on its
-    CPU-hours) as Markdown and JSON (with every run's score)."""
-    from wordorder.evaluate.cost import cost_markdown
-
-    with atomic_open(md_path) as f:
-        f.write(findings_markdown(rows, title) + ("\n" + cost_markdown(cost) if cost else ""))
-    with atomic_open(json_path) as f:
-        json.dump({"findings": list(rows), "cost": cost}, f, indent=1)

@@ -211,12 +211,14 @@ def pooled_sd(a: Scores, b: Scores) -> float | None:
     return float(math.sqrt(ss / dof))
 
 
-def mde(sd: float, n_a: int, n_b: int, alpha: float = ALPHA, power: float = POWER) -> float:
-    """Minimal detectable effect (normal approximation, two-sided α):
-    δ = (z_{1−α/2} + z_{power})·sd·√(1/n_A + 1/n_B). A difference below it is likely missed,
-    so "not detected" says little about effects smaller than δ."""
+def mde(
+    sd: float, n_a: int, n_b: int, alpha: float = ALPHA, power: float = POWER, claims: int = 1
+) -> float:
+    """Minimal detectable effect (normal approximation, two-sided α/claims: Holm's first step)
+    δ = (z_{1−α/(2·claims)} + z_{power})·sd·√(1/n_A + 1/n_B). A difference below it is likely
+    missed, so "not detected" says little about effects smaller than δ."""
     z = NormalDist().inv_cdf
-    return (z(1 - alpha / 2) + z(power)) * sd * math.sqrt(1 / n_a + 1 / n_b)
+    return (z(1 - alpha / (2 * claims)) + z(power)) * sd * math.sqrt(1 / n_a + 1 / n_b)
 
 
 def two_level_bootstrap(

@@ -1,0 +1,122 @@
+"""The findings table (:mod:`wordorder.evaluate.findings`) as Markdown and JSON: one row per
+claim, one section per family of claims (Holm's adjustment spans a family), and a footnote that
+says what every column is, so the table can be read without the code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from wordorder.evaluate import seed_stats
+from wordorder.io import atomic_open
+
+FAMILIES = ("primary", "secondary")  # Holm's adjustment spans one family; in this order
+
+
+def _bleu(mean: float, sd: float | None, n: int) -> str:
+    return f"{mean:.2f} ± {sd:.2f} ({n})" if sd is not None else f"{mean:.2f} ({n})"
+
+
+_TEST_TAGS = {
+    "exact permutation": "perm.",
+    "Monte Carlo permutation": "perm. MC",
+    "Welch": "Welch",
+    "paired bootstrap, one run": "1-run bootstrap",
+}
+
+
+_HEADER = [
+    "| paper | pair / test set | comparison | paper Δ | system BLEU (mean ± sd, n) "
+    "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | p | Holm p | MDE | verdict |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+]
+_SECTIONS = {
+    "primary": "Primary comparisons (pre-registered)",
+    "secondary": "Secondary analyses",
+}
+
+
+def _row(r: Mapping[str, Any]) -> str:
+    what = f" ({r['what']})" if r.get("what") else ""
+    subset = ""
+    if r.get("min_source_words"):
+        subset = f" (source ≥ {r['min_source_words']} words: {r['sentences']:,} sentences)"
+    mde = f"{r['mde']:.2f}" if r["mde"] is not None else "—"
+    return (
+        f"| {r['paper']} | {r['pair']} / {r['testset']}{subset} | {r['system']} vs "
+        f"{r['baseline']}{what} | {r['paper_delta']:+.2f} "
+        f"| {_bleu(r['system_mean'], r['system_sd'], r['system_runs'])} "
+        f"| {_bleu(r['baseline_mean'], r['baseline_sd'], r['baseline_runs'])} "
+        f"| {r['delta']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] "
+        f"| {r['p']:.3f} ({_TEST_TAGS.get(r['test'], r['test'])}) | {r['p_holm']:.3f} "
+        f"| {mde} | {r['verdict']} |"
+    )
+
+
+def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
+    """The findings table (one section per family where the rows have more than one), and a
+    footnote saying what each column is."""
+    lines = [f"# {title}", ""]
+    families = [f for f in FAMILIES if any(r.get("family", "primary") == f for r in rows)]
+    for family in families if len(families) > 1 else [None]:
+        members = [r for r in rows if family in (None, r.get("family", "primary"))]
+        if family:
+            count = f"{len(members)} row" + "s" * (len(members) != 1)
+            lines += [f"## {_SECTIONS[family]}: Holm over its {count}", ""]
+        lines += [*_HEADER, *(_row(r) for r in members), ""]
+    one = families[0] if families else "primary"
+    holm = (
+        "Holm–Bonferroni within each family, over the rows of its section: the primary family is "
+        "the pre-registered set of comparisons, the secondary family is corrected on its own. "
+        if len(families) > 1
+        else f"Holm–Bonferroni over the table's rows (one family: {one}). "
+    )
+    subsets = any(r.get("min_source_words") for r in rows)
+    samples = rows[0]["samples"] if rows else 1000
+    alpha = seed_stats.ALPHA
+    lines += [
+        "The training run (seed) is the unit: each system's corpus BLEU per run (sacreBLEU), "
+        "its mean, its own sd over runs (ddof 1) and n runs; runs of the two systems are never "
+        "paired. Our Δ: system mean − baseline mean. 95 % CI: 2.5 / 97.5 percentiles of a "
+        f"two-level bootstrap ({samples} draws: the runs of each system resampled, then the test "
+        "sentences, one index set for every run of a draw). p: two-sided; *perm.* the exact "
+        "permutation test over the per-run scores (3 runs each cannot go below 0.1), *perm. MC* "
+        f"the same over {seed_stats.MC_RELABELINGS:,} random relabelings, *Welch* Welch's t "
+        f"(both systems with ≥ {seed_stats.WELCH_MIN_RUNS} runs), *1-run bootstrap* sacreBLEU's "
+        "paired bootstrap over sentences where each system has one run: it ignores run-to-run "
+        f"variance, and its verdict says so. Holm p: {holm}"
+        + (
+            "A row with *source ≥ N words* is judged on the test sentences whose tokenized source "
+            "has at least N words (their number given), every run scored on those alone. "
+            if subsets
+            else ""
+        )
+        + "MDE: "
+        f"the Δ detected with 80 % power at α {alpha} (two-sided) given the pooled run sd and the "
+        "runs, (z₀.₉₇₅ + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
+        f"{alpha}: *reproduced* (the paper's sign, its Δ inside the CI), *same sign, "
+        "smaller/larger* (its Δ outside the CI), *opposite* (the other sign); otherwise "
+        "*not detected*, or *not detectable* where the runs cannot give p < "
+        f"{alpha} at all (3 + 3 runs: p ≥ 0.1), whatever the MDE. A paper Δ of 0 claims no "
+        "direction: *difference found* or *no difference detected*.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_findings(
+    rows: Sequence[Mapping[str, Any]],
+    md_path: Path,
+    json_path: Path,
+    title: str,
+    cost: Mapping[str, Any] | None = None,
+) -> None:
+    """The table (and, given the experiment's cost, a line on its
+    CPU-hours) as Markdown and JSON (with every run's score)."""
+    from wordorder.evaluate.cost import cost_markdown
+
+    with atomic_open(md_path) as f:
+        f.write(findings_markdown(rows, title) + ("\n" + cost_markdown(cost) if cost else ""))
+    with atomic_open(json_path) as f:
+        json.dump({"findings": list(rows), "cost": cost}, f, indent=1)

@@ -1,0 +1,50 @@
+"""The training runs of each variant: ``seeds``, or the variant's own ``seeds_by_variant`` entry.
+
+A powered experiment gives each system the runs its comparisons need (issue 34): a costly
+system fewer, a baseline shared by several claims more. Every rule that lists runs asks
+:func:`seeds_of` (through the helper of the same name in workflow/rules/common.smk), so a
+variant's trainings, translations, scores and findings all follow one list. Free of heavy
+imports: the DAG is built with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wordorder.configfiles import at
+from wordorder.errors import WordorderError
+from wordorder.yamlfile import Locator
+
+
+def seeds_of(config: Mapping[str, Any], variant: str) -> list[int]:
+    """The training seeds of ``variant``: its ``seeds_by_variant`` entry, else ``seeds``."""
+    own = (config.get("seeds_by_variant") or {}).get(variant)
+    return list(own if own else config.get("seeds", [1]))
+
+
+def baseline_seed(config: Mapping[str, Any], variant: str, seed: int, baseline: str) -> int:
+    """The baseline run a per-run significance test of ``variant``'s run ``seed`` compares with:
+    the baseline's run of the same seed where it has one (so a config without
+    ``seeds_by_variant`` pairs runs as before), else the baseline's run at the same position of
+    its own list (cycling), so that the variant's runs meet different baseline runs and no
+    extra baseline training is asked for. A seed number means nothing across systems anyway."""
+    theirs = seeds_of(config, baseline)
+    if seed in theirs:
+        return seed
+    ours = seeds_of(config, variant)
+    position = ours.index(seed) if seed in ours else 0
+    return theirs[position % len(theirs)]
+
+
+def check_seeds_by_variant(config: Mapping[str, Any], locate: Locator | None = None) -> None:
+    """Every key of ``seeds_by_variant`` is a variant of this config: a typo would otherwise
+    leave that system on the global seeds without a word (the schema checks the lists)."""
+    variants = list(config.get("variants", []))
+    for name, seeds in (config.get("seeds_by_variant") or {}).items():
+        if name not in variants:
+            raise WordorderError(
+                f"seeds_by_variant: '{name}' is not one of the variants of this config",
+                **at(locate, ("seeds_by_variant", name), seeds),
+                hint=f"name one of: {', '.join(variants)} (or drop the entry)",
+            )
