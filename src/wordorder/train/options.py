@@ -10,6 +10,8 @@ from typing import Any
 from wordorder.errors import WordorderError
 
 BEST_BY = ("bleu", "perplexity")
+# The learning-rate schedules of wordorder.train.schedule (named here: it imports this module).
+SCHEDULES = ("inverse_sqrt", "noam", "step_decay")
 
 
 @dataclass
@@ -130,8 +132,6 @@ class TrainOptions:
                 raise WordorderError(
                     f"train option {name} must be a positive integer, got {getattr(opts, name)!r}"
                 )
-        from wordorder.train.schedule import SCHEDULES
-
         if opts.cpu_amp not in (True, False, "auto"):
             raise WordorderError(
                 f"train option cpu_amp must be true, false or auto, got {opts.cpu_amp!r}"

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
-if TYPE_CHECKING:  # options imports this module's SCHEDULES
-    from wordorder.train.options import TrainOptions
+from wordorder.train.options import SCHEDULES
 
-SCHEDULES = ("inverse_sqrt", "noam", "step_decay")
+if TYPE_CHECKING:
+    from wordorder.train.options import TrainOptions
 
 
 def peak_lr(lr: float, warmup: int, schedule: str, d_model: int) -> float:
