@@ -9,6 +9,7 @@ so listing the DAG stays fast.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
     """
     import jsonschema
 
+    _refuse_non_finite(data, (), path)
     schema = read_yaml(SCHEMA_DIR / schema_name)
     validator_cls = jsonschema.validators.validator_for(schema)
     validator = _with_defaults(validator_cls)(schema)
@@ -45,12 +47,37 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
         # the rule in words, not the regex
         if e.validator == "pattern" and "description" in e.schema:
             what = "the key" if "propertyNames" in e.absolute_schema_path else "the value"
-            message = f"{what} {e.instance!r} is refused: expected {e.schema['description']}"
+            shown = repr(e.instance)
+            if len(shown) > 60:  # a long value quoted whole would bury the rule
+                shown = f"{shown[:50]}... ({len(e.instance):,} characters)"
+            message = f"{what} {shown} is refused: expected {e.schema['description']}"
+        if len(message) > 400:  # jsonschema quotes the whole value
+            message = f"{message[:200]} [...] {message[-200:]}"
         raise WordorderError(
             f"invalid config at '{where}': {message}",
             path=path,
             hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys",
         )
+
+
+def _refuse_non_finite(data: Any, where: tuple, path: str | Path | None) -> None:
+    """No number of a config is infinite or NaN (YAML's ``.inf``, ``.nan``): jsonschema takes
+    them as numbers, and each bound lets one through (NaN compares false with every bound), so
+    a NaN learning rate would train to NaN weights and an infinite length cap decode forever.
+    Every number is checked, also in the free-form ``model`` options."""
+    if isinstance(data, float) and not math.isfinite(data):
+        key = ".".join(map(str, where)) or "(top level)"
+        raise WordorderError(
+            f"invalid config at '{key}': {data!r} is not a finite number",
+            path=path,
+            hint="give a finite value (or null where the key allows it)",
+        )
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            _refuse_non_finite(value, (*where, key), path)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _refuse_non_finite(value, (*where, i), path)
 
 
 def _with_defaults(validator_cls):
@@ -247,6 +274,7 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
                     f"{where}: unknown model option '{key}'",
                     hint=f"valid model options: {', '.join(sorted(known))}",
                 )
+    _check_variant_options(config, variants)
     if config.get("subword", {}).get("joint", True):
         return
     for pair in config["pairs"]:
@@ -260,6 +288,33 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
                     hint="add tie_embeddings: false to the config's model (or data."
                     f"{pair}.model), or set subword.joint: true",
                 )
+
+
+def _check_variant_options(config: Mapping[str, Any], variants: Mapping[str, dict]) -> None:
+    """Every variant's model options on every pair, as its training will build them (the
+    registry entry with its size preset, the config's ``model``, ``data.<pair>.model``), so that
+    ``heads: 128`` on a 64-wide preset fails now, not when the job starts."""
+    from wordorder.models.registry import resolve_options
+
+    for pair in config["pairs"]:
+        for name in config["variants"]:
+            if name not in variants:
+                continue  # reported with the registry's names later
+            options = variant_model(config, variants, name, pair)
+            try:
+                resolve_options(options)
+            except WordorderError as e:
+                own = {**(config.get("model") or {}), **_pair_model(config, pair)}
+                raise WordorderError(
+                    f"variant '{name}' on {pair}: {e.message}",
+                    hint=f"its model options: preset {options.get('preset', '(none)')} of the "
+                    f"registry entry, then the config's model and data.{pair}.model ({own}); "
+                    + (e.hint or "change the option or the preset"),
+                ) from None
+
+
+def _pair_model(config: Mapping[str, Any], pair: str) -> dict:
+    return config.get("data", {}).get(pair, {}).get("model") or {}
 
 
 def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:

@@ -5,6 +5,13 @@ mapping without a word: a test set defined twice, or a second ``clean:`` block, 
 replaces the first. :func:`read_yaml` refuses a repeated key, naming the file, the line of
 the repeat, the key and where the first one is. It also records the line of every key and
 list item, so that later checks (:class:`Locator`) can point at the line a value came from.
+
+Aliases share one object, but whatever walks the data (jsonschema's error messages, a deep
+copy, Snakemake's merge of config files) expands them: nine lists of nine aliases to the
+previous one ("billion laughs") are a few hundred bytes and 387 million strings. So a file
+whose aliases (and ``<<`` merges) would expand it beyond :data:`MAX_VALUES` values, or that
+refers to itself, is refused before its data is built. A byte that is not UTF-8 is an error
+naming its line.
 """
 
 from __future__ import annotations
@@ -19,6 +26,9 @@ import yaml
 from wordorder.errors import WordorderError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+# Values (scalars, lists, mappings) a file may expand to through its aliases: the largest
+# shipped config has a few thousand, a billion-laughs file hundreds of millions.
+MAX_VALUES = 100_000
 KeyPath = tuple  # of str keys and int list indices
 
 
@@ -42,13 +52,23 @@ def read_yaml_doc(path: str | Path) -> YamlDoc:
     path = Path(path)
     if not path.is_file():
         raise WordorderError("file not found", path=path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        column = e.start - raw.rfind(b"\n", 0, e.start)
+        raise WordorderError(
+            f"not UTF-8: byte 0x{raw[e.start]:02x} at column {column}",
+            path=path,
+            line=raw.count(b"\n", 0, e.start) + 1,
+            hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+        ) from None
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         doc = YamlDoc(path, None)
         if node is not None:
+            _refuse_expansion(node, path)
             _walk(loader, node, (), doc, set())
             doc.data = loader.construct_document(node)
         return doc
@@ -58,8 +78,50 @@ def read_yaml_doc(path: str | Path) -> YamlDoc:
         raise WordorderError(
             f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line
         ) from None
+    except RecursionError:
+        raise WordorderError("not a config: nested too deeply", path=path) from None
     finally:
         loader.dispose()
+
+
+def _refuse_expansion(root: yaml.Node, path: Path) -> None:
+    """Refuse a document whose aliases expand it beyond :data:`MAX_VALUES` values or make it
+    contain itself, naming the line of the list or mapping where that happens. Each node is
+    counted once (its expanded size is remembered), so the check is as fast as the file is
+    short, whatever the expansion."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        line = node.start_mark.line + 1
+        if id(node) in open_nodes:
+            raise WordorderError(
+                "an alias refers to a list or mapping that contains it (a value without end)",
+                path=path,
+                line=line,
+                hint="write the value out, or alias a part that does not contain the alias",
+            )
+        open_nodes.add(id(node))
+        n = 1
+        if isinstance(node, yaml.SequenceNode):
+            n += sum(size(item) for item in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n += sum(size(k) + size(v) for k, v in node.value)
+        open_nodes.discard(id(node))
+        if n > MAX_VALUES:
+            raise WordorderError(
+                f"aliases expand this value to {n:,} values (more than {MAX_VALUES:,}): a config "
+                "needs no such structure (an alias bomb?)",
+                path=path,
+                line=line,
+                hint="write the values out, or use fewer levels of aliases",
+            )
+        sizes[id(node)] = n
+        return n
+
+    size(root)
 
 
 def _walk(

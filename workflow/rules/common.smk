@@ -108,13 +108,13 @@ def model_options(w):
 def variant_features(w, split):
     """The extra source inputs of a variant for one split: {name: file} (POS/BIEO tags of the
     syntax stage, preordered positions of the variant's preordering method)."""
-    from wordorder.models.options import ModelOptions
+    from wordorder.models.registry import resolve_options
 
     entry = variant_entry(w)
-    model = {k: v for k, v in model_options(w).items() if k != "preset"}
     src = src_lang(w)
     files = {}
-    for name in sorted(ModelOptions.from_dict(model).required_features()):
+    # with the preset's sizes, as training builds them (input_groups share out its heads)
+    for name in sorted(resolve_options(model_options(w)).required_features()):
         if name == "order":
             method = entry["preorder"]
             files[name] = PREORDERED.format(

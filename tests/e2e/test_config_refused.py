@@ -1,0 +1,70 @@
+"""Bad config values refused when Snakemake builds the DAG (a dry run), before any job (issue 37,
+cases 4, 9 and 11): one error naming the file (and line) and the key. The whole list of values
+goes through ``wordorder check-config`` in tests/unit/test_bad_config_values.py."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from test_pipeline import snakemake, tiny_config
+
+pytestmark = pytest.mark.slow
+
+
+def billion_laughs(levels: int = 9) -> str:
+    """``experiment:`` as nine levels of nine aliases of the level below: 387 million strings
+    (as in tests/unit/test_bad_config_values.py)."""
+    value = "&a0 [" + ", ".join(["lol"] * 9) + "]"
+    for k in range(1, levels):
+        value = f"&a{k} [{value}, " + ", ".join([f"*a{k - 1}"] * 8) + "]"
+    return f"experiment: {value}\n"
+
+
+def _replace(old: str, new: str):
+    def edit(text: str) -> str:
+        assert old in text
+        return text.replace(old, new, 1)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "case, edit, must",
+    [
+        (
+            "billion laughs in a string field",
+            _replace("experiment: tiny\n", billion_laughs()),
+            "tiny.yaml:3: aliases expand this value to",  # the line where it passes the budget
+        ),
+        (
+            "lr: .nan",
+            _replace("lr: 0.001", "lr: .nan"),
+            "at 'train.lr': nan is not a finite number",
+        ),
+        (
+            "max_len_a: .inf",
+            _replace("decode: {beam_size: 2}", "decode: {beam_size: 2, max_len_a: .inf}"),
+            "invalid config at 'decode.max_len_a': inf is not a finite number",
+        ),
+        (
+            "heads: 128 on the tiny preset (64 wide)",
+            _replace("clean: {max_len: 40}", "clean: {max_len: 40}\nmodel: {heads: 128}"),
+            "variant 'transformer_tiny' on en-de: d_model=64 must be even and divisible by "
+            "heads=128",
+        ),
+        ("results: -out", _replace("\nresults: ", "\nresults: -out\nx: "), "at 'results'"),
+    ],
+)
+def test_dry_run_refuses_before_any_job(case, edit, must, repo, shared_data, tmp_path):
+    path = tiny_config(repo, shared_data, tmp_path)
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    if case == "results: -out":  # the key x (the old value) is not the point: drop it
+        text = path.read_text(encoding="utf-8")
+        path.write_text("\n".join(t for t in text.split("\n") if not t.startswith("x: ")))
+    start = time.perf_counter()
+    run = snakemake(repo, "-n", "--configfile", str(path), timeout=300)
+    seconds = time.perf_counter() - start
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and must in out, out[-3000:]
+    assert "Job stats" not in out and seconds < 60
