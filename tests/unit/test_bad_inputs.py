@@ -32,8 +32,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("site"))
+
+
+def serve(root: Path):
     """A local HTTP server (127.0.0.1) serving a folder of test archives."""
-    root = tmp_path_factory.mktemp("site")
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()

@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from wordorder.corpus.limits import check_free, human, too_big, unpack_cap
+from wordorder.corpus.limits import MAX_MEMBERS, check_free, human, too_big, unpack_cap
 from wordorder.corpus.links import Unsafe, check_tar_links
 from wordorder.errors import WordorderError
 from wordorder.temps import make_temp
@@ -108,7 +108,10 @@ def safe_extract(
 
 def _extract_tar(archive: Path, tmp: Path, cap: tuple[int, str], data_filter: bool) -> None:
     with tarfile.open(archive, "r:*") as tar:
-        members = tar.getmembers()
+        members = []
+        for m in tar:  # counted while the headers are read: a list of millions costs memory too
+            members.append(m)
+            _check_count(len(members), archive)
         for m in members:
             why = _unsafe_tar_member(m)
             if why:
@@ -137,6 +140,7 @@ def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
     """Unpack member by member, counting the bytes written: a zip's sizes are only claims."""
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
+        _check_count(len(infos), archive)
         for info in infos:
             why = _unsafe_name(info.filename)
             if why:
@@ -163,6 +167,17 @@ def _extract_zip(archive: Path, tmp: Path, cap: tuple[int, str]) -> None:
                             archive,
                         )
                     out.write(chunk)
+
+
+def _check_count(members: int, archive: Path) -> None:
+    if members > MAX_MEMBERS:
+        raise WordorderError(
+            f"the archive holds more than {MAX_MEMBERS:,} files, folders and links: "
+            "nothing was unpacked",
+            path=archive,
+            hint="a corpus archive holds a few files; this one would fill the disk's inodes "
+            "(check the URL)",
+        )
 
 
 def _check_total(total: int, cap: tuple[int, str], archive: Path, tmp: Path) -> None:

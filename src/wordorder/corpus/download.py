@@ -18,16 +18,16 @@ import hashlib
 import http.client
 import os
 import re
-import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from urllib.error import HTTPError
 from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
 
 from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, check_free, human, too_big
+from wordorder.corpus.reach import unreachable
 from wordorder.errors import WordorderError
 
 DEFAULT_RETRIES = 3
@@ -75,39 +75,6 @@ def cache_name(url: str) -> str:
 
 def cache_path(url: str, sha256: str, cache_dir: Path) -> Path:
     return Path(cache_dir).absolute() / sha256 / cache_name(url)
-
-
-def unreachable(url: str, timeout: float) -> str | None:
-    """Why the host of ``url`` (or the proxy for it) cannot be reached, or None if it can.
-
-    Opens and closes one TCP connection. The attempt runs in a thread so that even a hanging
-    name lookup (which ignores socket timeouts) costs at most about ``timeout`` seconds.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return None
-    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and not urllib.request.proxy_bypass(host):
-        p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
-        host, port = p.hostname or "", p.port or 80
-    outcome: list[BaseException | None] = []
-
-    def attempt() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            outcome.append(None)
-        except OSError as e:
-            outcome.append(e)
-
-    worker = threading.Thread(target=attempt, daemon=True)
-    worker.start()
-    worker.join(timeout + 1)
-    if not outcome:
-        return f"no answer from {host}:{port} within {timeout:g} s"
-    if outcome[0] is not None:
-        return f"cannot connect to {host}:{port}: {outcome[0]}"
-    return None
 
 
 @contextlib.contextmanager
@@ -175,7 +142,31 @@ def _cached(
 def _download(
     url: str, target: Path, sha256: str, retries: int, timeout: float, max_bytes: int
 ) -> None:
+    """Download into ``<target>.part`` (retries resume it), verify, rename. A failure removes
+    the part: a download that failed for good must not keep its bytes, and a full disk least of
+    all (a killed process leaves it, and the next run resumes it)."""
     part = target.with_name(target.name + ".part")
+    try:
+        _attempts(url, target, part, sha256, retries, timeout, max_bytes)
+    except OSError as e:  # writing the part (a network fault is _Transient)
+        part.unlink(missing_ok=True)
+        full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+        raise WordorderError(
+            f"cannot write the download of {url}: "
+            + ("the disk is full" if full else (e.strerror or str(e)))
+            + "; the partial download was deleted",
+            path=e.filename or part,
+            hint="free space, or point results: in the config at a larger disk (downloads are "
+            "kept in <results>/downloads)",
+        ) from None
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+
+
+def _attempts(
+    url: str, target: Path, part: Path, sha256: str, retries: int, timeout: float, max_bytes: int
+) -> None:
     reason = "no attempt made"
     for attempt in range(max(1, retries)):
         if attempt:
@@ -246,6 +237,8 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
         if not resume:
             offset = 0  # the server sent the whole file (it ignored the Range header)
         length = response.headers.get("Content-Length")
+        if scheme == "file" and not Path(url2pathname(urlsplit(url).path)).is_file():
+            length = None  # a device or a pipe: its size (0) says nothing of what it sends
         if length is not None and length.isdigit():
             if offset + int(length) > max_bytes:
                 raise too_big(
@@ -254,6 +247,13 @@ def _fetch_into(url: str, part: Path, sha256: str, timeout: float, max_bytes: in
                     "max_download_bytes",
                 )
             check_free(part.parent, int(length), f"downloading {url}")
+        else:  # of unknown length: it may send up to the cap, which must fit
+            check_free(
+                part.parent,
+                max_bytes - offset,
+                f"downloading {url} (its length unknown, up to max_download_bytes)",
+                "set max_download_bytes of the source below the free space, ",
+            )
         received = 0
         with open(part, "ab" if resume else "wb") as f:  # errors writing it are not the network's
             while True:

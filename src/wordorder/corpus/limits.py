@@ -5,8 +5,11 @@ archive can unpack to terabytes (a "decompression bomb"). A ``url`` source there
 
 - ``max_download_bytes`` (default 64 GiB, far above any WMT archive): a download whose
   announced length is larger fails before it starts; one that grows larger fails there;
-- ``max_unpacked_bytes``: what an archive may unpack to. By default 200 times the archive's
-  own size, at least 1 GiB: text compresses 3 to 10 times, a bomb a thousand times and more.
+- ``max_unpacked_bytes``: what an archive (or a ``.gz`` file) may unpack to. By default 200
+  times the archive's own size, at least 1 GiB: text compresses 3 to 10 times, a bomb a
+  thousand times and more;
+- :data:`MAX_MEMBERS`: the files, folders and links an archive may hold (each costs an inode
+  when unpacked; a 620 KB tgz can hold 100,000 empty members). Corpus archives hold a few.
 
 Sizes are byte counts or strings with a binary unit: ``500M``, ``80G``, ``1.5T``.
 """
@@ -23,6 +26,7 @@ GiB = 1 << 30
 DEFAULT_MAX_DOWNLOAD = 64 * GiB
 UNPACK_RATIO = 200
 UNPACK_FLOOR = GiB
+MAX_MEMBERS = 10_000
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
 
@@ -69,12 +73,13 @@ def too_big(message: str, key: str, path: Path | None = None) -> WordorderError:
     )
 
 
-def check_free(folder: Path, need: int, what: str) -> None:
-    """Refuse to start writing ``need`` bytes into ``folder`` if its disk has less free space."""
+def check_free(folder: Path, need: int, what: str, fix: str = "") -> None:
+    """Refuse to start writing ``need`` bytes into ``folder`` if its disk has less free space
+    (``fix``: a first remedy for the hint)."""
     free = shutil.disk_usage(folder).free
     if need > free:
         raise WordorderError(
             f"{what} needs {human(need)} but only {human(free)} is free on the disk of {folder}",
-            hint="free space, or point results: in the config at a larger disk (downloads are "
-            "kept in <results>/downloads)",
+            hint=f"{fix}free space, or point results: in the config at a larger disk (downloads "
+            "are kept in <results>/downloads)",
         )

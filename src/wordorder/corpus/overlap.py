@@ -6,21 +6,23 @@ memory, not translation; so a training pair is removed when its source or its ta
 occurs in any dev or test set, held out or external. Held-out sets are drawn from the
 training corpus itself, so what goes is every *other* copy of a held-out sentence.
 
-Sentences are compared on the tokenized text with whitespace normalised (runs of spaces and
-tabs, leading and trailing space do not count); case and punctuation do. A removed pair is
+Sentences are compared on the tokenized text in one Unicode normal form (NFC: a decomposed
+copy, ``e`` + U+0301 for ``é``, is the same sentence) with whitespace normalised (runs of spaces
+and tabs, leading and trailing space do not count); case and punctuation do. A removed pair is
 counted under the first reason that applies: ``pair`` (the same source and target as a
 dev/test pair), ``source`` (its source side occurs in a dev/test set), ``target``.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 REASONS = ("pair", "source", "target")
 
 
 def _norm(line: str) -> str:
-    return " ".join(line.split())
+    return " ".join(unicodedata.normalize("NFC", line).split())
 
 
 def remove_overlap(

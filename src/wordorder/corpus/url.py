@@ -10,7 +10,8 @@ name files inside it (``{src}``/``{tgt}`` placeholders allowed). In the second f
 side is its own plain or ``.gz`` file, or an archive when that side also gives a ``member``.
 Optional ``retries`` and ``timeout`` (seconds) tune the download; the defaults fail fast.
 Optional ``max_download_bytes`` and ``max_unpacked_bytes`` cap what a download may cost (see
-:mod:`wordorder.corpus.limits`). The two sides must be two different files.
+:mod:`wordorder.corpus.limits`); the unpacking cap holds for a ``.gz`` side as for an archive.
+The two sides must be two different files.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from wordorder.corpus.download import (
     check_url,
     locked,
 )
-from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, parse_size
+from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, parse_size, too_big, unpack_cap
 from wordorder.errors import WordorderError
 
 
@@ -146,7 +147,31 @@ class UrlSource(Source):
             )
         # e.g. file:// URLs spelling one file two ways, or members that are links to one file
         refuse_same_file(src, tgt, ("src", "tgt"), self.where)
-        return iter_file_pairs(src, tgt)
+        return self._capped(iter_file_pairs(src, tgt), src, tgt)
+
+    def _capped(
+        self, pairs: Iterator[tuple[str, str]], src: Path, tgt: Path
+    ) -> Iterator[tuple[str, str]]:
+        """The pairs, stopped where a ``.gz`` side has given more than ``max_unpacked_bytes``
+        (by default the archives' cap, 200 times its size): the line reader decompresses it
+        as it goes, and a small file can hold gigabytes of text, as an archive can."""
+        caps = [unpack_cap(p, self.max_unpacked) if p.suffix == ".gz" else None for p in (src, tgt)]
+        if caps == [None, None]:
+            yield from pairs
+            return
+        read = [0, 0]
+        for pair in pairs:
+            for side, (text, cap) in enumerate(zip(pair, caps)):
+                if cap is None:
+                    continue
+                read[side] += (len(text) if text.isascii() else len(text.encode("utf-8"))) + 1
+                if read[side] > cap[0]:
+                    raise too_big(
+                        f"the compressed file unpacks to more than {cap[1]}",
+                        "max_unpacked_bytes",
+                        (src, tgt)[side],
+                    )
+            yield pair
 
     def _file(self, url: str, sha256: str, member: str | None, cache_dir: Path) -> Path:
         """The local file to read: the download itself, or one member of it once unpacked."""
