@@ -17,10 +17,11 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm
 
+from wordorder.errors import WordorderError
 from wordorder.model_io.checkpoint import average_checkpoints, keep_recent, save_checkpoint, step_of
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train import kept
-from wordorder.train.distributed import Dist, flag_any, gather
+from wordorder.train.distributed import Dist, flag_any, gather, sum_all
 from wordorder.train.options import TrainOptions
 from wordorder.train.resume import (
     StopSignal,
@@ -84,6 +85,31 @@ class TrainerOutputs:
             hint="run the same command (or Snakemake job) again to continue from it",
         )
 
+    def check_loss(self, loss_sum: float | None = None) -> None:
+        """Stop at a training loss that is not finite (NaN weights would train on, rc 0, and
+        decode to nothing): one error naming the first such update and the likely option. Called
+        where the host reads the loss anyway (log lines, evaluations, saved states, the end),
+        with the window's loss summed over the processes (read here when not given). Not with
+        fp16, whose loss scaling skips an overflowing update on purpose."""
+        s, opts = self.state, self.opts
+        if self.scaler.is_enabled():
+            return
+        if loss_sum is None:
+            (loss_sum,) = sum_all([float(s.window.loss)], self.d)
+        bad = s.window.first_non_finite(loss_sum)
+        if bad is None:
+            return
+        if self.d.main:
+            self.withdraw_outputs()
+        raise WordorderError(
+            f"the training loss is not finite ({loss_sum}) from update {bad} on: the model's "
+            "weights are lost, so training stops",
+            hint=f"the likely cause is train.lr ({opts.lr:g}, schedule {opts.schedule}): lower it "
+            f"or warm up longer (warmup: {opts.warmup})"
+            + (f"; clip_norm ({opts.clip_norm:g}) bounds each step" if opts.clip_norm else "")
+            + ". A saved state is from before it; delete it to start anew",
+        )
+
     def complete_metrics(self) -> None:
         """Write metrics.jsonl anew from the lines logged (rank 0): the finished run's log is
         whole even if the file was deleted while the run appended to it."""
@@ -96,6 +122,7 @@ class TrainerOutputs:
         s, d = self.state, self.d
         assert self.state_path is not None, "checkpoint() is only called with a state path"
         rngs, parts = zip(*gather((rng_state(), [float(s.window.loss), float(s.window.nll)]), d))
+        self.check_loss(sum(p[0] for p in parts))  # a state of NaN weights is no state to resume
         if d.main:
             # complete before the state names it
             folder = kept.snapshot(self.state_path, self.out_dir, s.step)
@@ -114,6 +141,7 @@ class TrainerOutputs:
     def evaluate(self) -> str | None:
         """Decode and score dev, save checkpoints (rank 0; the others wait); on every process, the
         stop this evaluation calls for: "patience" (exhausted), "target_bleu" (reached) or None."""
+        self.check_loss()  # every process, before rank 0 decodes with the weights
         if not self.d.main:
             self.state.last_eval = self.state.step
             patience, target = flag_any([False, False], self.d)

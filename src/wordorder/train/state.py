@@ -31,6 +31,10 @@ class Window:
     tokens: int
     start: float  # time.perf_counter() when it began
     eval_time: float  # TrainingState.eval_time then: evaluations inside the window are not training
+    step: int = 0  # the update before its first
+    # Its updates after which the summed loss was still finite, counted on the device: a NaN or
+    # an infinity stays in the sum, so the first update that broke it is step + finite + 1.
+    finite: torch.Tensor | int = 0
 
     @classmethod
     def resumed(
@@ -40,6 +44,7 @@ class Window:
         tokens: int = 0,
         rank: int = 0,
         world: int = 1,
+        step: int = 0,
     ) -> Window:
         """A window from saved sums (none: a fresh one): this process' share of them (all if
         it runs alone), as float32 tensors, the type of the updates' losses, so that it adds
@@ -49,7 +54,12 @@ class Window:
             torch.tensor(sum(p[i] for p in mine), dtype=torch.float32) if mine else 0.0
             for i in (0, 1)
         )
-        return cls(loss, nll, tokens, time.perf_counter(), eval_time)
+        return cls(loss, nll, tokens, time.perf_counter(), eval_time, step)
+
+    def first_non_finite(self, loss_sum: float) -> int | None:
+        """The first update of the window whose loss was not finite, given the loss sum the host
+        read (None: it is finite)."""
+        return None if math.isfinite(loss_sum) else self.step + int(self.finite) + 1
 
 
 @dataclass
@@ -82,7 +92,7 @@ class TrainingState:
         p = saved or Progress()
         return cls(
             start=time.perf_counter() - p.train_seconds,
-            window=Window.resumed(0.0, p.window, p.window_tokens, rank, world),
+            window=Window.resumed(0.0, p.window, p.window_tokens, rank, world, p.step),
             step=p.step,
             epoch=p.epoch,
             next_batch=p.next_batch,
@@ -122,8 +132,13 @@ class TrainingState:
         )
 
     def record_update(self, loss: torch.Tensor, nll: torch.Tensor, tokens: int) -> None:
-        self.window.loss = self.window.loss + loss
-        self.window.nll = self.window.nll + nll
+        w = self.window
+        w.loss = w.loss + loss
+        w.nll = w.nll + nll
+        # on the device, like the sums (no host sync); read only when the sum is not finite
+        w.finite = w.finite + (
+            torch.isfinite(w.loss) if isinstance(w.loss, torch.Tensor) else math.isfinite(w.loss)
+        )
         self.step += 1
         self.train_tokens += tokens
         self.window.tokens += tokens

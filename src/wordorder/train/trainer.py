@@ -135,6 +135,7 @@ class Trainer(TrainerOutputs):
         )
         try:
             self.epochs()
+            self.check_loss()  # of the updates since the last log line
             if self.state.last_eval != self.state.step:
                 # always end with an evaluation, so best.pt exists even for short runs
                 self.evaluate()
@@ -270,6 +271,7 @@ class Trainer(TrainerOutputs):
         """A training-log line over the window, which then starts anew."""
         s, w = self.state, self.state.window
         loss_sum, nll_sum = sum_all([float(w.loss), float(w.nll)], self.d)  # waits for the device
+        self.check_loss(loss_sum)
         now = time.perf_counter()
         seconds = now - w.start - (s.eval_time - w.eval_time)
         tok_s = w.tokens / max(seconds, 1e-9)
@@ -289,4 +291,4 @@ class Trainer(TrainerOutputs):
             tok_s=f"{tok_s:.0f}",
             bleu="-" if s.last_bleu is None else f"{s.last_bleu:.2f}",
         )
-        s.window = Window.resumed(s.eval_time)
+        s.window = Window.resumed(s.eval_time, step=s.step)
