@@ -172,22 +172,35 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
             write(tmp_src); write(tmp_tgt)
     """
     targets = [Path(p) for p in paths]
+    refuse_folders(*targets)
     temps: list[Path] = []
     try:
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             temps.append(make_temp(target.parent, target.name))  # removes stale ones first
         yield temps
+        mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
+        for tmp, target in zip(temps, targets):
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
     except BaseException as e:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise disk_full(targets[0], e.strerror or str(e)) from None
         raise
-    mode = 0o666 & ~_umask()  # mkstemp creates 0600; give outputs the usual permissions
-    for tmp, target in zip(temps, targets):
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+
+
+def refuse_folders(*paths: str | Path) -> None:
+    """An output path that is a folder is an error naming it (a rename onto it would fail
+    only after the work, with a traceback); a command checks its outputs before it starts."""
+    for path in map(Path, paths):
+        if path.is_dir():
+            raise WordorderError(
+                "the output is a folder, not a file",
+                path=path,
+                hint="give the output a file name (of a file in that folder, for instance)",
+            )
 
 
 @contextlib.contextmanager

@@ -28,6 +28,8 @@ class DecodeOptions:
     length_penalty: float = 1.0  # score = sum(log p) / |y| ** length_penalty
     batch_tokens: int = 4000  # padded source tokens per batch, before beam expansion
     device: str = "auto"
+    # a longer source line is refused (decoding it costs steps times its length)
+    max_source_len: int = 1024
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any]) -> DecodeOptions:

@@ -12,7 +12,7 @@ from typing import Any
 
 from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
-from wordorder.io import read_lines, write_parallel
+from wordorder.io import read_lines, refuse_folders, write_parallel
 from wordorder.text.subword import SubwordModel
 
 
@@ -42,13 +42,16 @@ def run_translation(
     from wordorder.model_io.subwords import read_ids, subword_models
     from wordorder.text.tokenize import get_tokenizer
 
+    refuse_folders(output, output_tok)  # before the work, not at its end
     if threads:
         torch.set_num_threads(threads)
     device = resolve_device(options.device)
     model, meta = load_model(checkpoint, device)
     sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
     check_vocabularies(model, sp_src, sp, checkpoint)
+    check_pieces(meta, sp_src, sp, checkpoint)
     sources = read_ids(read_lines(source), sp_src, source)
+    check_lengths(sources, options.max_source_len, source)
     feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
     start = time.perf_counter()
     hyps = translate_batches(
@@ -94,6 +97,41 @@ def check_vocabularies(
             hint="give the subword model(s) the model was trained with (--spm, and --spm-tgt when "
             "each side has its own)",
         )
+
+
+def check_pieces(
+    meta: Mapping[str, Any], sp_src: SubwordModel, sp_tgt: SubwordModel, checkpoint: Path
+) -> None:
+    """The subword models must have the pieces the checkpoint was trained with (its meta keeps
+    their digests; older checkpoints have none): another experiment's model of the same size
+    passes the size check and would decode fluent nonsense."""
+    from wordorder.model_io.subwords import vocab_digest
+
+    for key, sp, side in (("spm_vocab", sp_src, "--spm"), ("spm_tgt_vocab", sp_tgt, "--spm-tgt")):
+        want = meta.get(key)
+        if want is None or (key == "spm_tgt_vocab" and sp_tgt is sp_src):
+            continue
+        if vocab_digest(sp) != want:
+            raise WordorderError(
+                f"the subword model {sp.path} ({side}) has other pieces than the one the "
+                f"checkpoint was trained with ({meta.get(key.replace('_vocab', ''))})",
+                path=checkpoint,
+                hint="give the subword model(s) of the checkpoint's own experiment and pair",
+            )
+
+
+def check_lengths(sources: list[list[int]], cap: int, path: Path) -> None:
+    """No source line longer than ``decode.max_source_len`` subwords: the beam search runs up
+    to max_len_a times as many steps, each over the whole source (a 9,999-piece line took 221 s
+    alone); such a line is a file without line breaks, not a sentence."""
+    for number, ids in enumerate(sources, start=1):
+        if len(ids) > cap:
+            raise WordorderError(
+                f"the line has {len(ids):,} subwords, more than decode.max_source_len ({cap:,})",
+                path=path,
+                line=number,
+                hint="split the line into sentences, or raise decode.max_source_len",
+            )
 
 
 def vision_span(model: Any) -> dict:

@@ -3,6 +3,8 @@ lines of pieces mapped to ids (shared by training, decoding and the analyses).""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from wordorder.errors import WordorderError
@@ -43,3 +45,11 @@ def word_starts(spm: SubwordModel) -> list[bool]:
     return [
         i in SPECIAL_IDS or spm.id_to_piece(i).startswith(WORD_START) for i in range(spm.vocab_size)
     ]
+
+
+def vocab_digest(spm: SubwordModel) -> str:
+    """sha256 of the model's pieces in id order: what a checkpoint's ids mean. Another model
+    of the same size (another experiment's, retrained on other text) gives other pieces; the
+    same pieces in another file (a moved results folder) give the same digest."""
+    pieces = [spm.id_to_piece(i) for i in range(spm.vocab_size)]
+    return hashlib.sha256(json.dumps(pieces, ensure_ascii=False).encode("utf-8")).hexdigest()

@@ -71,6 +71,7 @@ def run_training(
     import torch
 
     from wordorder.model_io.features import vocab_sizes
+    from wordorder.model_io.subwords import vocab_digest
     from wordorder.models.registry import build_model, resolve_options
     from wordorder.train.loop import TrainOptions, train
 
@@ -121,12 +122,14 @@ def run_training(
         model.set_word_starts(word_starts(sp_src))  # type: ignore[operator]
     meta = {
         "spm": str(spm),
+        "spm_vocab": vocab_digest(sp_src),  # decoding refuses a subword model of other pieces
         "model_options": dict(model_options),
         "seed": seed,
         "feature_vocabs": {name: v.itos for name, v in vocabs.items()},
     }
     if sp is not sp_src:
         meta["spm_tgt"] = str(spm_tgt)
+        meta["spm_tgt_vocab"] = vocab_digest(sp)
     summary = train(
         model,
         pairs,

@@ -1,0 +1,109 @@
+"""Bad input of the ``translate`` step (issue 37, cases 5, 11 and 12), through the real
+``wordorder`` command line, on a checkpoint ``wordorder train`` made: another subword model of
+the same size, an output that is a folder, a source line far beyond any sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_bad_inputs import check, left_over, run
+
+from wordorder.cli import main
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> dict[str, Path]:
+    """A checkpoint trained for a few updates with subword model ``a``, another subword model
+    ``b`` of the same size but other text, and a source encoded with ``a``."""
+    from wordorder.text.subword import SubwordModel
+    from wordorder.text.subword_train import train_sentencepiece
+
+    root = tmp_path_factory.mktemp("trained")
+    files: dict[str, Path] = {}
+    for name, text in (
+        ("a", "".join(f"a{i} b{i % 7} c{i % 3}\n" for i in range(300))),
+        ("b", "".join(f"x{i % 11} y{i} z{i % 5}\n" for i in range(300))),
+    ):
+        (root / f"{name}.txt").write_text(text, encoding="utf-8")
+        files[name] = train_sentencepiece([root / f"{name}.txt"], root / f"spm_{name}", 320)
+    a, b = SubwordModel(files["a"]), SubwordModel(files["b"])
+    assert a.vocab_size == b.vocab_size
+    lines = (root / "a.txt").read_text(encoding="utf-8").splitlines()[:40]
+    for name, part in (("train", lines), ("dev", lines[:5])):
+        for side in ("src", "tgt"):
+            files[f"{name}.{side}"] = root / f"{name}.{side}"
+            files[f"{name}.{side}"].write_text(
+                "".join(" ".join(a.encode(line.split())) + "\n" for line in part), encoding="utf-8"
+            )
+    # the other experiment's source: the same text, encoded with its subword model
+    files["dev.b"] = root / "dev.b"
+    files["dev.b"].write_text(
+        "".join(" ".join(b.encode(line.split())) + "\n" for line in lines[:5]), encoding="utf-8"
+    )
+    files["dev.ref"] = root / "dev.ref"
+    files["dev.ref"].write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
+    files["model"] = root / "out" / "best.pt"
+    options = {"device": "cpu", "batch_tokens": 400, "max_steps": 4, "eval_every": 4}
+    argv = ["train", "--train-src", files["train.src"], "--train-tgt", files["train.tgt"]]
+    argv += ["--dev-src", files["dev.src"], "--dev-ref", files["dev.ref"], "--spm", files["a"]]
+    argv += ["--model-options", json.dumps({"preset": "tiny"}), "--threads", "1"]
+    argv += ["--train-options", json.dumps(options), "--output", files["model"]]
+    assert main([str(x) for x in argv]) == 0
+    return files
+
+
+def translate(files: dict[str, Path], spm: Path, source: Path, out: Path, capsys):
+    argv = ["translate", "--checkpoint", files["model"], "--spm", spm, "--input", source]
+    argv += ["--lang", "de", "--output", out / "h", "--output-tok", out / "h.tok"]
+    argv += ["--options", json.dumps({"device": "cpu", "beam_size": 2})]
+    return run(argv, capsys)
+
+
+def test_the_checkpoints_subword_model_decodes(trained, tmp_path, capsys):
+    code, errors = translate(trained, trained["a"], trained["dev.src"], tmp_path / "out", capsys)
+    assert code == 0 and errors == []
+    assert len((tmp_path / "out" / "h").read_text(encoding="utf-8").splitlines()) == 5
+
+
+def test_another_subword_model_of_the_same_size(trained, tmp_path, capsys):
+    """Case 5: the checkpoint keeps its subword model's digest (its pieces in id order); a
+    source and a subword model of another experiment would decode to fluent nonsense."""
+    code, errors = translate(trained, trained["b"], trained["dev.b"], tmp_path / "out", capsys)
+    check(
+        "another experiment's subword model of the same size",
+        code,
+        errors,
+        "best.pt",
+        f"the subword model {trained['b']} (--spm) has other pieces than the one the checkpoint "
+        "was trained with",
+    )
+    assert left_over(tmp_path / "out") == []
+
+
+def test_an_output_that_is_a_folder(trained, tmp_path, capsys):
+    """Case 11: refused before decoding, no temporary left in the parent folder."""
+    out = tmp_path / "out"
+    (out / "h").mkdir(parents=True)
+    (out / "h" / "kept").write_text("a file of the user's\n", encoding="utf-8")
+    code, errors = translate(trained, trained["a"], trained["dev.src"], out, capsys)
+    check("translate --output <a folder>", code, errors, f"{out / 'h'}: the output is a folder")
+    assert sorted(p.name for p in out.iterdir()) == ["h"]
+    assert [p.name for p in (out / "h").iterdir()] == ["kept"]
+
+
+def test_a_source_line_of_thousands_of_subwords(trained, tmp_path, capsys):
+    """Case 12: a 9,999-piece line took 221 s to decode; refused, naming its line."""
+    source = tmp_path / "long.src"
+    line = trained["dev.src"].read_text(encoding="utf-8").splitlines()[0]
+    source.write_text(f"{line}\n{' '.join([line] * 1000)}\n", encoding="utf-8")
+    code, errors = translate(trained, trained["a"], source, tmp_path / "out", capsys)
+    check(
+        "a test source line of thousands of subwords",
+        code,
+        errors,
+        f"{source}:2:",
+        "more than decode.max_source_len (1,024)",
+    )
+    assert left_over(tmp_path / "out") == []
