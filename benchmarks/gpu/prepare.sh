@@ -135,4 +135,7 @@ du -sh .gpu/* | sed 's/^/  /'
 total=$(du -sb .gpu | cut -f1)
 tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
 echo ".gpu: $((total / 1048576)) MiB; with the tracked files $(((total + tree) / 1048576)) MiB of the 64 MiB a device call carries"
+if [ $(((total + tree) / 1048576)) -ge 62 ]; then
+  echo "WARNING: too close to 64 MiB; base's wheels deflated again? 'prepare.sh peers' repacks them" >&2
+fi
 echo "ready: carry .gpu and run benchmarks/gpu/check.sh on the GPU machine"
