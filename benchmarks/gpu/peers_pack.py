@@ -5,7 +5,7 @@
 
 ``repack``: every wheel in DIR rewritten with its members LZMA-compressed instead of deflated,
 where that is smaller (the ZIP format allows it and pip's installer, Python's zipfile, reads it;
-the installed files are the same bytes). pyonmttok 17.2 -> 10.6 MiB, pulp 15.6 -> 11.8.
+the installed files are the same bytes). pyonmttok 16.8 -> 10.6 MiB, pulp 15.6 -> 11.8.
 
 ``pack``: a tar.xz of a ``--work`` folder of bench_peers*.py holding only what the GPU runs
 read: the training comparison's segmented data (TRAIN_DATA: train.src/tgt, spm.model,

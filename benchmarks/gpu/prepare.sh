@@ -102,7 +102,7 @@ peers() {
   download .gpu/eole_whl.tmp $EOLE_WHEELS
   # These wheels and base's with their members LZMA-compressed instead of deflated where that is
   # smaller (pip reads either; it installs the same files): .gpu stays under the 64 MiB a call
-  # carries (base 37.9 -> 30.1 MiB, eole's 19.0 -> 12.4, pyonmttok alone 17.2 -> 10.6).
+  # carries (base 37.9 -> 30.1 MiB, eole's 18.0 -> 11.8, pyonmttok alone 16.8 -> 10.6).
   echo "repacking wheels (LZMA) ..."
   $py benchmarks/gpu/peers_pack.py repack .gpu/eole_whl.tmp .gpu/whl
   rm -rf .gpu/eole_whl && mv .gpu/eole_whl.tmp .gpu/eole_whl
