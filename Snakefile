@@ -48,6 +48,8 @@ include: "workflow/rules/effects.smk"  # the papers' claimed effects against our
 
 
 lock.claim(R)  # another run writing this experiment's folder is refused when jobs start
+if workflow.is_main_process:
+    lock.note_active_runs()  # before Snakemake calls that run's jobs 'incomplete'
 
 
 onstart:

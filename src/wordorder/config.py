@@ -179,6 +179,7 @@ def check_config(
         if src == tgt:
             raise WordorderError(f"pair '{pair}' has the same source and target language")
         _check_sources(pair, data[pair])
+    _check_roots(config, locate)
     _check_model_overrides(config, variants)
     methods = config.get("preorder", {}).get("methods", [])
     if "rvnn" in methods:
@@ -287,6 +288,22 @@ def _check_model_overrides(config: Mapping[str, Any], variants: Mapping[str, dic
                     f"its source and target embeddings on {pair}",
                     hint="add tie_embeddings: false to the config's model (or data."
                     f"{pair}.model), or set subword.joint: true",
+                )
+
+
+def _check_roots(config: Mapping[str, Any], locate: Locator | None) -> None:
+    """``results`` and ``logs`` (with the experiment's folder) are folders or can become ones:
+    a file on the way stopped Snakemake's first look at the outputs with a traceback."""
+    for key in ("results", "logs"):
+        if key not in config:
+            continue
+        folder = Path(config[key]) / str(config.get("experiment", ""))
+        for path in (folder, *folder.parents):
+            if path.exists() and not path.is_dir():
+                raise WordorderError(
+                    f"{key}: {config[key]} must be a folder, but {path} is a file",
+                    **_at(locate, (key,), config[key]),
+                    hint=f"point {key}: at a folder (it is created if missing)",
                 )
 
 

@@ -56,14 +56,58 @@ def take_claimed() -> None:
         take(folder)
 
 
+def note_active_runs() -> None:
+    """Say on stderr which claimed folders another live run holds now (called while the
+    Snakefile is parsed). Before ``onstart`` refuses such a run, Snakemake may stop it at the
+    DAG, taking that run's running jobs for 'incomplete files' and advising
+    ``--rerun-incomplete``, which would redo what the other run is writing."""
+    for folder in _claimed:
+        holder = active(folder)
+        if holder is not None:
+            print(
+                f"note: another run is active in {folder} ({_describe(holder)}): files it is "
+                "writing count as incomplete here; wait until it ends (do not rerun them with "
+                "--rerun-incomplete)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def active(folder: str | Path) -> dict | None:
+    """The details of the run that holds ``folder``'s lock now (None: no run does), without
+    taking it."""
+    path = Path(folder).absolute() / LOCK_NAME
+    if Path(folder).absolute() in _held:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # no lock file (no run yet), or one this user cannot read
+        return None
+    try:
+        if try_flock(fd) != "busy":
+            return None
+        return _read(fd) or {}
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # also drops the flock if it was free and taken here
+
+
 def take(folder: str | Path) -> None:
     """Lock ``folder`` for this process (again: a no-op), or refuse naming the holder."""
     folder = Path(folder).absolute()
     if folder in _held:
         return
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:  # a read-only disk, a folder of another user, a file on the way
+        raise WordorderError(
+            f"cannot write the results folder {folder}: {e.strerror or e}",
+            path=e.filename or path,
+            hint="point results: in the config at a folder this user can write",
+        ) from None
     here = socket.gethostname()
     try:
         status = try_flock(fd)

@@ -4,6 +4,8 @@ goes through ``wordorder check-config`` in tests/unit/test_bad_config_values.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 
 import pytest
@@ -54,17 +56,55 @@ def _replace(old: str, new: str):
             "heads=128",
         ),
         ("results: -out", _replace("\nresults: ", "\nresults: -out\nx: "), "at 'results'"),
+        (
+            "results: a file",
+            _replace("\nresults: ", "\nresults: /etc/hostname\nx: "),
+            "tiny.yaml:{line}: results: /etc/hostname must be a folder, but /etc/hostname is a "
+            "file",
+        ),
     ],
 )
 def test_dry_run_refuses_before_any_job(case, edit, must, repo, shared_data, tmp_path):
     path = tiny_config(repo, shared_data, tmp_path)
     path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
-    if case == "results: -out":  # the key x (the old value) is not the point: drop it
+    if case.startswith("results: "):  # the key x (the old value) is not the point: drop it
         text = path.read_text(encoding="utf-8")
         path.write_text("\n".join(t for t in text.split("\n") if not t.startswith("x: ")))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    must = must.format(
+        line=1 + next((i for i, t in enumerate(lines) if t.startswith("results")), 0)
+    )
     start = time.perf_counter()
     run = snakemake(repo, "-n", "--configfile", str(path), timeout=300)
     seconds = time.perf_counter() - start
     out = run.stdout + run.stderr
     assert run.returncode != 0 and must in out, out[-3000:]
     assert "Job stats" not in out and seconds < 60
+
+
+def test_a_read_only_results_folder(repo, shared_data, tmp_path):
+    """Case 12: one error naming the folder when the run starts (a dry run only reads)."""
+    disk = tmp_path / "ro"
+    disk.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(disk)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("cannot mount a read-only tmpfs here (needs root)")
+    try:
+        path = tiny_config(repo, shared_data, tmp_path)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(f"results: {tmp_path / 'results'}", f"results: {disk}"))
+        assert snakemake(repo, "-n", "--configfile", str(path), timeout=300).returncode == 0
+        run = snakemake(repo, "--cores", "1", "--configfile", str(path), timeout=300)
+        out = run.stdout + run.stderr
+        assert run.returncode != 0, out[-3000:]
+        assert (
+            f"{disk / 'tiny'}: cannot write the results folder {disk / 'tiny'}: Read-only file "
+            "system" in out
+        ), out[-3000:]
+        assert "Traceback" not in out and "Errno" not in out
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

@@ -237,3 +237,19 @@ def test_a_configs_own_aliases_and_merges_still_load(tmp_path, capsys, monkeypat
     path.write_text(text.replace("base: &base", "x_base: &base", 1), encoding="utf-8")
     code, errors = run(["check-config", "--config", path], capsys)
     assert errors and "x_base" in errors[0]  # an unknown key, so the aliases were read through
+
+
+@pytest.mark.parametrize("key", ["results", "logs"])
+def test_a_root_that_is_a_file(key, tmp_path, capsys, monkeypatch):
+    """Case 12: Snakemake's first look at the outputs stopped with NotADirectoryError."""
+    monkeypatch.chdir(REPO)
+    (tmp_path / "afile").write_text("x\n", encoding="utf-8")
+    config = default_config()
+    config[key] = str(tmp_path / "afile")
+    _, code, errors = check_config(tmp_path, capsys, config)
+    check(
+        f"{key}: a file",
+        code,
+        errors,
+        f"{key}: {tmp_path / 'afile'} must be a folder, but {tmp_path / 'afile'} is a file",
+    )
