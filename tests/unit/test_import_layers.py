@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # Bottom first. ``wordorder.<part>``: a subpackage or a top-level module.
 LAYERS: list[set[str]] = [
     {"errors", "temps", "specials", "progress", "resources"},  # import no wordorder module
-    {"io", "yamlfile", "configfiles", "seeds", "device", "lock"},  # files, YAML, runs, lock
+    {"io", "yamlfile", "schema", "configfiles", "seeds", "device", "lock"},  # files, YAML, runs
     {"text"},  # normalisation, tokenizers, subword models
     {"corpus"},  # corpus sources, cleaning, splits, a pair's data block
     {"syntax"},  # parsing, CoNLL-U, syntax distances, binary trees
