@@ -11,7 +11,6 @@ import gc
 import os
 import time
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,8 @@ from wordorder.device import (
     resolve_device,
 )
 from wordorder.errors import WordorderError
-from wordorder.model_io.batching import Pair, collate, make_batches, static_shape
+from wordorder.model_io.batching import Pair, make_batches
+from wordorder.model_io.packed import PackedPairs
 from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
 from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdown, sum_all, wrap
@@ -102,6 +102,9 @@ class Trainer(TrainerOutputs):
             if graphs
             else None
         )
+        # Batches padded by vectorised gathers (collate's Python loops cost the GPU an update's
+        # time in host work: model_io/packed.py)
+        self.packed = PackedPairs(train_pairs, train_feats)
         # Static shapes for the graphs: widths counted rounded up (see static_shape).
         self.width_steps = opts.width_steps if graphs else 0
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
@@ -204,18 +207,18 @@ class Trainer(TrainerOutputs):
         """One update on this process' part of ``share`` (batches of example indices); returns
         the learning rate it used (a device scalar with CUDA graphs: read at log time)."""
         d, opts = self.d, self.opts
-        total = sum(len(self.pairs[i][1]) + 1 for idx in share for i in idx)  # + EOS each
+        packed = self.packed
+        total = sum(packed.target_tokens(idx) for idx in share)
         mine = share[d.rank :: d.world]
         if self.graphed is not None:
-            shape = partial(static_shape, self.pairs, batch_tokens=opts.batch_tokens)
             group = [
-                collate(self.pairs, idx, self.feats, shape(idx, width_steps=self.width_steps))
+                packed.batch(idx, packed.static_shape(idx, opts.batch_tokens, self.width_steps))
                 for idx in mine
             ]
             loss, nll = self.graphed.update(group, total)
             n_tokens = total
         else:
-            group = [collate(self.pairs, idx, self.feats) for idx in mine]
+            group = [packed.batch(idx) for idx in mine]
             loss, nll, n_tokens = update(
                 self.model,
                 self.optimizer,
