@@ -25,6 +25,9 @@
 #             measures attention AER; brings back logs, translations and AER for the CPU machine
 #             to score and tabulate with the runs it trained itself (H100, 2026-11-26: 14 at a
 #             time, 29 of 35 runs trained and decoded in two calls of 530 + 235 s)
+#   host      bench_trainer_host.py on the GPU: the real trainer (base, bf16 AMP, 8k tokens) with
+#             the host's time between updates and a profile of its top 30 functions: the peers
+#             run (2026-11-27) saw 177 ms an update in the trainer against 52-70 ms in bench_train
 #   concurrent  bench_concurrent.py: 1 and 12 mini trainings at once (the effects experiment's
 #             case), eager and with cuda_graphs, and the code of .gpu/before eagerly (issue 36)
 #   peers     eole 0.6.4 against wordorder on this GPU (issue 36 item 4), from what
@@ -118,6 +121,12 @@ variants() {
     --preset base --target-tokens 8192 --steps 120 --timed-from 30 --decode-sentences 500 \
     --variants transformer_small,chen2019_both_res,chen2019_relative_pe,chen2020_fusing_diverse,kawara2021_relative_gold,kawara2021_absolute_gold \
     --work /tmp/bench_variants --json "$OUT/bench_variants.json"
+}
+
+host() {  # issue 36: where the trainer's own time goes between updates (and in them) on the GPU
+  run trainer_host 90 python3 benchmarks/bench_trainer_host.py \
+    --data .gpu/data/ja-en_small_parallel_enja \
+    --device cuda --preset base --batch-tokens 8192 --steps 80 --profile 30
 }
 
 concurrent() {  # issue 36 item 5: N small trainings at once, before (if packed) and after
@@ -224,7 +233,7 @@ setup 2>&1 | tee "$OUT/setup.log"
 for p in $phases; do
   case $p in
     setup) ;;
-    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent | host) $p ;;
+    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent, host)" >&2 ;;
   esac
 done
