@@ -85,7 +85,7 @@ PY
 EOLE_WHEELS="eole==0.6.4 pyonmttok==1.38.1 fastapi==0.165.0 starlette==1.10.0 uvicorn==0.54.0
 opentelemetry-api==1.45.2"
 # The two comparisons of check.sh's peers phase. Training: Transformer-base on all 50k Tanaka
-# pairs (en->ja, joint BPE 8k); decoding: the models of the README's CPU comparison (ja->en,
+# pairs (en->ja, joint BPE 8k); decoding: the models of docs/measured.md's CPU comparison (ja->en,
 # BPE 4k, Transformer 2+2 d 128, eole 5,000 updates and wordorder 3,000 for equal BLEU).
 PEERS_TRAIN="--direction en-ja --pairs 50000 --vocab 8000"
 PEERS_DECODE="--direction ja-en --pairs 20000 --vocab 4000 --d 128 --ff 512 --heads 4 --layers 2

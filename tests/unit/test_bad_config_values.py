@@ -95,7 +95,7 @@ def test_non_finite_numbers_are_refused_everywhere(where, value, tmp_path, capsy
     name = "non-finite number" if where == ("train", "lr") and value != value else None
     assert code == 2 and len(errors) == 1, errors
     assert f"invalid config at '{key}': {value!r} is not a finite number" in errors[0]
-    if name:  # one row for the README table
+    if name:  # one row for the bad-input table (docs/reliability.md)
         check(f"`{key}: .nan` (any {name})", code, errors, key)
 
 

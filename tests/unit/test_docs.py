@@ -1,6 +1,6 @@
 """The code's references are self-contained: nothing cites the algorithm spec that lives outside
 the repository, and every section of ``docs/algorithms.md`` cited in the code, tests, workflow
-or README exists in that file."""
+README (and the docs pages) exists in that file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "algorithms.md"
-SCANNED = ["src", "tests", "benchmarks", "workflow"]
+SCANNED = ["src", "tests", "benchmarks", "workflow", "docs"]
 SUFFIXES = {".py", ".smk", ".yaml", ".md", ".rst"}
 
 # A citation of the external spec: the word spec(s) just before a section sign or "section N",

@@ -2,7 +2,7 @@
 fix, written once here next to the section that states them, checked on the config as the
 pipeline loads it (the schema's defaults filled in, every variant's model options resolved on
 every pair: registry entry, size preset, the config's and the pair's ``model``). A config that
-drifts from its paper fails here; what we chose where a paper is silent is in the README's
+drifts from its paper fails here; what we chose where a paper is silent is in docs/papers.md,
 "Departures from the papers", whose rows this file also checks for completeness."""
 
 from __future__ import annotations
@@ -240,14 +240,12 @@ def test_kawara2021(stem, monkeypatch):
 
 
 def test_every_departures_row_says_what_why_and_what_it_changes():
-    """README, "Departures from the papers": every row has its five cells (what, paper, here,
-    why, expected effect), none of them empty or a bare dash."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[
-        text.index("## Departures from the papers") : text.index(
-            "\n## ", 1 + text.index("## Departures")
-        )
-    ]
+    """docs/papers.md, "Departures from the papers": every row has its five cells (what, paper,
+    here, why, expected effect), none of them empty or a bare dash."""
+    text = (REPO / "docs" / "papers.md").read_text(encoding="utf-8")
+    start = text.index("## Departures from the papers")
+    after = text.find("\n## ", start + 1)  # the next section, or the end of the page
+    section = text[start : after if after >= 0 else len(text)]
     papers = re.findall(r"^### (.+)$", section, flags=re.M)
     assert len(papers) == 6  # all papers, then the five
     rows = [

@@ -138,7 +138,7 @@ def test_every_part_of_the_package_has_one_layer():
     assert len(listed) == len(set(listed))
     parts = {part(m) for m in modules(SRC)} - {""}
     assert parts == set(listed), (
-        "place new modules or subpackages in LAYERS (and in README's Architecture)"
+        "place new modules or subpackages in LAYERS (and in docs/architecture.md)"
     )
 
 

@@ -103,7 +103,8 @@ def test_zhang2018_extra_parameters_of_rnmt():
     projection W3 maps [e; o1..o4] to the 1024-wide annotations the RNNsearch* decoder reads
     (Eq. 1), where the authors' code keeps 512-wide annotations in both systems (its RNNsearch
     encoder stacks a forward and a backward GRU without concatenating them); with 512-wide
-    outputs the difference would be 4.28M. README: Departures from the papers, Zhang 2018."""
+    outputs the difference would be 4.28M. docs/papers.md: Departures from the papers, Zhang
+    2018."""
     star = paper_model("zhang2018_rnnsearch_star", "en-de", "rnmt")
     rnmt = paper_model("zhang2018_rnmt", "en-de", "rnmt")
     enc = rnmt.encoder

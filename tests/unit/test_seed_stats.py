@@ -120,8 +120,8 @@ def test_welch_from_scores_and_summaries():
         welch([1.0], [1.0, 2.0])
 
 
-# The README's re-test of the retired findings table: (system, baseline) mean ± sd over 3 seeds
-# from its cross-paper table, and the Welch p and Holm-adjusted Welch p it prints.
+# The re-test of the retired findings table (docs/findings.md): (system, baseline) mean ± sd over 3
+# seeds from its cross-paper table, and the Welch p and Holm-adjusted Welch p it prints.
 README_RETEST = [
     ("relative_btg", (26.43, 1.55), (26.15, 0.59), 0.792, 1.000),
     ("relative_rvnn", (27.01, 0.19), (26.15, 0.59), 0.117, 0.700),
@@ -313,7 +313,7 @@ def bootstrap_counts(n: int, draws: int, rng: np.random.Generator) -> np.ndarray
 def test_false_positive_rate_with_a_seed_effect_and_no_difference():
     """400 experiments, no true difference: 500 sentences, 3-5 seeds per system, each run
     shifted by its seed (sd 0.75) on top of its own sentence-level noise (sd 12 per sentence,
-    0.54 on the corpus score): the runs' sd is 0.92 BLEU-like points, as in the README's
+    0.54 on the corpus score): the runs' sd is 0.92 BLEU-like points, as in docs/findings.md's
     effects run. The seed-level permutation test keeps the rate at or below α; the legacy
     seed-paired bootstrap, blind to the seed spread, rejects in about a third of them."""
     rng = np.random.default_rng(34)
@@ -335,7 +335,7 @@ def test_false_positive_rate_with_a_seed_effect_and_no_difference():
         groups += [seeds] * per_size
     assert len(new) == len(old) >= 400
     seed_sd = np.sqrt(np.mean(np.square(sds)))
-    assert 0.8 < seed_sd < 1.05  # the runs' sd simulated, as the README's 0.9
+    assert 0.8 < seed_sd < 1.05  # the runs' sd simulated, as docs/findings.md's 0.9
     new_rate, old_rate = np.mean(np.array(new) < 0.05), np.mean(np.array(old) < 0.05)
     print(
         f"runs' sd {seed_sd:.2f}; false-positive rate at alpha 0.05: "

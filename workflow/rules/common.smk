@@ -387,6 +387,6 @@ def all_targets():
         effects += [CROSS_PAPER_MD, CROSS_PAPER_CSV]
     if effects:
         effects += [CONVERGENCE_MD, CONVERGENCE_FIGURE]
-    if evaluation["readme"]:
+    if evaluation["readme"] or evaluation["readme_page"]:
         effects.append(README_SECTION)
     return targets + effects

@@ -99,10 +99,19 @@ def cmd_convergence(a: argparse.Namespace) -> None:
 
 
 def cmd_readme_section(a: argparse.Namespace) -> None:
+    from wordorder.errors import WordorderError
     from wordorder.evaluate.readme import update_readme
 
-    update_readme(Path(a.readme), a.name, [Path(p) for p in a.source], Path(a.block), a.note)
-    print(f"{a.readme}: the '{a.name}' section now holds {', '.join(a.source)}")
+    # "" is how the rule passes an unset config key (evaluation.readme or readme_page)
+    readme, page = (Path(x) if x else None for x in (a.readme, a.page))
+    if readme is None and page is None:
+        raise WordorderError("readme-section: give --readme, --page or both")
+    sources = [Path(p) for p in a.source]
+    update_readme(readme, a.name, sources, Path(a.block), a.note, page)
+    where = (
+        f"{page} (the tables) and {readme} (their summary)" if page and readme else readme or page
+    )
+    print(f"{where}: the '{a.name}' section now holds {', '.join(a.source)}")
 
 
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
@@ -173,9 +182,12 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s = add(
         "readme-section",
         cmd_readme_section,
-        "replace a README's generated section by tables of the run",
+        "replace a README's generated section by tables of the run (or a page's, and the README's"
+        " by a summary linking there)",
     )
-    for name in ("--readme", "--name", "--block"):
+    for name in ("--name", "--block"):
         s.add_argument(name, required=True)
+    s.add_argument("--readme", default="", help="gets the tables, or with --page their summary")
+    s.add_argument("--page", default="", help="a docs page that gets the tables")
     s.add_argument("--source", nargs="+", required=True, help="Markdown files, in order")
     s.add_argument("--note", default="", help="a line put above the tables")

@@ -1,15 +1,21 @@
-"""Generated sections of a README: the block between two marker lines is replaced by tables the
-DAG wrote (the findings, the cross-paper table), so the numbers a reader sees there are never typed
-by hand. Everything outside the markers is kept byte for byte.
+"""Generated sections of a README or a docs page: the block between two marker lines is replaced by
+tables the DAG wrote (the findings, the cross-paper table), so the numbers a reader sees there are
+never typed by hand. Everything outside the markers is kept byte for byte.
 
     <!-- wordorder:effects:begin -->
     ... replaced ...
     <!-- wordorder:effects:end -->
+
+With a page (``evaluation.readme_page``) the whole block goes there and the README's section gets
+a summary of it: one line per table, linked to its heading on the page, so that the README stays
+short while its numbers are still generated.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +41,97 @@ def block(sources: Sequence[str], note: str = "") -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def anchor(heading: str) -> str:
+    """The fragment GitHub gives a heading: its text without Markdown links and code marks,
+    lower case, every character but letters, digits, '_', '-' and spaces dropped, spaces as '-'
+    (repeats are not numbered here: the linked headings are told apart by their titles)."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).replace("`", "")
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+_HEADING = re.compile(r"^(#{1,6}) (.+)$")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _tables(lines: Sequence[str]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(the heading above it, header cells, body rows) of every Markdown table in ``lines``."""
+    out: list[tuple[str, list[str], list[list[str]]]] = []
+    above, i = "", 0
+    while i < len(lines):
+        if m := _HEADING.match(lines[i]):
+            above = m.group(2)
+        if lines[i].startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|-"):
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out.append((above, _cells(lines[i]), [_cells(r) for r in lines[i + 2 : j]]))
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def _lead(lines: Sequence[str]) -> str:
+    """The first sentence of the paragraph that opens a section, if it opens with one (not with a
+    table or a heading)."""
+    para: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if para:
+                break
+            continue
+        if line.startswith(("|", "#")):
+            break
+        para.append(line.strip())
+    text = " ".join(para)
+    m = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    return m.group(1) if m else text
+
+
+def _facts(lines: Sequence[str]) -> list[str]:
+    """What the tables of a section say in a few words: the verdicts of a findings table, the
+    first system of a ranked table."""
+    facts = []
+    for above, header, rows in _tables(lines):
+        if "verdict" in header and rows:
+            k = header.index("verdict")
+            tally = Counter(r[k] for r in rows if len(r) > k)
+            verdicts = ", ".join(f"{n} {v}" for v, n in tally.most_common())
+            claims = f"{len(rows)} claim" + "s" * (len(rows) != 1)
+            facts.append(f"{claims}; verdicts: {verdicts}.")
+        elif {"rank", "system", "BLEU"} <= set(header) and rows:
+            first = dict(zip(header, rows[0], strict=False))
+            where = f"{above}: " if above else ""
+            facts.append(
+                f"{where}{len(rows)} systems, first {first['system'].strip('*')} "
+                f"(BLEU {first['BLEU']})."
+            )
+    return facts
+
+
+def summary(content: str, link: str) -> str:
+    """The README's short form of a generated block: the block's note, then one line per
+    top-level heading, linked to it on the page at ``link``, with its lead sentence and what its
+    tables say (:func:`_facts`)."""
+    lines = content.split("\n")
+    heads = [(i, m) for i, line in enumerate(lines) if (m := _HEADING.match(line))]
+    if not heads:
+        return f"The generated tables: [{link}]({link}).\n"
+    top = min(len(m.group(1)) for _, m in heads)
+    starts = [(i, m.group(2)) for i, m in heads if len(m.group(1)) == top]
+    note = "\n".join(lines[: starts[0][0]]).strip()
+    out = [note, ""] if note else []
+    out += [f"The tables are in [{link}]({link}):", ""]
+    for k, (i, title) in enumerate(starts):
+        body = lines[i + 1 : starts[k + 1][0] if k + 1 < len(starts) else len(lines)]
+        said = " ".join(s for s in [_lead(body), *_facts(body)] if s)
+        out.append(f"- [{title}]({link}#{anchor(title)})" + (f": {said}" if said else ""))
+    return "\n".join(out) + "\n"
+
+
 def splice(text: str, name: str, content: str, path: str = "README") -> str:
     """``text`` with the lines between ``name``'s markers replaced by ``content``.
 
@@ -57,18 +154,34 @@ def splice(text: str, name: str, content: str, path: str = "README") -> str:
 
 
 def update_readme(
-    readme: Path, name: str, sources: Sequence[Path], block_out: Path, note: str = ""
+    readme: Path | None,
+    name: str,
+    sources: Sequence[Path],
+    block_out: Path,
+    note: str = "",
+    page: Path | None = None,
 ) -> str:
-    """Write the block to ``block_out`` and splice it into ``readme``
-    (atomically); returns the block."""
-    if not readme.is_file():
-        raise WordorderError(
-            f"{readme}: no such README", hint="evaluation.readme names the file to update"
-        )
+    """Write the block to ``block_out`` and splice it into ``readme``, or, given a ``page``, into
+    the page and its :func:`summary` into ``readme`` (if any); returns the block. Every file is
+    spliced before any is written, so a missing marker leaves all of them as they were."""
     content = block([Path(s).read_text(encoding="utf-8") for s in sources], note)
-    new = splice(readme.read_text(encoding="utf-8"), name, content, str(readme))
+    texts: list[tuple[Path, str]] = []
+    if page is not None:
+        texts.append((page, content))
+    if readme is not None:
+        link = Path(os.path.relpath(page, readme.parent)).as_posix() if page else ""
+        texts.append((readme, summary(content, link) if page else content))
+    new = []
+    for path, text in texts:
+        if not path.is_file():
+            raise WordorderError(
+                f"{path}: no such file",
+                hint="evaluation.readme and evaluation.readme_page name the files to update",
+            )
+        new.append((path, splice(path.read_text(encoding="utf-8"), name, text, str(path))))
     with atomic_open(block_out) as f:
         f.write(content)
-    with atomic_open(readme) as f:
-        f.write(new)
+    for path, text in new:
+        with atomic_open(path) as f:
+            f.write(text)
     return content

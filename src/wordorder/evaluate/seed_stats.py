@@ -146,7 +146,7 @@ def welch_test(
 ) -> WelchResult:
     """Welch's t-test from each system's mean, sample sd (ddof 1) and number of runs.
 
-    From summaries because that is all a published table keeps (the README's mean ± sd).
+    From summaries because that is all a published table keeps (docs/findings.md's mean ± sd).
     """
     if n_a < 2 or n_b < 2:
         raise WordorderError(
