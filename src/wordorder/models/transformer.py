@@ -8,10 +8,9 @@ vocabulary is a joint BPE); otherwise each side has its own, of its own vocabula
 With ``tie_output`` the output projection is the target embedding matrix, otherwise a
 (V_tgt, d) matrix of its own. The defaults tie all three.
 
-The source input is one of: the plain embedding + PE; Chen 2020's grouped input
-(:class:`~wordorder.models.inputs.GroupedInput`); Sennrich & Haddow's factors
-(:class:`~wordorder.models.inputs.FactoredInput`); plus, optionally, Kawara 2021's absolute
-preordering encoding (PE of the preordered position) and a DiSAN layer (residual). The layers
+The source input (the plain embedding + PE, Chen 2020's grouped input, Sennrich & Haddow's
+factors, Kawara 2021's absolute preordering encoding, DiSAN, positions counted in words) is the
+model's source side, :mod:`wordorder.models.transformer_source`. The layers
 (:mod:`wordorder.models.transformer_layers`) carry relative positions, relative preordering
 encodings and reordering embeddings. Extra source inputs arrive as ``feats``: (B, S)
 LongTensors named ``pos``/``bieo``/``dep`` (tag ids) and ``order`` (preordered positions).
@@ -29,14 +28,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from wordorder.errors import WordorderError
 from wordorder.models.base import DecoderState, EncoderOut, Seq2SeqModel
 from wordorder.models.dropout import Dropout
 from wordorder.models.layers import KV, key_padding_mask
-from wordorder.models.options import CATEGORICAL_FEATURES
 from wordorder.models.positions import SinusoidalPositions
 from wordorder.models.relative import relative_buckets, sequence_buckets
 from wordorder.models.transformer_layers import DecoderLayer, EncoderLayer, SourceContext
+from wordorder.models.transformer_source import SourceSide, build_source_input
 from wordorder.specials import PAD_ID
 
 if TYPE_CHECKING:  # registry imports this module to fill its family table
@@ -67,10 +65,9 @@ class TransformerState(DecoderState):
     offset: int = 0
 
 
-class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
-    """Encoder-decoder Transformer; see the module docstring for the conventions."""
-
-    word_start: Tensor | None  # the buffer registered in __init__ (position_unit: word)
+class TransformerModel(SourceSide, Seq2SeqModel[EncoderOut, TransformerState]):
+    """Encoder-decoder Transformer; see the module docstring for the conventions (its source
+    side: :class:`~wordorder.models.transformer_source.SourceSide`)."""
 
     def __init__(
         self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None
@@ -123,92 +120,12 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
                 layer.self_attn.record = True
                 layer.need_weights = o.disagreement == "position"
 
-    @staticmethod
-    def _embedding(vocab_size: int, width: int, d_model: int) -> nn.Embedding:
-        """A (vocab_size, width) table, PAD row zero."""
-        emb = nn.Embedding(vocab_size, width, padding_idx=PAD_ID)
-        # std d^-0.5 so that after scaling by sqrt(d) the embeddings have unit variance,
-        # comparable to the position encodings.
-        nn.init.normal_(emb.weight, mean=0.0, std=d_model**-0.5)
-        with torch.no_grad():
-            emb.weight[PAD_ID].zero_()
-        return emb
-
-    def _pe(self, length: int, dtype: torch.dtype, offset: int = 0) -> Tensor:
-        return self.positions(length, offset).to(dtype)
-
-    def set_word_starts(self, starts: Sequence[bool]) -> None:
-        """Which source ids begin a word (``position_unit: word``), one flag per id of the
-        source vocabulary (:func:`wordorder.model_io.subwords.word_starts`)."""
-        if self.word_start is None:
-            raise WordorderError("set_word_starts is for models with position_unit: word")
-        if len(starts) != self.word_start.numel():
-            raise WordorderError(
-                f"{len(starts)} word-start flags for a source vocabulary of "
-                f"{self.word_start.numel()}",
-                hint="give one flag per id of the model's source subword vocabulary",
-            )
-        flags = torch.tensor([bool(f) for f in starts], dtype=torch.int8)
-        self.word_start.copy_(flags.to(self.word_start.device))
-
-    def source_words(self, src: Tensor) -> Tensor:
-        """(B, S) ids (+ EOS) → (B, S) index of each piece's word: 0 for the first, +1 at every
-        word-start piece. The EOS is a word of its own (one more than the last), as the
-        ``order`` feature's word positions number it (``preorder.positions: word``)."""
-        assert self.word_start is not None  # position_unit: word
-        if not self._word_starts_checked:
-            if bool((self.word_start < 0).any()):
-                raise WordorderError(
-                    "this model counts its source positions in words but was not told which "
-                    "subwords begin one",
-                    hint="call set_word_starts with the source vocabulary's word-start flags",
-                )
-            self._word_starts_checked = True
-        starts = self.word_start[src] > 0
-        starts[:, 0] = True
-        return starts.long().cumsum(1) - 1
-
-    _word_starts_checked = False
-
-    def _source_pe(self, src: Tensor, words: Tensor | None, dtype: torch.dtype) -> Tensor:
-        """Absolute encodings of the source positions: (S, d) by piece, (B, S, d) by word."""
-        if words is None:
-            return self._pe(src.size(1), dtype)
-        return self.positions.lookup(words).to(dtype)
-
     def _embed_target(self, ids: Tensor, offset: int = 0) -> Tensor:
         """(B, T) ids → (B, T, d): scaled embeddings + positions offset..offset+T-1, dropout."""
         x = self.tgt_embed(ids) * self.embed_scale
         if self.options.positions == "absolute":
             x = x + self._pe(ids.size(1), x.dtype, offset)
         return self.embed_dropout(x)
-
-    def _embed_source(
-        self, src: Tensor, pad: Tensor, feats: Feats, words: Tensor | None = None
-    ) -> Tensor:
-        """(B, S) ids (+ feats) → (B, S, d) encoder input; ``words``: the word index of every
-        piece (``position_unit: word``), None = positions count pieces."""
-        o = self.options
-        missing = o.required_features() - set(feats)
-        if missing:
-            raise ValueError(f"this model needs the source features {sorted(missing)}")
-        if o.factors:
-            assert self.source_input is not None  # the FactoredInput of build_source_input
-            x = self.source_input(self.src_embed(src), feats)  # adds the PEs itself
-        else:
-            x = self.src_embed(src) * self.embed_scale
-            if self.source_input is not None:
-                x = self.source_input(x, pad, feats)  # groups add their own PEs
-            elif o.positions == "absolute":
-                x = x + self._source_pe(src, words, x.dtype)
-        if o.preorder_encoding == "absolute":
-            x = x + self.positions.lookup(feats["order"]).to(x.dtype)
-        x = self.embed_dropout(x)
-        if self.directional is not None:
-            # Residual, so the word and position information reaches the first layer as in the
-            # baseline; DiSAN adds direction-aware context on top of it.
-            x = x + self.directional(x, pad)
-        return x
 
     def _logits(self, h: Tensor) -> Tensor:
         """(..., d) decoder outputs → (..., V_tgt) logits through the output matrix."""
@@ -361,41 +278,6 @@ class TransformerModel(Seq2SeqModel[EncoderOut, TransformerState]):
             src_id=src_id,
             offset=state.offset,
         )
-
-
-def build_source_input(o: TransformerOptions) -> nn.Module | None:
-    """Chen 2020's grouped input or Sennrich & Haddow's factors; None = plain embedding + PE."""
-    if not o.input_groups and not o.factors:
-        return None
-    from wordorder.models.inputs import FactoredInput, GroupedInput
-
-    sizes = o.feature_sizes
-    for name in o.required_features() & set(CATEGORICAL_FEATURES):
-        if int(sizes.get(name, 0)) < 4:
-            raise WordorderError(
-                (
-                    "model option feature_sizes has no vocabulary size for "
-                    f"the source feature '{name}'"
-                ),
-                hint=(
-                    "the trainer sets it from the data; set feature_sizes "
-                    "when building a model by hand"
-                ),
-            )
-    if o.input_groups:
-        groups = [(name, heads * o.head_dim) for name, heads in o.group_heads()]
-        return GroupedInput(
-            o.d_model,
-            groups,
-            pos_vocab=int(sizes.get("pos", 0)),
-            rec_cell=o.rec_cell,
-            loc_kernel=o.loc_kernel,
-        )
-    if o.factors:
-        return FactoredInput(
-            o.d_model, dict(o.factors), {name: int(sizes.get(name, 0)) for name in o.factors}
-        )
-    return None
 
 
 def build_transformer(
