@@ -1,6 +1,6 @@
 """Numba kernels that train the top-down BTG preorderer online (docs/algorithms.md §BTG-UPDATE).
 
-For each sentence the beam search (:mod:`wordorder.preorder.btg_search`) returns the system
+For each sentence the beam search (:mod:`wordorder.preorder.btg_beam`) returns the system
 derivation and the oracle, the best derivation valid for the constraint (possibly cut short by
 an early update); when they differ, the weights move towards the oracle's features and away
 from the system's from their first differing action on.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from wordorder.preorder.btg_beam import MEMO_MAX_N, beam_search, replay
 from wordorder.preorder.btg_features import N_DEP, N_FEATURES, N_INDEP, dep_rows, indep_rows
-from wordorder.preorder.btg_search import MEMO_MAX_N, beam_search, replay
 
 
 @njit(cache=True)
