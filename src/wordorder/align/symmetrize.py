@@ -9,7 +9,7 @@ The scans follow Koehn's pseudo-code order (rows, then columns, neighbours in th
 left, up, right, down, then the diagonals), which matters because a link added during a scan
 changes which later candidates qualify.
 
-One numba kernel runs over the whole corpus in the flat form of :mod:`wordorder.align.pharaoh`
+One numba kernel runs over the whole corpus in the flat form of :mod:`wordorder.align.links`
 (``links [N, 2]``, ``offsets [S + 1]``), with two ``n × m`` scratch grids per sentence.
 """
 
@@ -166,6 +166,6 @@ def symmetrize(
     method: str = "grow-diag-final-and",
 ) -> list[np.ndarray]:
     """Symmetrize per-sentence ``[L, 2]`` link arrays (see :func:`symmetrize_flat`)."""
-    from wordorder.align.pharaoh import flatten, unflatten
+    from wordorder.align.links import flatten, unflatten
 
     return unflatten(*symmetrize_flat(*flatten(fwd), *flatten(rev), src_lens, tgt_lens, method))
