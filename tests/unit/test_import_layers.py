@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"decode"},  # beam search, DecodeOptions, the translate step
     {"train"},  # the training loop (which decodes dev: train -> decode)
     {"evaluate"},  # scores and the analyses (some decode)
-    {"config"},  # the experiment config and its cross-checks over every stage's options
+    {"config", "variants"},  # the experiment config, the variant registry, their cross-checks
     {"cli"},  # the wordorder command
 ]
 
