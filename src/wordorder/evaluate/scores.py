@@ -1,4 +1,5 @@
-"""Corpus-level translation scores with sacreBLEU, and the JSON files that hold them.
+"""Corpus-level translation scores with sacreBLEU (their JSON files:
+:mod:`wordorder.evaluate.scores_file`, re-exported here).
 
 Three scores per test set, each with its sacreBLEU signature so a number can always be
 traced to exactly how it was computed:
@@ -18,14 +19,12 @@ the NKT of the translations, and TER under/over-generation (insertions/deletions
 from __future__ import annotations
 
 import importlib
-import json
 import math
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open
+from wordorder.evaluate.scores_file import read_scores, write_scores
 
 __all__ = [
     "BLEU_TOKENIZER_BY_LANG",
@@ -255,48 +254,3 @@ def _detail(score: Any, tokenizer: str) -> dict[str, Any]:
         "totals": [int(t) for t in score.totals],
         "tokenizer": tokenizer,
     }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
-    return value
-
-
-def write_scores(path: Path, scores: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
-    """Write ``scores`` plus ``{"meta": meta}`` (pair, variant, seed, testset, ...) as JSON.
-
-    The file is written atomically, UTF-8, keys in the order given.
-    """
-    if "meta" in scores:
-        raise WordorderError("scores must not contain a 'meta' key; pass it as meta")
-    doc = {**_jsonable(dict(scores)), "meta": _jsonable(dict(meta))}
-    try:
-        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise WordorderError(f"scores cannot be written as JSON: {e}", path=path) from None
-    with atomic_open(path) as f:
-        f.write(text)
-        f.write("\n")
-
-
-def read_scores(path: Path) -> dict[str, Any]:
-    """Read a file written by :func:`write_scores`."""
-    path = Path(path)
-    if not path.is_file():
-        raise WordorderError("scores file not found", path=path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise WordorderError(f"not a valid scores JSON file ({e})", path=path) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("meta", {}), dict):
-        raise WordorderError(
-            "a scores file must hold a JSON object with a 'meta' object", path=path
-        )
-    return doc
