@@ -80,6 +80,7 @@ rule readme_section:
             f"`{config['experiment']}` (rule readme_section)."
         ),
     shell:
-        "wordorder readme-section --readme {params.readme:q} --page {params.page:q}"
+        # "--key=value": Snakemake's :q renders "" as nothing, which would swallow the next flag
+        "wordorder readme-section --readme={params.readme:q} --page={params.page:q}"
         " --name {params.name:q}"
         " --source {input:q} --block {output:q} --note {params.note:q} > {log:q} 2>&1"
