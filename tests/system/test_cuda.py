@@ -274,14 +274,23 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
     assert runner.shapes == 2 and runner.step_graph is not None
     tol = dict(rtol=1e-4, atol=1e-5) if amp is None else dict(rtol=2e-2, atol=1e-3)
     torch.testing.assert_close(torch.tensor(graph_losses), torch.tensor(eager_losses), **tol)
+    # The weights, as one vector: how far the graphed run ends from the eager one, against how far
+    # the eager run moved from the start. Element by element the two differ by up to a whole Adam
+    # step wherever a gradient is 0 but for rounding (the key bias, whose gradient softmax
+    # cancels, and near-zero entries elsewhere: Adam turns the noise of any two summation orders
+    # into full steps; both H100 runs failed an element-wise rtol of 1e-4). A missed or doubled
+    # update or a wrong rate moves the end point by a sizeable part of the path (measured on the
+    # CPU, eager against eager: the last update left out 0.077, the first 0.24, the rate 10 % high
+    # 0.098), more than the bars below; the bars themselves are not yet seen on a GPU.
+    start = {n: p.detach() for n, p in model.to(DEVICE).named_parameters()}
+    gaps, moved = {}, 0.0
     for (name, a), (_, b) in zip(eager.named_parameters(), graphed_model.named_parameters()):
-        if name.endswith("qkv_proj.bias"):
-            # The key bias has a true gradient of 0 (softmax ignores q·b_k), which Adam turns
-            # from rounding noise into full steps, differently for any two summation orders
-            # (seen on an H100; as in test_ddp): compare the query and value biases.
-            d = a.numel() // 3
-            a, b = torch.cat([a[:d], a[2 * d :]]), torch.cat([b[:d], b[2 * d :]])
-        torch.testing.assert_close(b, a, **tol, msg=lambda m, n=name: f"{n}: {m}")
+        gaps[name] = float((b.float() - a.float()).norm())
+        moved += float((a.float() - start[name].float()).norm()) ** 2
+    ratio = sum(g * g for g in gaps.values()) ** 0.5 / moved**0.5
+    worst = ", ".join(f"{n} {g:.1e}" for n, g in sorted(gaps.items(), key=lambda x: -x[1])[:4])
+    print(f"\nweights: gap / path = {ratio:.2e}; largest gaps: {worst}")
+    assert ratio < (0.02 if amp is None else 0.05), f"gap / path {ratio:.2e}; {worst}"
 
 
 @needs_cuda
