@@ -115,7 +115,8 @@ def row(**kw):
         "p": 0.2,
         "test": "exact permutation",
         "seed_level": True,
-        "mde": 2.0814,
+        "mde": 2.0814,  # at α 0.05 for one claim, from pooled_sd
+        "pooled_sd": 0.91,
         "samples": 1000,
     }
     return {**base, **kw}
@@ -130,11 +131,16 @@ def test_judge_applies_holm_over_the_table():
         ]
     )
     assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.06, 0.06])
+    # the MDE at α/3, Holm's first step: (z_{1-0.05/6} + z_0.8)·0.91·√(2/3) = 2.40
     assert [r["verdict"] for r in rows] == [
         "reproduced",
-        "not detected (MDE 2.08)",  # the other sign at raw p 0.04, but not after Holm
-        "no difference detected (MDE 2.08)",
+        "not detected (MDE 2.40)",  # the other sign at raw p 0.04, but not after Holm
+        "no difference detected (MDE 2.40)",
     ]
+    assert [r["claims"] for r in rows] == [3, 3, 3]
+    # a family of its own: a secondary row is corrected alone, its MDE at α
+    mixed = judge([row(p=0.2), row(p=0.2), row(p=0.2, family="secondary")])
+    assert [round(r["mde"], 2) for r in mixed] == [2.29, 2.29, 2.08]
     single = judge([row(p=0.001, seed_level=False, mde=None, delta=1.0, ci=[0.5, 1.5])])[0]
     assert single["verdict"] == "one run: same sign (sentence sampling only)"
 

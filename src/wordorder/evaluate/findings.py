@@ -188,6 +188,7 @@ def compare_runs(
         "p_welch": welch.p if welch else None,
         "welch_df": welch.df if welch else None,
         "pooled_sd": sd,
+        # at α for one claim; judge() gives it at α/m for the m claims of the row's family
         "mde": seed_stats.mde(sd, len(a), len(b)) if sd is not None and seed_level else None,
         "samples": samples,
         "sentences": n,
@@ -199,24 +200,26 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     each row's test) and their verdicts. The primary family is the pre-registered set of
     comparisons; a secondary analysis is corrected on its own, so adding one costs the primary
     claims no power (and a secondary row is read as such)."""
-    adjusted = [0.0] * len(rows)
+    adjusted, claims = [0.0] * len(rows), [1] * len(rows)
     for family in {r.get("family", "primary") for r in rows}:
         members = [i for i, r in enumerate(rows) if r.get("family", "primary") == family]
         for i, q in zip(members, seed_stats.holm([rows[i]["p"] for i in members])):
-            adjusted[i] = q
-    return [
-        {
-            **r,
-            "p_holm": q,
-            "verdict": seed_stats.verdict(
-                r["paper_delta"],
-                r["delta"],
-                q,
-                tuple(r["ci"]),
-                r["mde"],
-                r["seed_level"],
-                r.get("p_floor", 0.0),
-            ),
-        }
-        for r, q in zip(rows, adjusted)
-    ]
+            adjusted[i], claims[i] = q, len(members)
+    judged = []
+    for r, q, m in zip(rows, adjusted, claims):
+        mde = r["mde"]
+        if r["seed_level"] and r.get("pooled_sd") is not None:
+            # At α/m, Holm's first step: the rows are judged after the correction, so the
+            # effect they could have missed is the one at the corrected level.
+            mde = seed_stats.mde(r["pooled_sd"], r["system_runs"], r["baseline_runs"], claims=m)
+        verdict = seed_stats.verdict(
+            r["paper_delta"],
+            r["delta"],
+            q,
+            tuple(r["ci"]),
+            mde,
+            r["seed_level"],
+            r.get("p_floor", 0.0),
+        )
+        judged.append({**r, "p_holm": q, "claims": m, "mde": mde, "verdict": verdict})
+    return judged

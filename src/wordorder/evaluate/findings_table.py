@@ -94,8 +94,9 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
             else ""
         )
         + "MDE: "
-        f"the Δ detected with 80 % power at α {alpha} (two-sided) given the pooled run sd and the "
-        "runs, (z₀.₉₇₅ + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
+        f"the Δ detected with 80 % power at α {alpha}/m (two-sided; m the rows of the family, "
+        "Holm's first step, since the verdicts are read after the correction) given the pooled "
+        "run sd and the runs, (z_{1−α/2m} + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
         f"{alpha}: *reproduced* (the paper's sign, its Δ inside the CI), *same sign, "
         "smaller/larger* (its Δ outside the CI), *opposite* (the other sign); otherwise "
         "*not detected*, or *not detectable* where the runs cannot give p < "
