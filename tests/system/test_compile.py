@@ -3,8 +3,8 @@ loss, and so do the gradients, for a model of each family. The Transformer on ba
 shapes: one compilation with dynamic shapes serves both (measured: 23 s, then 1.9 s for the
 second shape). The RNN on one, of one-word targets: its decoder loops over the target positions
 in Python, which the compiler unrolls, so every new target length compiles anew and the time
-grows with it (2 decoder steps: 36 s on 2 cores, 4 steps: 75 s). The compile times are printed
-(``-s``)."""
+grows with it (2 decoder steps: 36 s in a first run on the project's 2-core machine; 4 steps:
+75 s in a CI run). The compile times are printed (``-s``)."""
 
 from __future__ import annotations
 
