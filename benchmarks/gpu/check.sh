@@ -106,7 +106,8 @@ train() {  # issue 36: before (the code of .gpu/before, if packed) and after, in
 
 compile() {  # torch.compile did not finish within 200 s in an earlier session
   run bench_compile "${COMPILE_LIMIT:-300}" python3 benchmarks/bench_train.py --preset base \
-    --cpu-steps 0 --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192 --modes compile
+    --cpu-steps 0 --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192 \
+    --modes "${COMPILE_MODES:-compile}" --json "$OUT/bench_compile.json"
 }
 
 dag() {
@@ -136,6 +137,42 @@ concurrent() {  # issue 36 item 5: N small trainings at once, before (if packed)
   fi
   run concurrent 100 python3 benchmarks/bench_concurrent.py --n 1,12 --modes eager,graphs \
     --steps 150 --json "$OUT/concurrent.json"
+}
+
+pilot_long() {  # issue 34: the long-sentence pilot's trainings (configs/effects_long_pilot.yaml)
+  # with the experiment's GPU recipe (benchmarks/gpu/effects_long.yaml: bf16, CUDA graphs), all at
+  # once; inputs and the exact commands from benchmarks/gpu/pilot_long_prepare.sh. Each training
+  # gets PILOT_LIMIT seconds, then SIGTERM (the trainer saves its state and stops); its dev curve
+  # (metrics.jsonl: dev BLEU and perplexity every 300 updates) and log come back.
+  if [ ! -f .gpu/pilot_long.tar.xz ] || [ ! -f .gpu/pilot_long.cmds ]; then
+    echo "== pilot_long: no .gpu/pilot_long.{tar.xz,cmds} (benchmarks/gpu/pilot_long_prepare.sh)"
+    return 0
+  fi
+  local limit=${PILOT_LIMIT:-200} t0=$SECONDS cmd
+  [ -d results/effects_long_pilot/data ] || tar -xJf .gpu/pilot_long.tar.xz
+  echo "== pilot_long (limit ${limit}s): $(wc -l < .gpu/pilot_long.cmds) trainings at once"
+  while IFS= read -r cmd; do
+    timeout -k 30 -s TERM "$limit" bash -c "$cmd" &
+  done < .gpu/pilot_long.cmds
+  wait
+  echo "   pilot_long: $((SECONDS - t0)) s"
+  # A stopped run keeps its metrics log in its state (metrics.jsonl is removed, so Snakemake
+  # cannot take it for done); a finished run has metrics.jsonl. Either, as one file a run.
+  python3 - <<'PY'
+import glob, pathlib, torch
+out = pathlib.Path("pilot_metrics")
+out.mkdir(exist_ok=True)
+for st in sorted(glob.glob("results/effects_long_pilot/resume/*/*/seed*/state.pt")):
+    name = ".".join(st.split("/")[-4:-1])
+    lines = torch.load(st, map_location="cpu", weights_only=True)["progress"]["metrics"]
+    (out / f"{name}.jsonl").write_text("".join(line + "\n" for line in lines))
+for m in sorted(glob.glob("results/effects_long_pilot/models/*/*/seed*/metrics.jsonl")):
+    (out / f"{'.'.join(m.split('/')[-4:-1])}.jsonl").write_text(pathlib.Path(m).read_text())
+for f in sorted(out.glob("*.jsonl")):
+    dev = [line for line in f.read_text().splitlines() if "dev_bleu" in line]
+    print(f"   {f.stem}: {dev[-1] if dev else 'no evaluation'}")
+PY
+  tar -czf "$OUT/pilot_long.tar.gz" pilot_metrics logs/effects_long_pilot/train 2>/dev/null
 }
 
 unpack_effects() {  # the inputs benchmarks/gpu/effects_prepare.sh packed, once per machine
@@ -183,7 +220,8 @@ peers() {  # eole 0.6.4 against wordorder (issue 36 item 4): packed by prepare.s
   # PEERS_EOLE_PYTHON, a python with torch, and PEERS_EOLE_SITE, eole's wheels installed for it)
   local py=${PEERS_EOLE_PYTHON:-python3} site=${PEERS_EOLE_SITE:-/tmp/eole_site}
   local work=/tmp/peers_work t0=$SECONDS
-  local device=cuda preset=base sizes=8192,25000 steps="--warmup-steps 20 --steps 60" test=500
+  local device=cuda preset=base sizes=8192,25000 test=500
+  local steps="--warmup-steps ${PEERS_WARMUP:-20} --steps ${PEERS_STEPS:-60}"
   local rounds=2 amp=--amp threads=4
   if [ -n "${PEERS_REHEARSAL:-}" ]; then  # fp32: a CPU without native bf16 emulates it, slowly
     device=cpu preset=tiny sizes=1024,2048 steps="--warmup-steps 5 --steps 10" test=50 rounds=1
@@ -214,10 +252,11 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" .gpu/peers.tar
   for o in ${PEERS_WORDORDER_OPTS:-}; do opts="$opts --wordorder-train-opt $o"; done
   local common="--work $work --data $PWD/.gpu/data/ja-en_small_parallel_enja --device $device
     --eole-python $py --eole-pythonpath $site --threads $threads"
-  run peers_train "${PEERS_TRAIN_LIMIT:-110}" python3 benchmarks/bench_peers.py $train_args \
+  local parts=${PEERS_PARTS:-train decode}
+  [[ " $parts " == *" train "* ]] && run peers_train "${PEERS_TRAIN_LIMIT:-110}" python3 benchmarks/bench_peers.py $train_args \
     $common --preset $preset $amp --batch-tokens $sizes $steps --rounds 1 $opts \
     --json $work/peers_train.json
-  run peers_decode "${PEERS_DECODE_LIMIT:-65}" python3 benchmarks/bench_peers_decode.py \
+  [[ " $parts " == *" decode "* ]] && run peers_decode "${PEERS_DECODE_LIMIT:-65}" python3 benchmarks/bench_peers_decode.py \
     $decode_args $common --trained-only --test $test --rounds $rounds --bleu-tolerance 0.5 \
     --json $work/peers_decode.json
   python3 benchmarks/gpu/peers_summary.py $work/peers_train.json $work/peers_decode.json |
@@ -230,10 +269,18 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" .gpu/peers.tar
 
 echo "== setup"
 setup 2>&1 | tee "$OUT/setup.log"
-for p in $phases; do
-  case $p in
+phase() {
+  case $1 in
     setup) ;;
-    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent | host) $p ;;
-    *) echo "unknown phase $p (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent, host)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent | host | pilot_long) $1 ;;
+    *) echo "unknown phase $1 (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent, host, pilot_long)" >&2 ;;
   esac
+}
+for p in $phases; do  # A+B: A and B at once (e.g. the CUDA tests beside trainings that need no timing)
+  if [[ $p == *+* ]]; then
+    for q in ${p//+/ }; do phase "$q" & done
+    wait
+  else
+    phase "$p"
+  fi
 done
