@@ -153,7 +153,6 @@ def wordorder_child(job: dict) -> None:
     import wordorder.train.trainer as trainer
     from wordorder.model_io.subwords import read_ids
     from wordorder.models import build_model
-    from wordorder.specials import PAD_ID
     from wordorder.text.subword import SubwordModel
     from wordorder.train.loop import TrainOptions, train
 
@@ -216,33 +215,35 @@ def wordorder_child(job: dict) -> None:
         }
     )
     records: list[tuple[float, int, int, int]] = []
-    real_update = trainer.update
+    real_update = trainer.Trainer.update
     # The window's two ends (updates timed_from and steps) wait for the GPU's queued work; the
     # updates in between run as the trainer runs them.
     ends = {job.get("timed_from", 0), job["steps"]} if device != "cpu" else set()
 
-    def timed_update(model, optimizer, scaler, group, *rest, **kw):
-        result = real_update(model, optimizer, scaler, group, *rest, **kw)
+    def timed_update(self, share):
+        result = real_update(self, share)
         if len(records) + 1 in ends:
             torch.cuda.synchronize()
         now = time.perf_counter()  # the counts below are taken after the clock
         records.append(
             (
                 now,
-                sum(b.src.size(0) for b in group),
-                sum(int(b.src.ne(PAD_ID).sum()) for b in group),
-                sum(b.target_tokens for b in group),
+                sum(len(idx) for idx in share),
+                # source tokens with their EOS, no padding (as eole counts them)
+                sum(int(self.packed.src.length[list(idx)].sum()) for idx in share),
+                sum(self.packed.target_tokens(idx) for idx in share),
             )
         )
         return result
 
-    # The real update, with a clock read after it, where the Trainer looks it up.
-    trainer.update = timed_update
+    # Trainer.update runs every update, eager or replayed from CUDA graphs (train.cuda_graphs):
+    # the real one, with a clock read after it.
+    trainer.Trainer.update = timed_update
     dev = [s for s, _ in pairs[:8]]  # the final evaluation only (untimed): 8 greedy decodings
     train(model, pairs, dev, lambda hyps: 0.0, opts, out / "model")
     if len(records) != job["steps"]:
         sys.exit(
-            f"error: {len(records)} calls of wordorder.train.trainer.update timed for "
+            f"error: {len(records)} calls of wordorder.train.trainer.Trainer.update timed for "
             f"{job['steps']} updates: the trainer no longer runs its updates through that name, "
             "and bench_peers.py's clock (wordorder_child) must follow it"
         )

@@ -118,3 +118,44 @@ def test_round_ratios_pair_each_round_and_take_each_toolkits_fastest():
     paired, best = round_ratios(rows, "sents")
     assert paired == pytest.approx([2.2, 0.55])
     assert best == pytest.approx(1100 / 1000)
+
+
+def test_wordorder_clock_times_every_update_of_the_trainer(tmp_path):
+    """bench_peers times wordorder by wrapping Trainer.update, the method both of the trainer's
+    paths run in (eager, and replayed from CUDA graphs; a GPU call found 0 updates timed when the
+    clock wrapped the eager path's function, which the graphed one bypasses). Here, on the CPU,
+    the eager path: one record an update, in order, with its sentences and tokens."""
+    import json
+    import random
+
+    import sentencepiece as spm
+    from bench_peers import read_pieces, wordorder_child
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(40)]
+    lines = [" ".join(rng.choices(words, k=rng.randint(3, 9))) for _ in range(300)]
+    (tmp_path / "text").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(tmp_path / "text"), model_prefix=str(tmp_path / "spm"), vocab_size=44,
+        model_type="word", pad_id=0, unk_id=1, bos_id=2, eos_id=3, minloglevel=2,
+    )  # fmt: skip
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "spm.model"))
+    pieces = [" ".join(sp.encode(line, out_type=str)) for line in lines]
+    for side in ("src", "tgt"):
+        (tmp_path / f"train.{side}").write_text("\n".join(pieces) + "\n", encoding="utf-8")
+    job = {
+        "data": str(tmp_path), "out": str(tmp_path / "run"), "threads": 1, "device": "cpu",
+        "seed": 1, "batch_tokens": 120, "steps": 6, "report_every": 2, "timed_from": 2,
+        "arch": {"d": 16, "ff": 32, "heads": 2, "enc_layers": 1, "dec_layers": 1},
+    }  # fmt: skip
+    wordorder_child(job)
+    records = json.loads((tmp_path / "run" / "updates.json").read_text())
+    assert len(records) == 6
+    times = [r[0] for r in records]
+    assert times == sorted(times)
+    n_pieces = {len(p) for p in read_pieces(tmp_path / "train.src")}
+    for _, sents, src_tokens, tgt_tokens in records:
+        assert sents >= 1
+        # every sentence with its EOS; the target with BOS and EOS, counted once (EOS-shifted)
+        assert min(n_pieces) + 1 <= src_tokens / sents <= max(n_pieces) + 1
+        assert src_tokens == tgt_tokens  # the same sentences on both sides
