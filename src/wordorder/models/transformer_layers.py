@@ -144,9 +144,11 @@ class DecoderLayer(nn.Module):
         h = self.sub_self.input(x)
         terms = [(buckets, self.relative)] if self.relative is not None else []
         # With a cache the single new query may see every cached position: no mask needed.
-        y, self_kv = self.self_attn(
-            h, causal=past_kv is None and x.size(1) > 1, past_kv=past_kv, relative=terms
-        )
+        # Without one the mask is causal whatever T (at T = 1 it masks nothing): a test of the
+        # length would be a symbolic bool under torch.compile's dynamic shapes, which SDPA's
+        # is_causal refuses, and every attention call fell back to eager, uncompiled.
+        causal = past_kv is None
+        y, self_kv = self.self_attn(h, causal=causal, past_kv=past_kv, relative=terms)
         h_bar = self.sub_self.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
         y, _ = self.cross_attn(
