@@ -266,3 +266,51 @@ def test_train_averages_the_last_evaluations(tmp_path):
     assert all(torch.equal(averaged["state_dict"][k], expected[k]) for k in expected)
     lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert lines[-1]["averaged_last"] == 3 and lines[-1]["dev_bleu"] == 1.0
+
+
+def test_eval_batch_tokens_changes_the_batches_not_the_scores(monkeypatch):
+    """Dev decoding and dev loss in larger batches (``eval_batch_tokens``, for GPUs, where each
+    decoding step costs kernel launches): the same hypotheses and the same loss as in training's
+    batches; a batch so small it holds one sentence decodes them one by one."""
+    import wordorder.train.state as state
+    from wordorder.train.state import DevSet, score_dev
+
+    budgets: list[int] = []
+    real = state.translate_batches
+
+    def spy(*args, **kw):  # the real decoder, with the batch budget it was given noted
+        budgets.append(kw["batch_tokens"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(state, "translate_batches", spy)
+    torch.manual_seed(3)
+    model = build_model({"preset": "tiny", "dropout": 0.0}, 20).eval()
+    g = torch.Generator().manual_seed(4)
+    src = [
+        torch.randint(4, 20, (int(n),), generator=g).tolist()
+        for n in torch.randint(2, 9, (30,), generator=g)
+    ]
+    tgt = [
+        torch.randint(4, 20, (int(n),), generator=g).tolist()
+        for n in torch.randint(2, 9, (30,), generator=g)
+    ]
+    seen: list[list[list[int]]] = []
+
+    def score(hyps):
+        seen.append([list(h) for h in hyps])
+        return float(sum(map(len, hyps)))
+
+    dev = DevSet(src, score, tgt)
+    cpu = torch.device("cpu")
+    results = [
+        score_dev(model, dev, TrainOptions(batch_tokens=12, eval_batch_tokens=e), cpu, None)
+        for e in (None, 1, 400)
+    ]
+    assert budgets == [12, 1, 400]
+    assert seen[0] == seen[1] == seen[2] and len(seen[0]) == 30
+    assert results[0].bleu == results[1].bleu == results[2].bleu
+    assert results[0].nll == pytest.approx(results[1].nll, rel=1e-5)
+    assert results[0].nll == pytest.approx(results[2].nll, rel=1e-5)
+    for bad in (0, -5, 2.5, "big"):
+        with pytest.raises(WordorderError, match="eval_batch_tokens"):
+            TrainOptions.from_dict({"eval_batch_tokens": bad})

@@ -37,6 +37,9 @@ class TrainOptions:
     ``max_epochs`` / ``max_minutes`` / ``patience`` (evaluations without a ``best_by``
     gain of at least ``min_delta``: BLEU points, or nats of dev loss for ``perplexity``) /
     ``target_bleu`` (an evaluation's dev BLEU reaches it: time to quality) comes first.
+    ``eval_batch_tokens``: the dev decoding's batches (default ``batch_tokens``); larger
+    batches mean fewer decoding steps, which on a GPU, where each step costs the host's kernel
+    launches rather than the device's arithmetic, make the evaluations several times faster.
     ``eval_sentences`` is applied by the caller, which cuts the dev sources and the
     references that ``dev_score`` uses together (``train`` evaluates whatever it is given).
     ``average_last`` > 0 keeps the checkpoints of the last N evaluations and, at the end,
@@ -71,6 +74,7 @@ class TrainOptions:
     eval_every: int = 1000
     eval_sentences: int | None = None
     eval_beam: int = 1
+    eval_batch_tokens: int | None = None
     patience: int | None = None
     target_bleu: float | None = None
     min_delta: float = 0.0
@@ -100,6 +104,7 @@ class TrainOptions:
         "eval_every",
         "eval_sentences",
         "eval_beam",
+        "eval_batch_tokens",
         "device",
         "max_graphs",
         "compile",
@@ -132,6 +137,13 @@ class TrainOptions:
                 raise WordorderError(
                     f"train option {name} must be a positive integer, got {getattr(opts, name)!r}"
                 )
+        if opts.eval_batch_tokens is not None and (
+            not isinstance(opts.eval_batch_tokens, int) or opts.eval_batch_tokens < 1
+        ):
+            raise WordorderError(
+                "train option eval_batch_tokens must be a positive integer or null, got "
+                f"{opts.eval_batch_tokens!r}"
+            )
         if opts.cpu_amp not in (True, False, "auto"):
             raise WordorderError(
                 f"train option cpu_amp must be true, false or auto, got {opts.cpu_amp!r}"

@@ -218,11 +218,13 @@ def score_dev(
     device: torch.device,
     amp_dtype: torch.dtype | None,
 ) -> DevScores:
-    """Translate dev (beam ``eval_beam``) and score it; with dev targets also the dev loss."""
+    """Translate dev (beam ``eval_beam``) and score it; with dev targets also the dev loss
+    (both in batches of ``eval_batch_tokens``)."""
+    batch_tokens = opts.eval_batch_tokens or opts.batch_tokens
     hyps = translate_batches(
         model,
         dev.src,
-        batch_tokens=opts.batch_tokens,
+        batch_tokens=batch_tokens,
         beam_size=opts.eval_beam,
         device=device,
         progress=False,
@@ -233,7 +235,5 @@ def score_dev(
         return DevScores(bleu)
     return DevScores(
         bleu,
-        dev_loss(
-            model, list(zip(dev.src, dev.tgt)), opts.batch_tokens, device, amp_dtype, dev.feats
-        ),
+        dev_loss(model, list(zip(dev.src, dev.tgt)), batch_tokens, device, amp_dtype, dev.feats),
     )
