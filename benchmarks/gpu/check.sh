@@ -4,6 +4,9 @@
 #
 #   bash benchmarks/gpu/check.sh [tests] [train] [dag] [variants] [compile]   (default: all, in order)
 #
+# A phase written A+B runs A and B at once (e.g. `tests+pilot_long`: correctness tests beside
+# trainings whose speed is not being measured); the others run one after another.
+#
 #   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
 #             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
 #   train     bench_train.py, base preset, bf16 AMP with 8,192- and 25,000-token batches, eager and
@@ -25,6 +28,11 @@
 #             measures attention AER; brings back logs, translations and AER for the CPU machine
 #             to score and tabulate with the runs it trained itself (H100, 2026-11-26: 14 at a
 #             time, 29 of 35 runs trained and decoded in two calls of 530 + 235 s)
+#   pilot_long  the long-sentence pilot's trainings (issue 34), all at once with the experiment's
+#             GPU recipe, from what benchmarks/gpu/pilot_long_prepare.sh packed; PILOT_LIMIT (200)
+#             seconds, then SIGTERM; each run's metrics log (dev BLEU and perplexity every 300
+#             updates) and log back in $OUT/pilot_long.tar.gz (H200, 2026-11-27: 8 at once, 2,700
+#             updates each in 190 s)
 #   host      bench_trainer_host.py on the GPU: the real trainer (base, bf16 AMP, 8k tokens) with
 #             the host's time between updates and a profile of its top 30 functions: the peers
 #             run (2026-11-27) saw 177 ms an update in the trainer against 52-70 ms in bench_train
@@ -41,7 +49,8 @@
 #             logs and the runs' own logs in $OUT/peers.tar.gz. Not in the default list. About
 #             160 s expected, at most PEERS_TRAIN_LIMIT (110) + PEERS_DECODE_LIMIT (65) s plus
 #             ~10 s of set-up; PEERS_WORDORDER_OPTS="cuda_graphs=true ..." passes train options
-#             to wordorder's trainer (--wordorder-train-opt each)
+#             to wordorder's trainer (--wordorder-train-opt each); PEERS_PARTS (train decode)
+#             picks the parts, PEERS_WARMUP (20) and PEERS_STEPS (60) the updates
 #
 # The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
 # torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
