@@ -42,7 +42,7 @@ for line in sys.stdin:
 n=$(wc -l < .gpu/pilot_long.cmds.tmp)
 [ "$n" -eq $(( $(echo $base | wc -w) + $(echo $gold | wc -w) )) ] ||
   { echo "expected one command a run, got $n" >&2; exit 1; }
-grep -q '"cuda_graphs": true' .gpu/pilot_long.cmds.tmp ||
+grep -q '"cuda_graphs": "auto"' .gpu/pilot_long.cmds.tmp ||
   { echo "the GPU overlay did not reach the commands" >&2; exit 1; }
 mv .gpu/pilot_long.cmds.tmp .gpu/pilot_long.cmds
 D=$R/data/ja-en G=$R/preorder/ja-en/gold

@@ -82,6 +82,9 @@ class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
     # A per-token regulariser of the last training forward, added to the loss by the trainer
     # (e.g. the Transformer's head disagreement); None in families without one.
     auxiliary_loss: Tensor | None = None
+    # Why an update of this family reads values back from the device (which a CUDA graph cannot
+    # capture: train.cuda_graphs), or None when it never does.
+    capture_blocker: str | None = None
 
     def forward(
         self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None

@@ -36,6 +36,11 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
+    capture_blocker = (
+        "its GRUs pack the source by lengths read on the host, and some variants size their "
+        "syntax distances, relation batch norm or flexible windows from the data"
+    )
+
     def __init__(
         self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None
     ) -> None:

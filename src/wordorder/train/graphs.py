@@ -61,6 +61,45 @@ def _shape_key(batch: Batch) -> tuple:
     return tuple(batch.src.shape), tuple(batch.tgt_in.shape), feats
 
 
+def use_graphs(
+    setting: bool | str,
+    device: torch.device,
+    model: Seq2SeqModel,
+    processes: int,
+    amp_dtype: torch.dtype | None,
+) -> bool:
+    """Whether a run's updates replay from CUDA graphs. ``train.cuda_graphs``: ``true`` demands
+    them (a :class:`WordorderError` saying why where they cannot be used), ``auto`` uses them
+    where they can be: on a CUDA device, in one process, in bf16 or float32, for a model whose
+    update never reads the device (``model.capture_blocker`` is None). ``auto`` lets one config
+    span families: an experiment's Transformers are graphed, its RNNs train eagerly."""
+    if not setting:
+        return False
+    if device.type != "cuda":
+        why = f"it needs a CUDA device, and this run trains on {device}"
+    elif processes > 1 or amp_dtype == torch.float16:
+        from wordorder.device import precision_name
+
+        why = (
+            "it needs one process and bf16 or float32 "
+            f"({processes} process{'es' if processes > 1 else ''}, {precision_name(amp_dtype)} "
+            "here; fp16's loss scaling "
+            "cannot be captured)"
+        )
+    elif model.capture_blocker is not None:
+        why = f"{type(model).__name__} cannot be captured: {model.capture_blocker}"
+    else:
+        return True
+    if setting == "auto":
+        if device.type == "cuda":
+            print(f"train.cuda_graphs auto: eager updates ({why})", flush=True)
+        return False
+    raise WordorderError(
+        f"train.cuda_graphs: {why}",
+        hint="set train.cuda_graphs: auto (graphs where they can be used) or false",
+    )
+
+
 class GraphedUpdates:
     """Runs training updates of ``model`` through CUDA graphs (see the module docstring).
 

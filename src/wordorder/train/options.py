@@ -48,7 +48,9 @@ class TrainOptions:
     ``cuda_graphs`` replays each update from CUDA graphs (:mod:`wordorder.train.graphs`; one
     process, bf16 or fp32): batches are then padded to static shapes, widths rounded up to one
     of ``width_steps`` values per doubling (:func:`~wordorder.model_io.batching.static_shape`),
-    at most ``max_graphs`` shapes captured. ``compile`` runs the model's loss through
+    at most ``max_graphs`` shapes captured; ``auto``: where they can be used (CUDA, one process,
+    bf16 or float32, a family whose update never reads the device: not the RNNs),
+    :func:`wordorder.train.graphs.use_graphs`. ``compile`` runs the model's loss through
     ``torch.compile`` (dynamic shapes; compiling takes the first updates' time).
     """
 
@@ -84,7 +86,7 @@ class TrainOptions:
     threads: int | None = None
     checkpoint_every: int = 0
     average_last: int = 0
-    cuda_graphs: bool = False
+    cuda_graphs: bool | str = False
     width_steps: int = 8
     max_graphs: int = 64
     compile: bool = False
@@ -143,6 +145,10 @@ class TrainOptions:
             raise WordorderError(
                 "train option eval_batch_tokens must be a positive integer or null, got "
                 f"{opts.eval_batch_tokens!r}"
+            )
+        if opts.cuda_graphs not in (True, False, "auto"):
+            raise WordorderError(
+                f"train option cuda_graphs must be true, false or auto, got {opts.cuda_graphs!r}"
             )
         if opts.cpu_amp not in (True, False, "auto"):
             raise WordorderError(

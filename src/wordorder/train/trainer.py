@@ -23,13 +23,12 @@ from wordorder.device import (
     precision_name,
     resolve_device,
 )
-from wordorder.errors import WordorderError
 from wordorder.model_io.batching import Pair, make_batches
 from wordorder.model_io.packed import PackedPairs
 from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
 from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdown, sum_all, wrap
-from wordorder.train.graphs import GraphedUpdates
+from wordorder.train.graphs import GraphedUpdates, use_graphs
 from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
 from wordorder.train.resume import Feats, StopSignal, load_state, open_metrics
@@ -75,13 +74,7 @@ class Trainer(TrainerOutputs):
         model.to(device).train()
         self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp, opts.cpu_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-        graphs = opts.cuda_graphs
-        if graphs and (d.world > 1 or amp_dtype == torch.float16):
-            raise WordorderError(
-                "train.cuda_graphs needs one process and bf16 or float32 "
-                f"({d.world} processes, {precision_name(amp_dtype)} here)",
-                hint="set train.cuda_graphs: false (fp16's loss scaling cannot be captured)",
-            )
+        graphs = use_graphs(opts.cuda_graphs, device, model, d.world, amp_dtype)
         self.optimizer = make_optimizer(model, opts, capturable=graphs)
         self.scheduler = make_scheduler(self.optimizer, opts)
         self.options, self.base_meta, self.key = identity

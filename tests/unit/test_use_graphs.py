@@ -1,0 +1,81 @@
+"""``train.cuda_graphs``: true, false or auto, and which runs replay from CUDA graphs
+(:func:`wordorder.train.graphs.use_graphs`). Decided from the device, the processes, the
+precision and the model's family, so it is tested here without a GPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from wordorder.errors import WordorderError
+from wordorder.model_io.batching import collate
+from wordorder.models import build_model
+from wordorder.train.graphs import use_graphs
+from wordorder.train.opcount import count_update
+from wordorder.train.options import TrainOptions
+
+CUDA, CPU = torch.device("cuda"), torch.device("cpu")
+BF16 = torch.bfloat16
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {
+        f: build_model({"preset": p}, 40) for f, p in (("transformer", "tiny"), ("rnn", "rnn_tiny"))
+    }
+
+
+def test_false_never_graphs(models):
+    for model in models.values():
+        for device in (CPU, CUDA):
+            assert use_graphs(False, device, model, 1, BF16) is False
+
+
+def test_auto_graphs_only_where_they_can_be_used(models, capsys):
+    transformer, rnn = models["transformer"], models["rnn"]
+    assert use_graphs("auto", CUDA, transformer, 1, BF16) is True
+    assert use_graphs("auto", CUDA, transformer, 1, None) is True  # float32
+    assert use_graphs("auto", CPU, transformer, 1, BF16) is False
+    assert capsys.readouterr().out == ""  # on a CPU there is nothing to say
+    assert use_graphs("auto", CUDA, rnn, 1, BF16) is False
+    assert use_graphs("auto", CUDA, transformer, 2, BF16) is False
+    assert use_graphs("auto", CUDA, transformer, 1, torch.float16) is False
+    said = capsys.readouterr().out.splitlines()
+    assert len(said) == 3 and all(line.startswith("train.cuda_graphs auto: eager") for line in said)
+    assert "RNNModel" in said[0] and "2 processes" in said[1] and "1 process, fp16" in said[2]
+
+
+@pytest.mark.parametrize(
+    "device, family, processes, amp, words",
+    [
+        (CPU, "transformer", 1, BF16, "CUDA device"),
+        (CUDA, "rnn", 1, BF16, "RNNModel cannot be captured"),
+        (CUDA, "transformer", 2, BF16, "one process"),
+        (CUDA, "transformer", 1, torch.float16, "fp16"),
+    ],
+)
+def test_true_is_an_error_where_graphs_cannot_be_used(
+    models, device, family, processes, amp, words
+):
+    with pytest.raises(WordorderError, match=words) as e:
+        use_graphs(True, device, models[family], processes, amp)
+    assert "auto" in e.value.hint
+    assert use_graphs(True, CUDA, models["transformer"], 1, BF16) is True
+
+
+def test_the_families_capture_blocker_is_what_their_updates_do(models):
+    """A family may be graphed only if its update never reads the device: counted through
+    CUDA's code paths on the CPU (wordorder.train.opcount), the Transformer's update has no host
+    sync and the RNN's has (its packed GRU; if that ever goes, graph the RNNs too)."""
+    pairs = [([5, 6, 7, 8], [9, 10, 11]), ([12, 13], [14, 15, 16, 17, 18])]
+    for family, model in models.items():
+        syncs = count_update(model.train(), collate(pairs), BF16).syncs
+        assert (syncs == 0) == (model.capture_blocker is None), (family, syncs)
+
+
+def test_the_option_takes_true_false_and_auto_only():
+    for value in (True, False, "auto"):
+        assert TrainOptions.from_dict({"cuda_graphs": value}).cuda_graphs == value
+    for bad in ("yes", 1.5, "Auto"):
+        with pytest.raises(WordorderError, match="cuda_graphs"):
+            TrainOptions.from_dict({"cuda_graphs": bad})
