@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from wordorder.device import cpu_kernels
 from wordorder.models.positions import SinusoidalPositions
+from wordorder.models.rnn_encoder import run_gru
 
 Feats = Mapping[str, Tensor]
 GROUP_FEATURES = ("global", "rec", "loc", "syn")
@@ -65,13 +66,11 @@ class _RecGroup(nn.Module):
 
     def forward(self, x: Tensor, pad: Tensor, feats: Feats) -> Tensor:
         """x: (B, S, d_r) → (B, S, d_r), zero at padding."""
-        # Packing makes the backward direction start at each row's last real token, so the
-        # amount of padding cannot change the states. Empty rows get length 1 (packing rejects
-        # 0); their single output is zeroed below with the rest of the padding.
-        lengths = _lengths(pad).clamp(min=1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        h, _ = self.rnn(packed)
-        h, _ = pad_packed_sequence(h, batch_first=True, total_length=x.size(1))  # (B, S, 2·d_r)
+        # The backward direction starts at each row's last real token (packed on the CPU; on
+        # CUDA without reading the lengths on the host: run_gru), so the amount of padding
+        # cannot change the states.
+        lengths = _lengths(pad) if cpu_kernels(x) else (~pad).sum(dim=1)
+        h = run_gru(self.rnn, x, lengths)  # (B, S, 2·d_r)
         return self.out(h).masked_fill(pad[..., None], 0.0)
 
 

@@ -57,10 +57,15 @@ class SinusoidalPositions(nn.Module):
             self.table = sinusoidal_table(size, self.dim).to(self.table.device)
         return self.table[offset:end]
 
-    def lookup(self, positions: Tensor) -> Tensor:
+    def lookup(self, positions: Tensor, bound: int | None = None) -> Tensor:
         """Encodings of arbitrary positions: (...) LongTensor → (..., dim) (e.g. the preordered
-        position of every source token)."""
-        needed = int(positions.max()) + 1 if positions.numel() else 0
+        position of every source token). ``bound``: a known bound on the positions (e.g. the
+        batch's width), to which the table grows without reading the positions back from the
+        device (a sync, which a CUDA graph cannot capture)."""
+        if bound is not None:
+            needed = bound
+        else:
+            needed = int(positions.max()) + 1 if positions.numel() else 0
         if needed > self.table.size(0):
             self.forward(needed)  # grows the table
         return self.table[positions]

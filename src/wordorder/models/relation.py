@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
+from wordorder.device import cpu_kernels
 from wordorder.models.rnn_encoder import run_gru
 
 
@@ -151,10 +152,43 @@ class RelationLayer(nn.Module):
         c = torch.cat([conv(xt) for conv in self.convs], dim=1).transpose(1, 2)
         # BatchNorm on the valid rows only, so padding never enters the batch statistics
         # (and the output of a sentence does not depend on how much padding its batch has).
-        normed = self.norm(c[valid]) if bool(valid.any()) else c[valid]
-        out = c.new_zeros(c.shape)
-        out[valid] = normed
+        if cpu_kernels(c):
+            normed = self.norm(c[valid]) if bool(valid.any()) else c[valid]
+            out = c.new_zeros(c.shape)
+            out[valid] = normed
+        else:
+            out = self._masked_norm(c, valid)
         return F.leaky_relu(out, self.slope)  # leaky(0) = 0 keeps padding at zero
+
+    def _masked_norm(self, c: Tensor, valid: Tensor) -> Tensor:
+        """``self.norm`` over the valid rows of c (B, L, C) by masked sums, 0 at padding: the
+        same as selecting those rows, whose number (a boolean index) the host would have to
+        read from the device, which a CUDA graph cannot capture. Statistics in float32, as
+        autocast runs batch norm; running statistics updated as BatchNorm1d updates them."""
+        norm, m = self.norm, valid[..., None].to(torch.float32)
+        x = c.float()
+        if norm.training or not norm.track_running_stats:
+            n = m.sum()
+            mean = (x * m).sum(dim=(0, 1)) / n.clamp(min=1)
+            var = ((x - mean) * m).square().sum(dim=(0, 1)) / n.clamp(min=1)
+            if norm.training and norm.track_running_stats:
+                with torch.no_grad():
+                    norm.num_batches_tracked.add_(1)
+                    unbiased = var * n / (n - 1).clamp(min=1)
+                    # a Python float: a new device tensor would be a host-to-device copy
+                    rate: float | Tensor = (
+                        norm.momentum
+                        if norm.momentum is not None
+                        else 1.0 / norm.num_batches_tracked.float()  # a cumulative average
+                    )
+                    norm.running_mean.lerp_(mean, rate)
+                    norm.running_var.lerp_(unbiased, rate)
+        else:
+            mean, var = norm.running_mean, norm.running_var
+        out = (x - mean) * torch.rsqrt(var + norm.eps)
+        if norm.affine:
+            out = out * norm.weight + norm.bias
+        return (out * m).to(c.dtype)
 
     def forward(self, x: Tensor, pad: Tensor) -> Tensor:
         """x (B, L, d_in), pad (B, L) bool (True = padding) → f(r) (B, L, d_in)."""

@@ -36,10 +36,14 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
-    capture_blocker = (
-        "its GRUs pack the source by lengths read on the host, and some variants size their "
-        "syntax distances, relation batch norm or flexible windows from the data"
-    )
+    @property
+    def capture_blocker(self) -> str | None:  # type: ignore[override]
+        """The variants that read the source's dependency tree size its word table and walk its
+        levels by values read from the device (:mod:`wordorder.models.source_tree`); the others
+        never read the device in an update (on CUDA their GRUs run unpacked)."""
+        if self.options.syntax_tree():
+            return "its syntax tree's size and depth are read from the device"
+        return None
 
     def __init__(
         self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None
@@ -143,7 +147,9 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
         start = None
         if "flexible" in (dec.attention, dec.second_kind):
             # The first centre of a flexible context: the start of the sentence.
-            start = F.one_hot(torch.zeros_like(enc.length), s).to(enc.memory.dtype)
+            # (not F.one_hot, which reads its input's range back from the device)
+            start = enc.memory.new_zeros(enc.memory.size(0), s)
+            start[:, 0] = 1.0
         unit_keys = None
         if dec.unit_scorer is not None:
             # encode gives units exactly when there is a unit scorer (sdr)

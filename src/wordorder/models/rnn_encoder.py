@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from wordorder.device import cpu_kernels
 from wordorder.models.base import EncoderOut
 
 
@@ -31,14 +32,35 @@ class RNNEncoderOut(EncoderOut):
 
 def run_gru(gru: nn.GRU, x: Tensor, length: Tensor) -> Tensor:
     """Run ``gru`` (batch_first) over (B, S, d) inputs of the given (B,) lengths; the outputs
-    at padding are 0 and a backward direction starts at each sentence's own last word."""
-    # pack_padded_sequence rejects length 0: such a row runs on one pad token, then is zeroed
-    packed = pack_padded_sequence(
-        x, length.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
-    )
-    out, _ = gru(packed)
-    out = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0]
+    at padding are 0 and a backward direction starts at each sentence's own last word.
+
+    On the CPU the source is packed (only real positions are computed). Packing needs the
+    lengths on the host, a device sync that a CUDA graph cannot capture, so on CUDA the padded
+    batch runs as it is: a forward direction reaches the padding only after the real words, and
+    a backward one runs over the rows rotated so that the padding comes first (a second pass,
+    cheap where kernel launches, not arithmetic, bound the time). The same outputs either way.
+    """
     real = torch.arange(x.size(1), device=x.device)[None, :] < length.to(x.device)[:, None]
+    if cpu_kernels(x):
+        # pack_padded_sequence rejects length 0: such a row runs on one pad token, then is zeroed
+        packed = pack_padded_sequence(
+            x, length.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+        )
+        out = pad_packed_sequence(gru(packed)[0], batch_first=True, total_length=x.size(1))[0]
+    else:
+        out = gru(x)[0]
+        if gru.bidirectional:
+            half = gru.hidden_size
+            s = x.size(1)
+            pos = torch.arange(s, device=x.device)[None, :]  # (1, S)
+            shift = length.to(x.device)[:, None]  # (B, 1)
+            # right-aligned rows: right[b, t] = x[b, (t + len_b) mod S]; and back
+            to_right = ((pos + shift) % s)[..., None]
+            back = ((pos - shift) % s)[..., None]
+            right = x.gather(1, to_right.expand_as(x))
+            backward = gru(right)[0][..., half:]
+            backward = backward.gather(1, back.expand_as(backward))
+            out = torch.cat([out[..., :half], backward], dim=-1)
     return out * real[..., None].to(out.dtype)
 
 

@@ -94,7 +94,7 @@ class SourceSide:
         """Absolute encodings of the source positions: (S, d) by piece, (B, S, d) by word."""
         if words is None:
             return self._pe(src.size(1), dtype)
-        return self.positions.lookup(words).to(dtype)
+        return self.positions.lookup(words, bound=words.size(-1)).to(dtype)
 
     def _embed_source(
         self, src: Tensor, pad: Tensor, feats: Feats, words: Tensor | None = None
@@ -115,7 +115,8 @@ class SourceSide:
             elif o.positions == "absolute":
                 x = x + self._source_pe(src, words, x.dtype)
         if o.preorder_encoding == "absolute":
-            x = x + self.positions.lookup(feats["order"]).to(x.dtype)
+            # preordered positions: a permutation of each row's positions, below the width
+            x = x + self.positions.lookup(feats["order"], bound=src.size(1)).to(x.dtype)
         x = self.embed_dropout(x)
         if self.directional is not None:
             # Residual, so the word and position information reaches the first layer as in the
