@@ -128,19 +128,18 @@ def test_wordorder_clock_times_every_update_of_the_trainer(tmp_path):
     import json
     import random
 
-    import sentencepiece as spm
     from bench_peers import read_pieces, wordorder_child
+
+    from wordorder.text.subword import SubwordModel
+    from wordorder.text.subword_train import train_sentencepiece
 
     rng = random.Random(0)
     words = [f"w{i}" for i in range(40)]
     lines = [" ".join(rng.choices(words, k=rng.randint(3, 9))) for _ in range(300)]
     (tmp_path / "text").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    spm.SentencePieceTrainer.train(
-        input=str(tmp_path / "text"), model_prefix=str(tmp_path / "spm"), vocab_size=44,
-        model_type="word", pad_id=0, unk_id=1, bos_id=2, eos_id=3, minloglevel=2,
-    )  # fmt: skip
-    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "spm.model"))
-    pieces = [" ".join(sp.encode(line, out_type=str)) for line in lines]
+    # (the project's trainer: it keeps sentencepiece's global log settings as they were)
+    sp = SubwordModel(train_sentencepiece([tmp_path / "text"], tmp_path / "spm", vocab_size=300))
+    pieces = [" ".join(sp.encode(line.split())) for line in lines]
     for side in ("src", "tgt"):
         (tmp_path / f"train.{side}").write_text("\n".join(pieces) + "\n", encoding="utf-8")
     job = {

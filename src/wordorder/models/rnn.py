@@ -36,15 +36,6 @@ Feats = Mapping[str, Tensor]
 class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
-    @property
-    def capture_blocker(self) -> str | None:  # type: ignore[override]
-        """The variants that read the source's dependency tree size its word table and walk its
-        levels by values read from the device (:mod:`wordorder.models.source_tree`); the others
-        never read the device in an update (on CUDA their GRUs run unpacked)."""
-        if self.options.syntax_tree():
-            return "its syntax tree's size and depth are read from the device"
-        return None
-
     def __init__(
         self, options: RNNOptions, vocab_size: int, tgt_vocab_size: int | None = None
     ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from wordorder.device import cpu_kernels
 from wordorder.syntax.distance import PAD_DISTANCE, batch_project_to_subwords, batch_tree_distances
 
 
@@ -30,7 +31,10 @@ def word_heads(word: Tensor, head: Tensor, valid: Tensor) -> tuple[Tensor, Tenso
     """
     word = word.masked_fill(~valid, 0)
     lengths = torch.where(valid, word + 1, torch.zeros_like(word)).amax(dim=1)  # (B,)
-    j = max(int(lengths.max()), 1) if word.numel() else 1
+    if cpu_kernels(word):
+        j = max(int(lengths.max()), 1) if word.numel() else 1
+    else:  # no more words than pieces: a width known without reading the device
+        j = max(word.size(1), 1)
     heads = torch.zeros(word.size(0), j + 1, dtype=torch.long, device=word.device)
     # Every piece of a word carries the same head, so a scatter of any of them is exact;
     # padding goes to a spare last column (it must not overwrite word 0's head).
@@ -51,7 +55,7 @@ def subword_distances(word: Tensor, head: Tensor, valid: Tensor) -> Tensor:
     """(B, S, S) long syntax distances between subwords (pieces of a word share its row and
     column); ``PAD_DISTANCE`` where either side is padding."""
     heads, lengths = word_heads(word, head, valid)
-    dist = batch_tree_distances(heads, lengths)
+    dist = batch_tree_distances(heads, lengths, sync_free=not cpu_kernels(word))
     sub = batch_project_to_subwords(dist, word.masked_fill(~valid, 0))
     pair = valid[:, :, None] & valid[:, None, :]
     return sub.masked_fill(~pair, PAD_DISTANCE)

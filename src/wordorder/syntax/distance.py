@@ -59,12 +59,18 @@ def tree_distances(heads: Sequence[int] | np.ndarray) -> np.ndarray:
     return depth[:, None] + depth[None, :] - 2 * (common - 1)
 
 
-def batch_tree_distances(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def batch_tree_distances(
+    heads: torch.Tensor, lengths: torch.Tensor, sync_free: bool = False
+) -> torch.Tensor:
     """Masks for a padded batch of trees, on the device of ``heads``.
 
     Args:
         heads: [B, J] long, 1-based heads (0 = root); values at padding are ignored.
         lengths: [B] number of words of each sentence.
+        sync_free: never read a value back from the device (a CUDA graph can then capture
+            it): the ancestors by repeated squaring of the parent relation, ⌈log₂ J⌉ batched
+            products, instead of one step per tree level until none is left; a cycle in the
+            heads is then not detected (the parsers' trees have none).
 
     Returns:
         [B, J, J] long distances; entries involving padding are ``PAD_DISTANCE``.
@@ -72,18 +78,26 @@ def batch_tree_distances(heads: torch.Tensor, lengths: torch.Tensor) -> torch.Te
     bsz, j = heads.shape
     valid = torch.arange(j, device=heads.device)[None, :] < lengths[:, None]  # [B, J]
     parent = torch.where(valid, heads - 1, torch.full_like(heads, -1))  # [B, J]
-    cur = torch.arange(j, device=heads.device).expand(bsz, j).clone()
-    active = valid.clone()
-    anc = torch.zeros(bsz, j, j, dtype=torch.bool, device=heads.device)
     eye = torch.eye(j, dtype=torch.bool, device=heads.device)
-    for _ in range(j):  # one step per tree level, all tokens of the batch at once
-        anc |= eye[cur.clamp(min=0)] & active[..., None]
-        cur = torch.where(active, parent.gather(1, cur.clamp(min=0)), torch.full_like(cur, -1))
-        active = active & (cur >= 0)
-        if not bool(active.any()):
-            break
+    if sync_free:
+        # reach[b, i, k]: k is i or an ancestor of i within 2^n steps; squaring doubles n
+        step = (parent[..., None] == torch.arange(j, device=heads.device)) & valid[..., None]
+        reach = ((step | eye) & valid[..., None]).to(torch.float32)
+        for _ in range(max(j - 1, 1).bit_length()):
+            reach = (torch.bmm(reach, reach) > 0).to(torch.float32)
+        anc = reach > 0
     else:
-        raise ValueError("the heads of a batch contain a cycle")
+        cur = torch.arange(j, device=heads.device).expand(bsz, j).clone()
+        active = valid.clone()
+        anc = torch.zeros(bsz, j, j, dtype=torch.bool, device=heads.device)
+        for _ in range(j):  # one step per tree level, all tokens of the batch at once
+            anc |= eye[cur.clamp(min=0)] & active[..., None]
+            cur = torch.where(active, parent.gather(1, cur.clamp(min=0)), torch.full_like(cur, -1))
+            active = active & (cur >= 0)
+            if not bool(active.any()):
+                break
+        else:
+            raise ValueError("the heads of a batch contain a cycle")
     a = anc.to(torch.float32)
     depth = a.sum(-1) - 1  # [B, J]
     common = torch.bmm(a, a.transpose(1, 2))  # [B, J, J] = depth(lca) + 1

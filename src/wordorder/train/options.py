@@ -48,9 +48,9 @@ class TrainOptions:
     ``cuda_graphs`` replays each update from CUDA graphs (:mod:`wordorder.train.graphs`; one
     process, bf16 or fp32): batches are then padded to static shapes, widths rounded up to one
     of ``width_steps`` values per doubling (:func:`~wordorder.model_io.batching.static_shape`),
-    at most ``max_graphs`` shapes captured; ``auto``: where they can be used (CUDA, one process,
-    bf16 or float32, a model whose update never reads the device: not the RNNs that read a
-    source tree), :func:`wordorder.train.graphs.use_graphs`. ``compile`` runs the model's loss through
+    at most ``max_graphs`` shapes captured; ``auto``: where they can be used (CUDA, one
+    process, bf16 or float32, a model whose update never reads the device: every model today),
+    :func:`wordorder.train.graphs.use_graphs`. ``compile`` runs the model's loss through
     ``torch.compile`` (dynamic shapes; compiling takes the first updates' time).
     """
 
