@@ -167,24 +167,25 @@ class RelationLayer(nn.Module):
         autocast runs batch norm; running statistics updated as BatchNorm1d updates them."""
         norm, m = self.norm, valid[..., None].to(torch.float32)
         x = c.float()
-        if norm.training or not norm.track_running_stats:
+        r_mean, r_var, tracked = norm.running_mean, norm.running_var, norm.num_batches_tracked
+        if norm.training or r_mean is None or r_var is None:
             n = m.sum()
             mean = (x * m).sum(dim=(0, 1)) / n.clamp(min=1)
             var = ((x - mean) * m).square().sum(dim=(0, 1)) / n.clamp(min=1)
-            if norm.training and norm.track_running_stats:
+            if norm.training and r_mean is not None and r_var is not None and tracked is not None:
                 with torch.no_grad():
-                    norm.num_batches_tracked.add_(1)
+                    tracked.add_(1)
                     unbiased = var * n / (n - 1).clamp(min=1)
                     # a Python float: a new device tensor would be a host-to-device copy
                     rate: float | Tensor = (
                         norm.momentum
                         if norm.momentum is not None
-                        else 1.0 / norm.num_batches_tracked.float()  # a cumulative average
+                        else 1.0 / tracked.float()  # a cumulative average
                     )
-                    norm.running_mean.lerp_(mean, rate)
-                    norm.running_var.lerp_(unbiased, rate)
+                    r_mean.lerp_(mean, rate)
+                    r_var.lerp_(unbiased, rate)
         else:
-            mean, var = norm.running_mean, norm.running_var
+            mean, var = r_mean, r_var
         out = (x - mean) * torch.rsqrt(var + norm.eps)
         if norm.affine:
             out = out * norm.weight + norm.bias
