@@ -54,7 +54,9 @@
 #
 # The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
 # torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
-# about 14 s and a fresh machine's start about 30 s (a call's time less its phases'). A session with 15 device minutes can run
+# about 14 s and a fresh machine's start about 30 s (a call's time less its phases'). On an H200
+# (2026-11-27): tests 52 s alone, `peers` training part 118 s, `compile` still compiling at 200 s
+# (before the is_causal graph-break fix), `tests+pilot_long` 198 s. A session with 15 device minutes can run
 # `tests train` in one call (at most 7.5 minutes by the limits), `dag variants` in a second,
 # and `compile` if time is left. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
