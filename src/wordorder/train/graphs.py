@@ -71,8 +71,8 @@ def use_graphs(
     """Whether a run's updates replay from CUDA graphs. ``train.cuda_graphs``: ``true`` demands
     them (a :class:`WordorderError` saying why where they cannot be used), ``auto`` uses them
     where they can be: on a CUDA device, in one process, in bf16 or float32, for a model whose
-    update never reads the device (``model.capture_blocker`` is None). ``auto`` lets one config
-    span families: an experiment's Transformers are graphed, its RNNs train eagerly."""
+    update never reads the device (``model.capture_blocker`` is None; every model today). ``auto``
+    lets one config run on any device: graphs on a GPU, eager updates on a CPU."""
     if not setting:
         return False
     if device.type != "cuda":
