@@ -114,6 +114,7 @@ def wordorder_decode_child(job: dict) -> None:
         length_penalty=1.0,
         device=device,
         progress=False,
+        cuda_graphs=job.get("cuda_graphs", False),
     )
     seconds = time.perf_counter() - t0
     lines = [" ".join(sp.id_to_piece(i) for i in h) for h in hyps]
@@ -173,6 +174,7 @@ def decode(
             "batch_size": size if batching == "sents" else None,
             "batch_tokens": 10**9 if batching == "sents" else size,
             "device": getattr(args, "device", "cpu"),
+            "cuda_graphs": getattr(args, "wordorder_cuda_graphs", False),
         }
         (out / "job.json").write_text(json.dumps(job))
         env["PYTHONPATH"] = os.pathsep.join(
@@ -286,6 +288,12 @@ def main() -> None:
         "--trained-only",
         action="store_true",
         help="decode the models trained earlier (in --work/runs); an error if they are not there",
+    )
+    ap.add_argument(
+        "--wordorder-cuda-graphs",
+        action="store_true",
+        help="wordorder decodes with decode.cuda_graphs (the search of static shapes, its step "
+        "replayed from a CUDA graph on a GPU)",
     )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--decode-child", type=Path, default=None, help=argparse.SUPPRESS)

@@ -50,7 +50,9 @@
 #             160 s expected, at most PEERS_TRAIN_LIMIT (110) + PEERS_DECODE_LIMIT (65) s plus
 #             ~10 s of set-up; PEERS_WORDORDER_OPTS="cuda_graphs=true ..." passes train options
 #             to wordorder's trainer (--wordorder-train-opt each); PEERS_PARTS (train decode)
-#             picks the parts, PEERS_WARMUP (20) and PEERS_STEPS (60) the updates
+#             picks the parts, PEERS_WARMUP (20) and PEERS_STEPS (60) the updates;
+#             PEERS_DECODE_GRAPHS=1: wordorder decodes with decode.cuda_graphs (static shapes,
+#             each step replayed from a CUDA graph; never run on a GPU before 2026-11-27 evening)
 #
 # The order is the order of importance. On an H100 (2026-11-26): tests 61 s, train (then with
 # torch.compile) stopped at its 200 s limit while compiling, dag 165 s, variants 87 s; setup
@@ -267,9 +269,11 @@ tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" .gpu/peers.tar
   [[ " $parts " == *" train "* ]] && run peers_train "${PEERS_TRAIN_LIMIT:-110}" python3 benchmarks/bench_peers.py $train_args \
     $common --preset $preset $amp --batch-tokens $sizes $steps --rounds 1 $opts \
     --json $work/peers_train.json
+  local graphs=""
+  [[ ${PEERS_DECODE_GRAPHS:-0} == 1 ]] && graphs="--wordorder-cuda-graphs"
   [[ " $parts " == *" decode "* ]] && run peers_decode "${PEERS_DECODE_LIMIT:-65}" python3 benchmarks/bench_peers_decode.py \
     $decode_args $common --trained-only --test $test --rounds $rounds --bleu-tolerance 0.5 \
-    --json $work/peers_decode.json
+    $graphs --json $work/peers_decode.json
   python3 benchmarks/gpu/peers_summary.py $work/peers_train.json $work/peers_decode.json |
     tee $work/peers_summary.md
   # Back (one file): the JSONs, the summary and every run's own log and config, no models

@@ -9,7 +9,7 @@ of :mod:`wordorder.decode.beam` and :mod:`wordorder.decode.batches` all come fro
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -30,6 +30,9 @@ class DecodeOptions:
     device: str = "auto"
     # a longer source line is refused (decoding it costs steps times its length)
     max_source_len: int = 1024
+    # beam search of static shapes, each step replayed from a CUDA graph
+    # (wordorder.decode.static_beam): true, false or auto (where a GPU and the family allow)
+    cuda_graphs: bool | str = False
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any]) -> DecodeOptions:
@@ -44,7 +47,21 @@ class DecodeOptions:
             )
         # The types as declared (strings, under postponed annotations): a JSON 5.0 beam is 5,
         # a YAML 1 penalty is 1.0.
-        kinds = {"int": int, "float": float, "str": str}
+        kinds: dict[str, Callable[[Any], Any]] = {
+            "int": int,
+            "float": float,
+            "str": str,
+            "bool | str": _true_false_auto,
+        }
         return cls(
             **{name: kinds[cast(str, fields[name].type)](value) for name, value in options.items()}
         )
+
+
+def _true_false_auto(value: Any) -> bool | str:
+    if value is True or value is False or value == "auto":
+        return value
+    raise WordorderError(
+        f"decode option cuda_graphs must be true, false or auto, got {value!r}",
+        hint="auto: CUDA graphs where a GPU and the model family allow them",
+    )

@@ -37,6 +37,7 @@ def run_translation(
     import torch
 
     from wordorder.decode.batches import translate_batches
+    from wordorder.decode.static_beam import use_decode_graphs
     from wordorder.device import resolve_device
     from wordorder.model_io.checkpoint import load_model
     from wordorder.model_io.subwords import read_ids, subword_models
@@ -47,6 +48,7 @@ def run_translation(
         torch.set_num_threads(threads)
     device = resolve_device(options.device)
     model, meta = load_model(checkpoint, device)
+    graphs = use_decode_graphs(options.cuda_graphs, device, model)
     sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
     check_vocabularies(model, sp_src, sp, checkpoint)
     check_pieces(meta, sp_src, sp, checkpoint)
@@ -64,6 +66,7 @@ def run_translation(
         max_len_b=options.max_len_b,
         length_penalty=options.length_penalty,
         feats=feats,
+        cuda_graphs=graphs,
     )
     seconds = time.perf_counter() - start
     tokenizer = get_tokenizer(lang)
@@ -77,6 +80,7 @@ def run_translation(
         "seconds": round(seconds, 2),
         "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2),
         "device": str(device),
+        "cuda_graphs": graphs,
     }
     summary.update(vision_span(model))
     return summary

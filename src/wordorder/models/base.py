@@ -85,6 +85,10 @@ class Seq2SeqModel(nn.Module, Generic[EncT, StateT]):
     # Why an update of this family reads values back from the device (which a CUDA graph cannot
     # capture: train.cuda_graphs), or None when it never does.
     capture_blocker: str | None = None
+    # Whether the family decodes with static shapes too (static_state / static_step /
+    # static_reorder, as the Transformer's wordorder.models.transformer_static), which
+    # decode.cuda_graphs captures; the others decode with the search of variable shapes only.
+    static_decoding: bool = False
 
     def forward(
         self, src: Tensor, tgt_in: Tensor, feats: Mapping[str, Tensor] | None = None

@@ -8,6 +8,7 @@ products). Masks are boolean with SDPA's meaning: True = the query may attend to
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +19,24 @@ from wordorder.models.dropout import Dropout
 from wordorder.models.relative import RelativeTerm, relative_attention
 
 KV = tuple[Tensor, Tensor]
+
+
+@dataclass
+class StepCache:
+    """A self-attention cache of fixed size, for decoding with static shapes (CUDA graphs):
+    the new position's keys and values are written at ``t`` and the query attends to the whole
+    buffer, masked to the positions written so far, so no shape depends on the step.
+
+    Attributes:
+        k, v: (N, H, W, d/H) keys and values of W positions; filled up to ``t``.
+        t: (1,) long, the position being decoded, on the device (read by no host code).
+        visible: (1, 1, 1, W) bool, True at positions ≤ t.
+    """
+
+    k: Tensor
+    v: Tensor
+    t: Tensor
+    visible: Tensor
 
 
 def key_padding_mask(pad: Tensor) -> Tensor:
@@ -113,6 +132,7 @@ class MultiHeadAttention(nn.Module):
         causal: bool = False,
         past_kv: KV | None = None,
         static_kv: KV | None = None,
+        cache: StepCache | None = None,
         relative: Sequence[RelativeTerm] = (),
         need_weights: bool = False,
     ) -> tuple[Tensor, KV]:
@@ -127,6 +147,8 @@ class MultiHeadAttention(nn.Module):
             past_kv: self-attention cache, each (B, H, t0, d/H): keys/values of the
                 previous positions, prepended to those of ``query``.
             static_kv: precomputed (B, H, S, d/H) keys/values (cross-attention cache).
+            cache: self-attention cache of fixed size (one query, instead of ``past_kv``):
+                the new keys/values are written into it in place and ``mask`` is its own.
             relative: relative position terms (see :mod:`wordorder.models.relative`); they
                 need the explicit attention path instead of the fused kernel.
             need_weights: record the attention weights too (explicit path).
@@ -148,10 +170,13 @@ class MultiHeadAttention(nn.Module):
                 if static_kv is not None
                 else self.project_kv(query if memory is None else memory)
             )
-        if static_kv is None:
-            if past_kv is not None:
-                k = torch.cat([past_kv[0], k], dim=2)
-                v = torch.cat([past_kv[1], v], dim=2)
+        if cache is not None:
+            cache.k.index_copy_(2, cache.t, k)
+            cache.v.index_copy_(2, cache.t, v)
+            k, v, mask = cache.k, cache.v, cache.visible
+        elif static_kv is None and past_kv is not None:
+            k = torch.cat([past_kv[0], k], dim=2)
+            v = torch.cat([past_kv[1], v], dim=2)
         dropout = self.dropout if self.training else 0.0
         # Under the CPU's bf16 autocast, torch's fused CPU kernel is 3-6× slower than in float32
         # (forward + backward, B = 300, T = 14, d/H = 64: 43 ms against 13 ms in float32 and

@@ -35,6 +35,7 @@ from wordorder.models.positions import SinusoidalPositions
 from wordorder.models.relative import relative_buckets, sequence_buckets
 from wordorder.models.transformer_layers import DecoderLayer, EncoderLayer, SourceContext
 from wordorder.models.transformer_source import SourceSide, build_source_input
+from wordorder.models.transformer_static import StaticDecoding
 from wordorder.specials import PAD_ID
 
 if TYPE_CHECKING:  # registry imports this module to fill its family table
@@ -65,9 +66,10 @@ class TransformerState(DecoderState):
     offset: int = 0
 
 
-class TransformerModel(SourceSide, Seq2SeqModel[EncoderOut, TransformerState]):
+class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, TransformerState]):
     """Encoder-decoder Transformer; see the module docstring for the conventions (its source
-    side: :class:`~wordorder.models.transformer_source.SourceSide`)."""
+    side: :class:`~wordorder.models.transformer_source.SourceSide`; its decoding step of static
+    shapes: :class:`~wordorder.models.transformer_static.StaticDecoding`)."""
 
     def __init__(
         self, options: TransformerOptions, vocab_size: int, tgt_vocab_size: int | None = None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from torch import Tensor, nn
 
 from wordorder.models.dropout import Dropout
-from wordorder.models.layers import KV, FeedForward, MultiHeadAttention
+from wordorder.models.layers import KV, FeedForward, MultiHeadAttention, StepCache
 from wordorder.models.relative import RelativeTable, RelativeTerm
 from wordorder.models.reordering import ReorderingEmbedding
 
@@ -131,9 +131,10 @@ class DecoderLayer(nn.Module):
         past_kv: KV | None = None,
         pe: Tensor | None = None,
         buckets: Tensor | None = None,
+        cache: StepCache | None = None,
     ) -> tuple[Tensor, KV]:
         """Full (``past_kv=None``: x is (B, T, d), causal mask) or incremental (x is (B, 1, d),
-        ``past_kv`` each (B, H, t, d/H)) decoding.
+        ``past_kv`` each (B, H, t, d/H); or ``cache``, of fixed size, written in place) decoding.
 
         ``cross_kv``: the memory's keys/values for this layer, each (B, H, S, d/H);
         ``src_mask``: (B, 1, 1, S) bool; ``pe``: (T, d) encodings of the new positions (for
@@ -147,8 +148,8 @@ class DecoderLayer(nn.Module):
         # Without one the mask is causal whatever T (at T = 1 it masks nothing): a test of the
         # length would be a symbolic bool under torch.compile's dynamic shapes, which SDPA's
         # is_causal refuses, and every attention call fell back to eager, uncompiled.
-        causal = past_kv is None
-        y, self_kv = self.self_attn(h, causal=causal, past_kv=past_kv, relative=terms)
+        causal = past_kv is None and cache is None
+        y, self_kv = self.self_attn(h, causal=causal, past_kv=past_kv, cache=cache, relative=terms)
         h_bar = self.sub_self.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
         y, _ = self.cross_attn(

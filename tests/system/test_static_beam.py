@@ -1,0 +1,176 @@
+"""The beam search of static shapes (``decode.cuda_graphs``, :mod:`wordorder.decode.static_beam`)
+finds what the default search finds, for every Transformer variant, and its step never reads
+the device (a CUDA graph could not capture it otherwise). The graph itself runs in
+``tests/system/test_cuda.py``."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_learns_reordering import VOCAB, make_data
+from test_variants_learn_reordering import SIZES, features
+from test_variants_learn_reordering import VARIANTS as TRANSFORMER_VARIANTS
+
+from wordorder.decode.batches import translate_batches
+from wordorder.decode.beam import beam_search_hypotheses, max_lengths
+from wordorder.decode.options import DecodeOptions
+from wordorder.decode.static_beam import (
+    SearchState,
+    search_step,
+    static_beam_search_hypotheses,
+    use_decode_graphs,
+)
+from wordorder.device import cuda_paths
+from wordorder.errors import WordorderError
+from wordorder.model_io.batching import pad_feature
+from wordorder.models import build_model
+from wordorder.specials import EOS_ID, PAD_ID
+from wordorder.train.opcount import count_ops
+
+MODELS = {
+    "baseline": {"preset": "tiny"},
+    "pre_norm": {"preset": "tiny", "norm": "pre"},
+    "relative_decoder": {"preset": "tiny", "relative_k": 3, "relative_sides": "decoder"},
+    "untied": {"preset": "tiny", "tie_embeddings": False, "tie_output": False},
+    **{k: {"preset": "tiny", "feature_sizes": SIZES, **v} for k, v in TRANSFORMER_VARIANTS.items()},
+}
+SEARCHES = [  # beam size, length penalty, n-best, max_len_a, max_len_b
+    (5, 1.0, 1, 1.5, 4),
+    (4, 0.6, 3, 1.0, 2),
+    (3, 0.0, 2, 1.5, 4),
+    (1, 1.0, 1, 1.0, 3),
+]
+
+
+def random_transformer(seed=0):
+    torch.manual_seed(seed)
+    return build_model({"preset": "tiny"}, 30).eval()
+
+
+def random_sources(n, seed=3):
+    g = torch.Generator().manual_seed(seed)
+    return [
+        torch.randint(4, 30, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist()
+        for _ in range(n)
+    ]
+
+
+def padded(sources):
+    width = max(len(s) for s in sources) + 1
+    src = torch.full((len(sources), width), PAD_ID)
+    for i, s in enumerate(sources):
+        src[i, : len(s) + 1] = torch.tensor(s + [EOS_ID])
+    return src
+
+
+def eos_prone(model, src, feats=None):
+    """The model with an EOS logit that makes hypotheses end at many lengths (an untrained
+    model runs every beam to the length limit, which tests no stopping rule): the row's largest
+    logit plus twice the gap between two other tokens' logits, minus an offset; the pair and
+    the offset are those giving the most lengths below the limits in a beam-5 search."""
+    plain = type(model)._logits.__get__(model)
+
+    def set_eos(offset, a, b):
+        def logits(h):
+            x = plain(h)
+            eos = x.amax(-1) + 2 * (x[..., a] - x[..., b]) - offset
+            return torch.cat([x[..., :EOS_ID], eos[..., None], x[..., EOS_ID + 1 :]], -1)
+
+        model._logits = logits
+
+    limits = set(max_lengths(src, 1.5, 4).tolist())
+
+    def early_lengths():
+        found = beam_search_hypotheses(model, src, 5, 1.5, 4, 1.0, 1, feats)
+        return len({len(s[0].tokens) for s in found if s} - limits)
+
+    choices = [(o, a, a + 1) for o in (0.0, 1.0, 2.0, 3.0) for a in (4, 6, 8)]
+    scores = []
+    for choice in choices:
+        set_eos(*choice)
+        scores.append(early_lengths())
+    set_eos(*choices[scores.index(max(scores))])
+    return model
+
+
+def batch(name, model, n=10):
+    pairs = make_data(n, 2, seed=5)[0]
+    srcs = [s for s, _ in pairs]
+    src = padded(srcs)
+    needed = model.options.required_features()
+    feats = {
+        k: pad_feature(k, v, src.size(1))
+        for k, v in features(srcs, [t for _, t in pairs]).items()
+        if k in needed
+    }
+    return src, feats or None
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_static_search_finds_the_default_searchs_hypotheses(name):
+    torch.manual_seed(2)
+    model = build_model(MODELS[name], VOCAB, 60 if "untied" in name else None).eval()
+    src, feats = batch(name, model)
+    model = eos_prone(model, src, feats)
+    lengths = set()
+    for k, alpha, n_best, a, b in SEARCHES:
+        want = beam_search_hypotheses(model, src, k, a, b, alpha, n_best, feats)
+        got = static_beam_search_hypotheses(model, src, k, a, b, alpha, n_best, feats)
+        assert [[h.tokens for h in s] for s in got] == [[h.tokens for h in s] for s in want]
+        for g, w in zip(got, want):
+            assert [h.score for h in g] == pytest.approx([h.score for h in w], abs=1e-5)
+        lengths |= {len(s[0].tokens) for s in want if s}
+    limits = set(max_lengths(src, 1.5, 4).tolist())
+    assert len(lengths - limits) >= 3, f"too few hypotheses ended early: {lengths}"
+
+
+def test_how_often_the_host_checks_changes_nothing():
+    src = padded(random_sources(9))
+    model = eos_prone(random_transformer(1), src)
+    every = [static_beam_search_hypotheses(model, src, 4, check_every=c) for c in (1, 3, 64)]
+    assert every[0] == every[1] == every[2]
+
+
+def test_a_step_reads_nothing_back_from_the_device():
+    """The step a graph captures: 0 host syncs, and the same operators at every t (the cache
+    and the step number are tensors, so nothing is recompiled or re-sized)."""
+    model, src = random_transformer(2), padded(random_sources(6))
+    k, steps = 4, 12
+    with torch.inference_mode():
+        limit = max_lengths(src, 1.5, 4)
+        state = model.static_state(model.encode(src), k, steps)
+        search = SearchState.start(limit, k, steps)
+        counts = []
+        with cuda_paths():
+            for _ in range(3):
+                counts.append(count_ops(lambda: search_step(model, state, search, 1, 1.0)))
+    assert [c.syncs for c in counts] == [0, 0, 0], counts[0].summary()
+    assert len({tuple(sorted(c.by_op.items())) for c in counts}) == 1
+    assert int(state.t) == 3
+
+
+def test_translate_batches_with_cuda_graphs_translates_alike():
+    sources = random_sources(15)
+    model = eos_prone(random_transformer(3), padded(sources))
+    kw = dict(batch_tokens=40, beam_size=4, max_len_a=1.0, max_len_b=3, progress=False)
+    assert translate_batches(model, sources, cuda_graphs=True, **kw) == translate_batches(
+        model, sources, **kw
+    )
+
+
+def test_the_setting_resolves_by_device_and_family():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    transformer, rnn = random_transformer(), build_model({"preset": "rnn_tiny"}, 30)
+    assert use_decode_graphs("auto", cuda, transformer)
+    assert not use_decode_graphs("auto", cpu, transformer)
+    assert not use_decode_graphs("auto", cuda, rnn)
+    assert not use_decode_graphs(False, cuda, transformer)
+    with pytest.raises(WordorderError, match="CUDA device.*cpu"):
+        use_decode_graphs(True, cpu, transformer)
+    with pytest.raises(WordorderError, match="RNN.*static shapes"):
+        use_decode_graphs(True, cuda, rnn)
+    with pytest.raises(WordorderError, match="static shapes"):
+        static_beam_search_hypotheses(rnn.eval(), padded([[5, 6]]))
+    assert DecodeOptions.from_dict({"cuda_graphs": "auto"}).cuda_graphs == "auto"
+    with pytest.raises(WordorderError, match="true, false or auto"):
+        DecodeOptions.from_dict({"cuda_graphs": 1})
