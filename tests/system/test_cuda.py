@@ -299,7 +299,8 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
 def test_learns_svo_to_sov_with_cuda_graphs(name, tmp_path):
     """Trained through the trainer with train.cuda_graphs (bf16), the learner reaches the bar,
     and its updates ran from captured graphs. The RNN (SDAtt) too: unpacked cuDNN GRUs, its
-    source tree without device reads, the decoder's Python loop recorded in the graph."""
+    source tree without device reads, the decoder's Python loop recorded in the graph. The
+    Transformers' dev evaluations decode from CUDA graphs too (decode.cuda_graphs' search)."""
     _, summary, score, _, _ = train_learner(
         name, tmp_path, device=DEVICE, amp=True, cuda_graphs=True, max_minutes=1.5
     )

@@ -70,3 +70,19 @@ def test_the_option_takes_true_false_and_auto_only():
     for bad in ("yes", 1.5, "Auto"):
         with pytest.raises(WordorderError, match="cuda_graphs"):
             TrainOptions.from_dict({"cuda_graphs": bad})
+
+
+def test_dev_evaluations_decode_from_graphs_with_train_cuda_graphs_on_a_gpu(models):
+    """The dev evaluations take decode.cuda_graphs' search where train.cuda_graphs is on, the
+    device CUDA and the family decodes with static shapes (Transformers, not RNNs)."""
+    from wordorder.train.state import eval_graphs
+
+    def opts(setting):
+        return TrainOptions(device="cpu", cuda_graphs=setting)
+
+    transformer, rnn = models["transformer"], models["rnn"]
+    assert eval_graphs(opts(True), CUDA, transformer)
+    assert eval_graphs(opts("auto"), CUDA, transformer)
+    assert not eval_graphs(opts(False), CUDA, transformer)
+    assert not eval_graphs(opts("auto"), CPU, transformer)
+    assert not eval_graphs(opts(True), CUDA, rnn)
