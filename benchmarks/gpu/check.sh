@@ -37,7 +37,8 @@
 #             the host's time between updates and a profile of its top 30 functions: the peers
 #             run (2026-11-27) saw 177 ms an update in the trainer against 52-70 ms in bench_train
 #   concurrent  bench_concurrent.py: 1 and 12 mini trainings at once (the effects experiment's
-#             case), eager and with cuda_graphs, and the code of .gpu/before eagerly (issue 36)
+#             case), eager and with cuda_graphs, and the code of .gpu/before eagerly (issue 36);
+#             CONCURRENT_N (1,12), CONCURRENT_MODES (eager,graphs), CONCURRENT_LIMIT (100 s)
 #   peers     eole 0.6.4 against wordorder on this GPU (issue 36 item 4), from what
 #             `benchmarks/gpu/prepare.sh peers` packed (eole's wheels, installed into
 #             /tmp/eole_site, eole's own PYTHONPATH; data and the two decoding models): training
@@ -148,7 +149,10 @@ concurrent() {  # issue 36 item 5: N small trainings at once, before (if packed)
     run concurrent_before 60 python3 benchmarks/bench_concurrent.py --code .gpu/before \
       --n 1,12 --modes eager --steps 150
   fi
-  run concurrent 100 python3 benchmarks/bench_concurrent.py --n 1,12 --modes eager,graphs \
+  # CONCURRENT_N=1,2,4,8,16 CONCURRENT_MODES=graphs: how many trainings a GPU of this size
+  # should run at once (item 5's question; 1 and 12 only so far)
+  run concurrent "${CONCURRENT_LIMIT:-100}" python3 benchmarks/bench_concurrent.py \
+    --n "${CONCURRENT_N:-1,12}" --modes "${CONCURRENT_MODES:-eager,graphs}" \
     --steps 150 --json "$OUT/concurrent.json"
 }
 
