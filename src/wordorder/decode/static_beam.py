@@ -12,14 +12,15 @@ every ``check_every`` steps only.
 
 The hypotheses and scores are those of :func:`wordorder.decode.beam.beam_search_hypotheses`
 (same candidates, same finishing and stopping rules; see there), up to the order of exactly
-equal scores. Families with ``static_decoding`` (the Transformer) only.
+equal scores. Families with ``static_decoding`` only: the Transformer and the RNNs but those
+with flexible attention.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, Protocol, cast
 
 import torch
 from torch import Tensor
@@ -34,8 +35,26 @@ from wordorder.decode.beam import (
 )
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
-from wordorder.models.transformer_static import StaticDecoding, StaticState
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
+
+
+class StaticStep(Protocol):
+    """A decoder state of fixed shapes with its step number on the device."""
+
+    t: Tensor
+
+    def advance(self) -> None: ...
+
+
+class StaticDecoder(Protocol):
+    """What a family with ``static_decoding`` implements (the Transformer:
+    :mod:`wordorder.models.transformer_static`; the RNNs: :mod:`wordorder.models.fixed_state`)."""
+
+    def static_state(self, enc: Any, beams: int, width: int) -> Any: ...
+
+    def static_step(self, prev: Tensor, state: Any) -> Tensor: ...
+
+    def static_reorder(self, state: Any, rows: Tensor) -> None: ...
 
 
 @dataclass
@@ -79,7 +98,7 @@ class SearchState:
 
 
 def search_step(
-    model: StaticDecoding, state: StaticState, s: SearchState, n_best: int, alpha: float
+    model: StaticDecoder, state: StaticStep, s: SearchState, n_best: int, alpha: float
 ) -> None:
     """One step of the search at the model state's step ``t`` (a (1,) device tensor): score,
     finish, keep the best K live hypotheses, reorder the model's caches; every tensor updated
@@ -177,7 +196,7 @@ def static_beam_search_hypotheses(
     b = src.size(0)
     limit = max_lengths(src, max_len_a, max_len_b)
     steps = (max(int(limit.max()), 1) if b else 1) + 1  # t = 0 .. width, as the other search
-    decoder = cast(StaticDecoding, model)
+    decoder = cast(StaticDecoder, model)
     state = decoder.static_state(model.encode(src, feats), beam_size, steps)
     search = SearchState.start(limit, beam_size, steps)
     alpha = float(length_penalty)
@@ -223,7 +242,10 @@ def use_decode_graphs(setting: bool | str, device: torch.device, model: Seq2SeqM
     if device.type != "cuda":
         why = f"it needs a CUDA device, and this decoding runs on {device}"
     elif not getattr(model, "static_decoding", False):
-        why = f"{type(model).__name__} has no decoding step of static shapes (Transformers have)"
+        why = (
+            f"this {type(model).__name__} has no decoding step of static shapes (flexible "
+            "attention counts its vision span on the host)"
+        )
     else:
         return True
     if setting == "auto":

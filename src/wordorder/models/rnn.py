@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from wordorder.models.base import Seq2SeqModel
 from wordorder.models.dropout import Dropout
+from wordorder.models.fixed_state import FixedStateDecoding
 from wordorder.models.rnn_decoder import RNNDecoder, RNNState
 from wordorder.models.rnn_encoder import BiGRUEncoder, DependencyUnitEncoder, RNNEncoderOut
 from wordorder.models.source_tree import dependency_units, subword_distances, subword_parents
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 Feats = Mapping[str, Tensor]
 
 
-class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
+class RNNModel(FixedStateDecoding, Seq2SeqModel[RNNEncoderOut, RNNState]):
     """Attentional RNN encoder-decoder; see the module docstring."""
 
     def __init__(
@@ -57,6 +58,10 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
             self.src_embed.weight[PAD_ID].zero_()
             self.tgt_embed.weight[PAD_ID].zero_()
         self.dropout = Dropout(o.dropout)
+        # Flexible attention counts its vision span per decoded row on the host (the translate
+        # summary reports it): the search of static shapes would read the device every step and
+        # count finished sentences' rows too, so those models decode with the default search.
+        self.static_decoding = "flexible" not in (o.attention, o.second_context)
         unit_width = e if o.source_dependency or o.second_context == "sdr" else 0
         self.units = DependencyUnitEncoder(e, unit_width) if unit_width else None
         d_in = e + (unit_width if o.source_dependency else 0)
@@ -177,7 +182,11 @@ class RNNModel(Seq2SeqModel[RNNEncoderOut, RNNState]):
         """prev: (N,) ids → (N, V) float32 log-probs, new state."""
         y = self.dropout(self.tgt_embed(prev))
         r, state, _ = self.decoder.step(y, self.decoder.project_input(y), state)
-        return F.log_softmax(F.linear(r, self.output_weight).float(), dim=-1), state
+        return F.log_softmax(self._logits(r).float(), dim=-1), state
+
+    def _logits(self, r: Tensor) -> Tensor:
+        """(N, e) readouts → (N, V_tgt) logits."""
+        return F.linear(r, self.output_weight)
 
     def attention_weights(self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None) -> Tensor:
         """Forced decoding: (B, T, S) weights of the first context at each target position."""

@@ -213,9 +213,10 @@ class DevSet:
 
 def eval_graphs(opts: TrainOptions, device: torch.device, model: Seq2SeqModel) -> bool:
     """Whether the dev evaluations decode from CUDA graphs (``decode.cuda_graphs``' search):
-    with ``train.cuda_graphs`` on (``true`` or ``auto``), on a CUDA device, for a family that
-    decodes with static shapes. On a GPU the greedy dev decoding was ~75 % of a small
-    training's wall time (the long pilot, 2026-11-27), each step waiting for the host."""
+    with ``train.cuda_graphs`` on (``true`` or ``auto``), on a CUDA device, for a model that
+    decodes with static shapes (Transformers, RNNs without flexible attention). On a GPU the
+    greedy dev decoding was ~75 % of a small training's wall time (the long pilot, 2026-11-27),
+    each step waiting for the host."""
     return bool(opts.cuda_graphs) and device.type == "cuda" and model.static_decoding
 
 
