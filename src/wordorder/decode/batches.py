@@ -4,11 +4,12 @@ each decoded by beam search (or greedy search at beam size 1), results back in i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import torch
 from tqdm import tqdm
 
-from wordorder.decode.beam import DEFAULT, beam_search, greedy_decode
+from wordorder.decode.beam import DEFAULT, beam_search_hypotheses, greedy_decode
 from wordorder.decode.static_beam import static_beam_search_hypotheses
 from wordorder.device import keep_freed_cpu_memory
 from wordorder.model_io.batching import pad_feature
@@ -92,34 +93,18 @@ def translate_batches(
                 if feats
                 else None
             )
-            if cuda_graphs:
-                found = static_beam_search_hypotheses(
-                    model,
-                    src,
-                    beam_size,
-                    max_len_a,
-                    max_len_b,
-                    length_penalty,
-                    feats=batch_feats,
-                    graphs=device.type == "cuda",
-                )
-                hyps = [h[0].tokens if h else [] for h in found]
-            elif beam_size == 1:
+            if beam_size == 1 and not cuda_graphs:
                 hyps = greedy_decode(model, src, max_len_a, max_len_b, feats=batch_feats)
             else:
-                hyps = [
-                    h[0] if h else []
-                    for h in beam_search(
-                        model,
-                        src,
-                        beam_size,
-                        max_len_a,
-                        max_len_b,
-                        length_penalty,
-                        n_best=1,
-                        feats=batch_feats,
-                    )
-                ]
+                search = (
+                    partial(static_beam_search_hypotheses, graphs=device.type == "cuda")
+                    if cuda_graphs
+                    else beam_search_hypotheses
+                )
+                found = search(
+                    model, src, beam_size, max_len_a, max_len_b, length_penalty, feats=batch_feats
+                )
+                hyps = [h[0].tokens if h else [] for h in found]
             for i, h in zip(batch, hyps):
                 results[i] = h
             bar.update(len(batch))

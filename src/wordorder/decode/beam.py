@@ -62,6 +62,26 @@ def _constrain(lp: Tensor, at_max: Tensor) -> Tensor:
     return lp
 
 
+def check_beam(beam_size: int, n_best: int) -> None:
+    """A user error unless beam_size >= 1 and 1 <= n_best <= beam_size."""
+    if beam_size < 1 or not 1 <= n_best <= beam_size:
+        raise WordorderError(
+            f"need beam_size >= 1 and 1 <= n_best <= beam_size, got {beam_size}, {n_best}"
+        )
+
+
+def finished_hypotheses(
+    fin_score: Tensor, fin_tok: Tensor, fin_len: Tensor, n_best: int
+) -> list[list[Hypothesis]]:
+    """The finished lists of a search, (B, K) scores (best first, -inf: none), (B, K, W)
+    tokens and (B, K) lengths, as each sentence's ``n_best`` hypotheses."""
+    scores, toks, lens = fin_score.tolist(), fin_tok.tolist(), fin_len.tolist()
+    return [
+        [Hypothesis(t[:n], sc) for sc, t, n in zip(s_row, t_row, n_row) if sc > NEG_INF][:n_best]
+        for s_row, t_row, n_row in zip(scores, toks, lens)
+    ]
+
+
 def top_candidates(scores: Tensor, k: int, chunk: int = 64) -> tuple[Tensor, Tensor]:
     """The ``k`` largest values of each row of ``scores`` (n, m) and their column indices, largest
     first: ``scores.topk(k, dim=1)``, except that equal values may come in another order.
@@ -112,10 +132,7 @@ def beam_search_hypotheses(
     log-probabilities) gets an empty list. ``model.step``'s log-probabilities are modified in
     place.
     """
-    if beam_size < 1 or not 1 <= n_best <= beam_size:
-        raise WordorderError(
-            f"need beam_size >= 1 and 1 <= n_best <= beam_size, got {beam_size}, {n_best}"
-        )
+    check_beam(beam_size, n_best)
     K, B, dev = beam_size, src.size(0), src.device
     limit = max_lengths(src, max_len_a, max_len_b)  # (B,)
     width = max(int(limit.max()), 1) if B else 1
@@ -200,15 +217,7 @@ def beam_search_hypotheses(
         state = model.reorder_state(state, rows.reshape(-1))
         prev = next_tok.reshape(-1)
 
-    scores, toks, lens = fin_score.tolist(), fin_tok.tolist(), fin_len.tolist()
-    return [
-        [
-            Hypothesis(toks[b][k][: lens[b][k]], scores[b][k])
-            for k in range(K)
-            if scores[b][k] > NEG_INF
-        ][:n_best]
-        for b in range(B)
-    ]
+    return finished_hypotheses(fin_score, fin_tok, fin_len, n_best)
 
 
 def beam_search(

@@ -30,6 +30,8 @@ from wordorder.decode.beam import (
     NEG_INF,
     Feats,
     Hypothesis,
+    check_beam,
+    finished_hypotheses,
     max_lengths,
     top_candidates,
 )
@@ -187,10 +189,7 @@ def static_beam_search_hypotheses(
             f"{type(model).__name__} has no decoding step of static shapes",
             hint="set decode.cuda_graphs: false for this model family",
         )
-    if beam_size < 1 or not 1 <= n_best <= beam_size:
-        raise WordorderError(
-            f"need beam_size >= 1 and 1 <= n_best <= beam_size, got {beam_size}, {n_best}"
-        )
+    check_beam(beam_size, n_best)
     if graphs and src.device.type != "cuda":
         raise WordorderError("decode.cuda_graphs needs a CUDA device", hint="set it false")
     b = src.size(0)
@@ -221,16 +220,7 @@ def static_beam_search_hypotheses(
         if (t + 1) % check_every == 0 and bool(search.done.all()):
             break
 
-    scores, toks = search.fin_score.tolist(), search.fin_tok.tolist()
-    lens = search.fin_len.tolist()
-    return [
-        [
-            Hypothesis(toks[i][j][: lens[i][j]], scores[i][j])
-            for j in range(beam_size)
-            if scores[i][j] > NEG_INF
-        ][:n_best]
-        for i in range(b)
-    ]
+    return finished_hypotheses(search.fin_score, search.fin_tok, search.fin_len, n_best)
 
 
 def use_decode_graphs(setting: bool | str, device: torch.device, model: Seq2SeqModel) -> bool:

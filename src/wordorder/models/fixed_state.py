@@ -21,11 +21,6 @@ from torch import Tensor
 from wordorder.models.base import EncoderOut, select_rows
 
 
-def _leaves(obj: Any) -> list[Tensor | None]:
-    """The tensors of a state dataclass, in field order (None for an absent one)."""
-    return [getattr(obj, f.name) for f in dataclasses.fields(obj)]
-
-
 @dataclass
 class FixedState:
     """A family's own decoder state (N = B·K rows) held in fixed buffers.
@@ -33,8 +28,8 @@ class FixedState:
     Attributes:
         inner: the family's state; its tensors are the buffers, updated in place.
         t: (1,) long, the step the next call decodes.
-        moving: which fields of ``inner`` a step replaces (found at the first step): the
-            ones a reorder gathers.
+        moving: which fields of ``inner`` the last step replaced: the ones a reorder
+            gathers.
     """
 
     inner: Any
