@@ -51,6 +51,20 @@ def key_padding_mask(pad: Tensor) -> Tensor:
     return allowed[:, None, None, :]
 
 
+def _batch(x: Tensor, batch: int | None) -> int:
+    """B of (B, T, d), or the ``batch`` given with (B·T, d) token rows."""
+    if x.dim() == 3:
+        return x.size(0)
+    if batch is None:
+        raise ValueError("attention over token rows (B·T, d) needs batch=B")
+    return batch
+
+
+def _rows(x: Tensor) -> Tensor:
+    """(B, T, d) → (B·T, d); token rows as they are (no operator dispatched)."""
+    return x if x.dim() == 2 else x.reshape(-1, x.size(-1))
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (Vaswani et al. 2017, section 3.2).
 
@@ -108,26 +122,35 @@ class MultiHeadAttention(nn.Module):
                 state_dict[f"{prefix}qkv_proj.{kind}"] = torch.cat([q, kv])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
-    def _split(self, x: Tensor) -> Tensor:
-        """(B, T, d) → (B, H, T, d/H)."""
-        b, t, _ = x.shape
-        return x.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+    def _heads(self, x: Tensor, b: int, parts: int) -> tuple[Tensor, ...]:
+        """(B·T, parts·d) token rows of B sentences → ``parts`` tensors (B, H, T, d/H): one
+        view, one permute and one unbind whatever ``parts`` (dispatched operators are a GPU
+        host's work: :mod:`wordorder.train.opcount`)."""
+        t = x.size(0) // b if b else 0
+        if parts == 1:
+            return (x.view(b, t, self.heads, self.head_dim).transpose(1, 2),)
+        x = x.view(b, t, parts, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        return x.unbind(0)
 
-    def project_kv(self, x: Tensor) -> KV:
-        """(B, S, d) → keys and values, each (B, H, S, d/H)."""
+    def project_kv(self, x: Tensor, batch: int | None = None) -> KV:
+        """(B, S, d), or (B·S, d) token rows with ``batch`` = B → keys and values, each
+        (B, H, S, d/H)."""
+        b = _batch(x, batch)
+        x = _rows(x)
         if self.self_attention:
             d = self.d_model
             kv = F.linear(x, self.qkv_proj.weight[d:], self.qkv_proj.bias[d:])
         else:
             kv = self.kv_proj(x)
-        k, v = kv.chunk(2, dim=-1)
-        return self._split(k), self._split(v)
+        k, v = self._heads(kv, b, 2)
+        return k, v
 
     def forward(
         self,
         query: Tensor,
         memory: Tensor | None = None,
         *,
+        batch: int | None = None,
         mask: Tensor | None = None,
         causal: bool = False,
         past_kv: KV | None = None,
@@ -139,8 +162,11 @@ class MultiHeadAttention(nn.Module):
         """Attend from ``query`` to ``memory`` (or to itself).
 
         Args:
-            query: (B, T, d).
-            memory: (B, S, d) keys/values input for cross-attention; None = self-attention.
+            query: (B, T, d); or (B·T, d) token rows, with ``batch`` = B (what the layer
+                stacks pass: products of rows need no reshapes, forward or backward).
+            memory: (B, S, d) or (B·S, d) keys/values input for cross-attention; None =
+                self-attention.
+            batch: B, for token rows.
             mask: bool, broadcastable to (B, H, T, S): True = may attend (see
                 :func:`key_padding_mask`).
             causal: position t attends to positions ≤ t only (full self-attention, T = S).
@@ -153,22 +179,25 @@ class MultiHeadAttention(nn.Module):
                 need the explicit attention path instead of the fused kernel.
             need_weights: record the attention weights too (explicit path).
         Returns:
-            (B, T, d) output, and the keys/values attended to (the extended cache for
-            self-attention).
+            the output in the query's shape, and the keys/values attended to (the extended
+            cache for self-attention).
         """
+        shape = query.shape
+        b = _batch(query, batch)
+        query = _rows(query)
         if self.self_attention and memory is None and static_kv is None:
-            q, k, v = (self._split(x) for x in self.qkv_proj(query).chunk(3, dim=-1))
+            q, k, v = self._heads(self.qkv_proj(query), b, 3)
         else:
             if self.self_attention:
                 d = self.d_model
                 q = F.linear(query, self.qkv_proj.weight[:d], self.qkv_proj.bias[:d])
             else:
                 q = self.q_proj(query)
-            q = self._split(q)
+            (q,) = self._heads(q, b, 1)
             k, v = (
                 static_kv
                 if static_kv is not None
-                else self.project_kv(query if memory is None else memory)
+                else self.project_kv(query if memory is None else memory, b)
             )
         if cache is not None:
             cache.k.index_copy_(2, cache.t, k)
@@ -193,9 +222,8 @@ class MultiHeadAttention(nn.Module):
         # out: (B, H, T, d/H)
         if self.record:
             self.recorded.update(heads=out, values=v)
-        b, _, t, _ = out.shape
-        out = out.transpose(1, 2).reshape(b, t, self.d_model)
-        return self.out_proj(out), (k, v)
+        out = self.out_proj(out.transpose(1, 2).reshape(-1, self.d_model))
+        return (out if len(shape) == 2 else out.view(shape)), (k, v)
 
 
 class FeedForward(nn.Module):

@@ -146,9 +146,11 @@ class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, Tran
         s = src.size(1)
         words = self.source_words(src) if o.position_unit == "word" else None
         x = self._embed_source(src, pad, feats, words)
-        ctx = SourceContext(mask=key_padding_mask(pad))
+        b = x.size(0)
+        # The layers run on token rows (B·S, d): their products then dispatch no reshapes
+        ctx = SourceContext(mask=key_padding_mask(pad), batch=b)
         if o.position_slot("encoder") != "none":
-            ctx.pe = self._pe(s, x.dtype)
+            ctx.pe = self._pe(s, x.dtype).repeat(b, 1)
         if o.relative_on("encoder"):
             ctx.buckets = (  # (S, S) by piece, (B, S, S) by word
                 sequence_buckets(s, o.relative_k, src.device)
@@ -158,11 +160,12 @@ class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, Tran
         if o.preorder_encoding == "relative":
             order = feats["order"]
             ctx.order_buckets = relative_buckets(order, order, o.preorder_k)
+        x = x.reshape(b * s, o.d_model)
         for layer in self.encoder:
             x = layer(x, ctx)
         if o.disagreement != "none" and self.training:
             self.auxiliary_loss = -o.disagreement_weight * self._disagreement(~pad)
-        return EncoderOut(memory=self.encoder_norm(x), src_pad=pad)
+        return EncoderOut(memory=self.encoder_norm(x).view(b, s, o.d_model), src_pad=pad)
 
     def _disagreement(self, valid: Tensor) -> Tensor:
         """Li et al. 2018's D, averaged over the encoder layers (a scalar ≤ 0)."""
@@ -196,7 +199,9 @@ class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, Tran
         return cast("Sequence[DecoderLayer]", self.decoder)
 
     def _cross_kv(self, memory: Tensor) -> list[KV]:
-        return [layer.cross_attn.project_kv(memory) for layer in self._decoder_layers()]
+        """(B, S, d) memory → every decoder layer's keys and values, from token rows."""
+        rows, b = memory.reshape(-1, memory.size(-1)), memory.size(0)
+        return [layer.cross_attn.project_kv(rows, b) for layer in self._decoder_layers()]
 
     def _decoder_extras(
         self, length: int, dtype: torch.dtype, device: torch.device, offset: int = 0
@@ -220,10 +225,14 @@ class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, Tran
         """tgt_in: (B, T) ids → (B, T, d) final decoder states, every position at once (causal)."""
         mask = key_padding_mask(enc.src_pad)
         x = self._embed_target(tgt_in)
-        pe, buckets = self._decoder_extras(tgt_in.size(1), x.dtype, x.device)
+        b, t = tgt_in.shape
+        pe, buckets = self._decoder_extras(t, x.dtype, x.device)
+        if pe is not None:
+            pe = pe.repeat(b, 1)  # token rows, as x
+        x = x.reshape(b * t, self.options.d_model)
         for layer, kv in zip(self.decoder, self._cross_kv(enc.memory)):
-            x, _ = layer(x, mask, kv, pe=pe, buckets=buckets)
-        return self.decoder_norm(x)
+            x, _ = layer(x, mask, kv, pe=pe, buckets=buckets, batch=b)
+        return self.decoder_norm(x).view(b, t, self.options.d_model)
 
     def attention_weights(
         self, src: Tensor, tgt_in: Tensor, feats: Feats | None = None, layer: int = -2
@@ -251,13 +260,14 @@ class TransformerModel(SourceSide, StaticDecoding, Seq2SeqModel[EncoderOut, Tran
 
     def step(self, prev: Tensor, state: TransformerState) -> tuple[Tensor, TransformerState]:
         """prev: (N,) ids → (N, V) float32 log-probs of the next token, updated state."""
-        x = self._embed_target(prev[:, None], offset=state.offset)  # (N, 1, d)
+        x = self._embed_target(prev[:, None], offset=state.offset)[:, 0]  # (N, d) token rows
         pe, buckets = self._decoder_extras(1, x.dtype, x.device, offset=state.offset)
         new_kv = []
+        n = x.size(0)
         for layer, cross, past in zip(self.decoder, state.cross_kv, state.self_kv):
-            x, kv = layer(x, state.src_mask, cross, past_kv=past, pe=pe, buckets=buckets)
+            x, kv = layer(x, state.src_mask, cross, past_kv=past, pe=pe, buckets=buckets, batch=n)
             new_kv.append(kv)
-        log_probs = F.log_softmax(self._logits(x[:, 0]).float(), dim=-1)
+        log_probs = F.log_softmax(self._logits(x).float(), dim=-1)
         return log_probs, dataclasses.replace(state, self_kv=new_kv, offset=state.offset + 1)
 
     def reorder_state(self, state: TransformerState, index: Tensor) -> TransformerState:

@@ -48,16 +48,19 @@ class SourceContext:
 
     Attributes:
         mask: (B, 1, 1, S) bool, True = real token (may be attended to).
-        pe: (S, d) absolute encodings for the position slot; None when no layer needs them.
+        pe: absolute encodings for the position slot, in the layer input's shape: (S, d)
+            for (B, S, d), (B·S, d) for token rows; None when no layer needs them.
         buckets: (S, S) Shaw buckets clip(j − i, k) + k; None without relative positions.
         order_buckets: (B, S, S) buckets clip(p_j − p_i, k') + k' of the preordered
             positions p; None without the relative preordering encoding.
+        batch: B, when the layers run on token rows (B·S, d).
     """
 
     mask: Tensor
     pe: Tensor | None = None
     buckets: Tensor | None = None
     order_buckets: Tensor | None = None
+    batch: int | None = None
 
 
 def _position_slot(o: TransformerOptions, side: str) -> ReorderingEmbedding | None:
@@ -89,7 +92,7 @@ class EncoderLayer(nn.Module):
         self.need_weights = False  # set by the model for position disagreement
 
     def forward(self, x: Tensor, ctx: SourceContext) -> Tensor:
-        """x: (B, S, d) → (B, S, d)."""
+        """x: (B, S, d), or (B·S, d) token rows with ``ctx.batch`` = B → the same shape."""
         terms: list[RelativeTerm] = []
         # the model fills the buckets of every table its options create
         if self.relative is not None:
@@ -99,7 +102,11 @@ class EncoderLayer(nn.Module):
             assert ctx.order_buckets is not None
             terms.append((ctx.order_buckets, self.preorder_relative))
         y, _ = self.self_attn(
-            self.sub_attn.input(x), mask=ctx.mask, relative=terms, need_weights=self.need_weights
+            self.sub_attn.input(x),
+            batch=ctx.batch,
+            mask=ctx.mask,
+            relative=terms,
+            need_weights=self.need_weights,
         )
         h_bar = self.sub_attn.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, ctx.pe)
@@ -132,9 +139,12 @@ class DecoderLayer(nn.Module):
         pe: Tensor | None = None,
         buckets: Tensor | None = None,
         cache: StepCache | None = None,
+        batch: int | None = None,
     ) -> tuple[Tensor, KV]:
         """Full (``past_kv=None``: x is (B, T, d), causal mask) or incremental (x is (B, 1, d),
         ``past_kv`` each (B, H, t, d/H); or ``cache``, of fixed size, written in place) decoding.
+        x may be token rows instead, (B·T, d) with ``batch`` = B, and ``pe`` then (B·T, d)
+        (or (1, d) at T = 1); the output has x's shape.
 
         ``cross_kv``: the memory's keys/values for this layer, each (B, H, S, d/H);
         ``src_mask``: (B, 1, 1, S) bool; ``pe``: (T, d) encodings of the new positions (for
@@ -149,11 +159,14 @@ class DecoderLayer(nn.Module):
         # length would be a symbolic bool under torch.compile's dynamic shapes, which SDPA's
         # is_causal refuses, and every attention call fell back to eager, uncompiled.
         causal = past_kv is None and cache is None
-        y, self_kv = self.self_attn(h, causal=causal, past_kv=past_kv, cache=cache, relative=terms)
+        y, self_kv = self.self_attn(
+            h, batch=batch, causal=causal, past_kv=past_kv, cache=cache, relative=terms
+        )
         h_bar = self.sub_self.output(x, y)
         c = h_bar if self.slot is None else self.slot(x, h_bar, pe)
         y, _ = self.cross_attn(
             self.sub_cross.input(c),
+            batch=batch,
             mask=src_mask,
             static_kv=cross_kv,
             need_weights=self.cross_attn.record,

@@ -94,7 +94,7 @@ class StaticDecoding:
         o = self.options
         t = state.t
         width = state.self_kv[0][0].size(2) if state.self_kv else 1
-        x = self.tgt_embed(prev[:, None]) * self.embed_scale  # (N, 1, d)
+        x = self.tgt_embed(prev) * self.embed_scale  # (N, d) token rows
         pe_t = self.positions.table.index_select(0, t).to(x.dtype)  # (1, d)
         if o.positions == "absolute":
             x = x + pe_t
@@ -105,8 +105,10 @@ class StaticDecoding:
         visible = keys.le(t).view(1, 1, 1, width)
         for layer, cross, (k, v) in zip(self.decoder, state.cross_kv, state.self_kv):
             cache = StepCache(k=k, v=v, t=t, visible=visible)
-            x, _ = layer(x, state.src_mask, cross, pe=pe, buckets=buckets, cache=cache)
-        return F.log_softmax(self._logits(x[:, 0]).float(), dim=-1)
+            x, _ = layer(
+                x, state.src_mask, cross, pe=pe, buckets=buckets, cache=cache, batch=x.size(0)
+            )
+        return F.log_softmax(self._logits(x).float(), dim=-1)
 
     def static_reorder(self, state: StaticState, rows: Tensor) -> None:
         """Rows ``rows`` ((N,) long, each within its own sentence's beams) become rows 0..N-1 of
