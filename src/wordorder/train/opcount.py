@@ -94,24 +94,40 @@ def count_update(
     batch: Any,
     amp_dtype: torch.dtype | None = torch.bfloat16,
     as_on_cuda: bool = True,
+    stack: bool = True,
     **train_options: Any,
 ) -> OpCount:
     """The operators of one training update of ``model`` on ``batch`` (forward, backward,
-    clipping, Adam), as :func:`wordorder.train.update.update` runs it in the trainer; the first
-    update (which creates the optimizer's state) runs uncounted before it."""
+    clipping, Adam), as :func:`wordorder.train.update.update` runs it in the trainer (``stack``:
+    its parameters stacked by shape, :mod:`wordorder.train.stacked`); the first update (which
+    creates the optimizer's state) runs uncounted before it."""
     from wordorder.train.options import TrainOptions
+    from wordorder.train.stacked import StackedParameters, used_parameters
     from wordorder.train.update import make_optimizer, update
 
     opts = TrainOptions(device="cpu", **{"lr": 1e-4, "warmup": 1, **train_options})
     device = next(model.parameters()).device
     optimizer = make_optimizer(model, opts)  # type: ignore[arg-type]
     scaler = torch.amp.GradScaler("cuda", enabled=False)
+    stacked: StackedParameters | None = None
 
     n_tokens = batch.target_tokens  # the trainer counts them from the id lists: no tensor read
 
     def step() -> None:
-        update(model, optimizer, scaler, [batch], opts, device, amp_dtype, n_tokens=n_tokens)  # type: ignore[arg-type]
+        update(
+            model,  # type: ignore[arg-type]
+            optimizer,
+            scaler,
+            [batch],
+            opts,
+            device,
+            amp_dtype,
+            n_tokens=n_tokens,
+            stacked=stacked,
+        )
 
     with cuda_paths() if as_on_cuda else nullcontext():
         step()
+    if stack:  # as the trainer: the parameters the first update used
+        stacked = StackedParameters(model, amp_dtype, used_parameters(model))
     return count_ops(step, as_on_cuda)

@@ -33,6 +33,7 @@ from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
 from wordorder.train.resume import Feats, StopSignal, load_state, open_metrics
 from wordorder.train.schedule import make_scheduler
+from wordorder.train.stacked import StackedParameters, used_parameters
 from wordorder.train.state import DevSet, TrainingState, Window
 from wordorder.train.update import loss_function, make_optimizer, set_capturable, update
 
@@ -88,6 +89,11 @@ class Trainer(TrainerOutputs):
         set_capturable(self.optimizer, graphs)  # a loaded state carries its own run's setting
         self.loss_fn = loss_function(opts.label_smoothing, amp_dtype, opts.compile)
         self.ddp = wrap(model, self.loss_fn, d)
+        # Parameters stacked by shape after the first update (wordorder.train.stacked): a
+        # single process's eager updates; DDP hooks each parameter, compile and graphs have
+        # no per-operator host cost to save.
+        self.stack = d.world == 1 and not opts.compile and not graphs
+        self.stacked: StackedParameters | None = None
         self.graphed = (
             GraphedUpdates(
                 model, self.optimizer, self.loss_fn, opts.clip_norm, device, opts.max_graphs
@@ -224,7 +230,12 @@ class Trainer(TrainerOutputs):
                 d.world,
                 total,
                 self.loss_fn,
+                self.stacked,
             )
+            if self.stack and self.stacked is None:
+                self.stacked = StackedParameters(
+                    self.model, self.amp_dtype, used_parameters(self.model)
+                )
         lr = self.optimizer.param_groups[0]["lr"]
         if isinstance(lr, torch.Tensor):  # the scheduler writes the next rate into it
             lr = lr.clone()

@@ -14,6 +14,7 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.loss import linear_cross_entropy, logits_loss
 from wordorder.train.options import TrainOptions
+from wordorder.train.stacked import StackedParameters
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
@@ -122,6 +123,7 @@ def update(
     world: int = 1,
     n_tokens: int | None = None,
     loss_fn: LossFn | None = None,
+    stacked: StackedParameters | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One optimizer update over the micro-batches ``group`` (gradient accumulation).
 
@@ -130,6 +132,8 @@ def update(
     are all-reduced once, at the last micro-batch.
 
     ``loss_fn(model, batch)``: the loss of a batch on the device (:func:`loss_function`).
+    ``stacked``: the model's parameters stacked by shape (:mod:`wordorder.train.stacked`; not
+    with ``ddp``), whose gradients it zeroes and through which the loss runs.
 
     Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
     target tokens; the loss is averaged per target token over the whole update.
@@ -137,13 +141,18 @@ def update(
     loss_fn = loss_fn or loss_function(opts.label_smoothing, amp_dtype)
     if n_tokens is None:
         n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
-    optimizer.zero_grad(set_to_none=True)
+    if stacked is not None:
+        stacked.zero_grad()
+    else:
+        optimizer.zero_grad(set_to_none=True)
     loss_sum = nll_sum = torch.zeros((), device=device)
     for k, batch in enumerate(group):
         # DDP averages gradients over processes: scale by world so that the result is the sum.
         sync = ddp is None or k == len(group) - 1
         with contextlib.nullcontext() if sync or ddp is None else ddp.no_sync():
-            if ddp is None:
+            if stacked is not None:
+                loss, nll = stacked(loss_fn, batch.to(device))
+            elif ddp is None:
                 loss, nll = loss_fn(model, batch.to(device))
             else:
                 loss, nll = ddp(batch.to(device))

@@ -1,0 +1,137 @@
+"""Parameters stacked by shape: one autograd leaf, one cast and one gradient per stack.
+
+A Transformer-base update touches ~200 parameter tensors, and per tensor autograd accumulates
+a gradient (a ``detach`` on a GPU's host), autocast casts the weight to the low precision
+before the product and casts its gradient back after it (two ``_to_copy`` kernels): ~600 of
+the update's operators, all host work on a GPU (:mod:`wordorder.train.opcount`). Here the
+weights and biases of the linear and layer-norm modules of equal shape are rows of one tensor
+(the stack), and the update runs the model on the stack's rows through
+:func:`torch.func.functional_call`: per stack, one cast (to the autocast dtype, for the linear
+modules' stacks: the cast autocast would make of each row), one ``unbind`` and, backward, one
+``stack`` and one accumulation.
+
+The numbers are those of the per-parameter update: the rows are cast as autocast casts them,
+and each parameter's gradient is its row of the stack's gradient. The module's parameters
+stay :class:`~torch.nn.Parameter` objects (checkpoints, the optimizer and decoding see them as
+before), whose storage is now their row of the stack and whose ``.grad`` is their row of the
+stack's gradient. Only the parameters a first update used are stacked (the trainer runs its
+first update per parameter), because a stacked parameter that an update does not use gets a
+zero gradient rather than none.
+
+Other parameters (embeddings, relative-position tables, recurrent cells) stay leaves of their
+own: an embedding is used in float32 by its lookup, and a parameter used at every step of a
+recurrent loop is cast once per update only as a leaf (autocast caches the casts of leaves).
+So does the output matrix, even an untied linear one: the fused loss of the CPU
+(:mod:`wordorder.train.loss`) forms its gradient's label terms from it in float32.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call
+
+STACKED_MODULES = (nn.Linear, nn.LayerNorm)
+
+
+@dataclass
+class _Stack:
+    names: list[str]
+    leaf: Tensor  # (n, *shape), requires grad; the parameters' storage
+    cast: bool  # cast to the autocast dtype before use (linear modules' weights and biases)
+
+
+class _Call(nn.Module):
+    """``fn(model, *args)`` as a module call, so that functional_call can swap its tensors."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(self.model, *args)
+
+
+class StackedParameters:
+    """The linear and layer-norm parameters of ``model`` stacked by (shape, kind); see the
+    module docstring. ``amp_dtype``: the autocast dtype of the updates (None: float32).
+
+    Create it after the model is on its device (moving a module replaces its parameters'
+    storage) and use :meth:`zero_grad` instead of the optimizer's.
+    """
+
+    def __init__(
+        self, model: nn.Module, amp_dtype: torch.dtype | None, used: set[int] | None = None
+    ) -> None:
+        """``used``: ids of the parameters to stack if used (those with a gradient after a
+        first update: :func:`used_parameters`); None = all."""
+        self.model, self.amp_dtype = model, amp_dtype
+        self.call = _Call(model)
+        kinds: dict[int, bool] = {}  # parameter id → cast (linear) or not (layer norm)
+        for module in model.modules():
+            if isinstance(module, STACKED_MODULES):
+                for p in module.parameters(recurse=False):
+                    kinds[id(p)] = isinstance(module, nn.Linear) and amp_dtype is not None
+        output = getattr(model, "output_weight", None)
+        kinds.pop(id(output), None)
+        groups: dict[tuple, list[tuple[str, nn.Parameter]]] = defaultdict(list)
+        self.loose: list[nn.Parameter] = []
+        # named_parameters lists a tied parameter once, under its first name; functional_call
+        # then feeds every use of it
+        for name, p in model.named_parameters():
+            if id(p) in kinds and p.requires_grad and (used is None or id(p) in used):
+                groups[(tuple(p.shape), p.dtype, kinds[id(p)])].append((name, p))
+            elif p.requires_grad:
+                self.loose.append(p)
+        self.stacks: list[_Stack] = []
+        self._rows: list[tuple[nn.Parameter, Tensor]] = []  # (parameter, its gradient row)
+        for (_, _, cast), members in groups.items():
+            with torch.no_grad():
+                leaf = torch.stack([p for _, p in members])
+            leaf.requires_grad_()
+            leaf.grad = torch.zeros_like(leaf)
+            for i, (_, p) in enumerate(members):
+                p.data = leaf.data[i]  # the parameter lives in its row from now on
+                self._rows.append((p, leaf.grad[i]))
+            self.stacks.append(_Stack([f"model.{n}" for n, _ in members], leaf, cast))
+        self._grads: list[Tensor] = [s.leaf.grad for s in self.stacks]  # type: ignore[misc]
+        self.zero_grad()
+
+    @property
+    def tensors(self) -> int:
+        """Autograd leaves of an update: stacks + the parameters left alone."""
+        return len(self.stacks) + len(self.loose)
+
+    def zero_grad(self) -> None:
+        """Zero the stacks' gradients in place (the parameters' ``.grad`` are views of them)
+        and drop the other parameters' gradients, as ``zero_grad(set_to_none=True)``."""
+        torch._foreach_zero_(self._grads)
+        # (re)linked at every update, so that nothing that set them to None can cut the link
+        for p, grad in self._rows:
+            p.grad = grad
+        for p in self.loose:
+            p.grad = None
+
+    def rows(self) -> dict[str, Tensor]:
+        """Every stacked parameter's row, cast where autocast would cast it."""
+        rows: dict[str, Tensor] = {}
+        for stack in self.stacks:
+            leaf = stack.leaf
+            if stack.cast:
+                leaf = leaf.to(self.amp_dtype)
+            rows.update(zip(stack.names, leaf.unbind(0)))
+        return rows
+
+    def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(model, *args)`` with the model's stacked parameters read from their stacks."""
+        return functional_call(self.call, self.rows(), (fn, *args), strict=False)
+
+
+def used_parameters(model: nn.Module) -> set[int]:
+    """Ids of the parameters of ``model`` that hold a gradient (after an update)."""
+    return {id(p) for p in model.parameters() if p.grad is not None}

@@ -1,0 +1,108 @@
+"""Updates through parameters stacked by shape (:mod:`wordorder.train.stacked`) are the
+per-parameter updates, to the bit: for every Transformer and RNN variant, in float32 and under
+bf16 autocast, three updates of two micro-batches each (Adam, clipping, dropout) leave the same
+losses, gradients and weights. The trainer runs its first update per parameter and stacks the
+parameters that update used; here likewise."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from test_learns_reordering import VOCAB, make_data
+from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
+from test_rnn_variants_learn_reordering import features as rnn_features
+from test_variants_learn_reordering import SIZES, features
+from test_variants_learn_reordering import VARIANTS as TRANSFORMER_VARIANTS
+
+from wordorder.model_io.batching import collate
+from wordorder.models import build_model
+from wordorder.train.options import TrainOptions
+from wordorder.train.stacked import StackedParameters, used_parameters
+from wordorder.train.update import make_optimizer, update
+
+MODELS = {
+    "baseline": {"preset": "tiny"},
+    "pre_norm": {"preset": "tiny", "norm": "pre"},
+    "relative_decoder": {"preset": "tiny", "relative_k": 3, "relative_sides": "decoder"},
+    "untied": {"preset": "tiny", "tie_embeddings": False, "tie_output": False},
+    **{k: {"preset": "tiny", "feature_sizes": SIZES, **v} for k, v in TRANSFORMER_VARIANTS.items()},
+    "rnn-plain": {"preset": "rnn_tiny"},
+    **{f"rnn-{k}": {"preset": "rnn_tiny", **v} for k, v in RNN_VARIANTS.items()},
+}
+
+
+def micro_batches(model, n=36, per_batch=6):
+    pairs = make_data(n, 2, seed=7)[0]
+    srcs = [s for s, _ in pairs]
+    if model.options.family == "rnn":
+        feats = rnn_features(srcs) if model.options.syntax_tree() else {}
+    else:
+        needed = model.options.required_features()
+        found = features(srcs, [t for _, t in pairs])
+        feats = {k: v for k, v in found.items() if k in needed}
+    return [
+        collate(pairs, list(range(i, i + per_batch)), feats or None) for i in range(0, n, per_batch)
+    ]
+
+
+def run(model, amp, stack, batches, updates=3):
+    """Losses, and gradients and weights after each update."""
+    opts = TrainOptions(device="cpu", lr=1e-3, warmup=1, label_smoothing=0.1, clip_norm=1.0)
+    optimizer = make_optimizer(model, opts)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    stacked, seen = None, []
+    for k in range(updates):
+        torch.manual_seed(100 + k)  # the same dropout masks in both runs
+        group = batches[2 * k : 2 * k + 2]
+        loss, nll, _ = update(
+            model, optimizer, scaler, group, opts, torch.device("cpu"), amp, stacked=stacked
+        )
+        grads = {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}
+        weights = {n: p.detach().clone() for n, p in model.named_parameters()}
+        seen.append((loss.item(), nll.item(), grads, weights))
+        if stack and stacked is None:
+            stacked = StackedParameters(model, amp, used_parameters(model))
+            assert stacked.stacks, "nothing was stacked"
+    return seen
+
+
+@pytest.mark.parametrize("amp", [None, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_stacked_updates_are_the_per_parameter_updates(name, amp):
+    torch.manual_seed(0)
+    model = build_model(MODELS[name], VOCAB).train()
+    twin = copy.deepcopy(model)
+    batches = micro_batches(model)
+    plain, stacked = run(model, amp, False, batches), run(twin, amp, True, batches)
+    for k, (a, b) in enumerate(zip(plain, stacked)):
+        assert a[:2] == b[:2], f"update {k}: losses {a[:2]} != {b[:2]}"
+        for part, what in ((2, "gradient"), (3, "weight")):
+            for n, t in a[part].items():
+                u = b[part][n]
+                if t is None:  # unused: no gradient either way (left out of the stacks)
+                    assert u is None, f"update {k}: {n} has a {what} only when stacked"
+                    continue
+                assert torch.equal(t, u), f"update {k}: {what} of {n} differs"
+
+
+def test_zero_grad_relinks_the_gradients_to_the_stacks_rows():
+    """The stacked parameters' gradients stay rows of the stacks even when something set them
+    to None between updates (as ``optimizer.zero_grad()`` does)."""
+    model = build_model({"preset": "tiny"}, VOCAB).train()
+    stacked = StackedParameters(model, None)
+    layer = model.encoder[0].ffn.fc1
+    layer.weight.grad = None
+    stacked.zero_grad()
+    assert layer.weight.grad is not None
+    assert layer.weight.grad.data_ptr() in {
+        s.leaf.grad[i].data_ptr() for s in stacked.stacks for i in range(len(s.names))
+    }
+    # the parameter's storage is its row: writing the stack writes the parameter
+    stack = next(s for s in stacked.stacks if "model.encoder.0.ffn.fc1.weight" in s.names)
+    row = stack.names.index("model.encoder.0.ffn.fc1.weight")
+    with torch.no_grad():
+        stack.leaf[row].fill_(0.5)
+    assert torch.all(layer.weight == 0.5)
+    assert stacked.tensors < len(list(model.parameters()))
