@@ -10,6 +10,7 @@
 #   tests     tests/system/test_cuda.py: every system's loss and gradients on CUDA = CPU, AMP
 #             (bf16, fp16 + GradScaler), three systems learn SVO->SOV there, checkpoints portable
 #   train     bench_train.py, base preset, bf16 AMP with 8,192- and 25,000-token batches, eager and
+#             unstacked (a leaf per parameter, as before train/stacked.py; TRAIN_MODES) and
 #             with train.cuda_graphs: MFU against the measured matmul peak and the data sheet's,
 #             the share of the time the GPU is busy and the host's aten calls per update
 #             (profiled); first the same with the code of .gpu/before (git archive of an earlier
@@ -60,7 +61,7 @@
 # about 14 s and a fresh machine's start about 30 s (a call's time less its phases'). On an H200
 # (2026-11-27): tests 52 s alone, `peers` training part 118 s, `compile` still compiling at 200 s
 # (before the is_causal graph-break fix), `tests+pilot_long` 198 s. A session with 15 device minutes can run
-# `tests train` in one call (at most 7.5 minutes by the limits), `dag variants` in a second,
+# `tests train` in one call (at most 7.8 minutes by the limits), `dag variants` in a second,
 # and `compile` if time is left. Setup (the carried wheels
 # into /tmp/site, a `wordorder` command, ../shared/data) runs in every call, each a new shell;
 # installing is skipped when a warm machine already has it. Every phase runs under `timeout`,
@@ -113,9 +114,9 @@ train() {  # issue 36: before (the code of .gpu/before, if packed) and after, in
       python3 .gpu/before/benchmarks/bench_train.py --preset base --cpu-steps 0 \
       --cuda-steps 60 --batch-tokens 8192 --amp-batch-tokens 25000
   fi
-  run bench_train 150 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
-    --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192,25000 --modes eager,graphs \
-    --json "$OUT/bench_train.json"
+  run bench_train 210 python3 benchmarks/bench_train.py --preset base --cpu-steps 0 \
+    --cuda-fp32 0 --cuda-steps 60 --amp-batch-tokens 8192,25000 \
+    --modes "${TRAIN_MODES:-eager,unstacked,graphs}" --json "$OUT/bench_train.json"
 }
 
 compile() {  # torch.compile did not finish within 200 s in an earlier session

@@ -293,6 +293,32 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
     assert ratio < (0.02 if amp is None else 0.05), f"gap / path {ratio:.2e}; {worst}"
 
 
+@pytest.mark.parametrize("amp", [None, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("name", ["baseline", "rnn-sdatt"])
+def test_stacked_updates_equal_per_parameter_updates_on_the_device(name, amp):
+    """train.stack_parameters (auto: on on a GPU) against a leaf per parameter, three updates
+    of two micro-batches with dropout and clipping: the same losses, and weights as close as
+    the device's summation orders allow (on the CPU they are equal to the bit,
+    test_stacked_updates.py; the GPU's atomics make its own runs differ as much)."""
+    from test_stacked_updates import MODELS as STACKED_MODELS
+    from test_stacked_updates import micro_batches, run
+
+    torch.manual_seed(0)
+    model = build_model(STACKED_MODELS[name], VOCAB).to(DEVICE).train()
+    twin = copy.deepcopy(model)
+    start = {n: p.detach().clone() for n, p in model.named_parameters()}
+    batches = micro_batches(model)
+    plain = run(model, amp, False, batches, device=DEVICE)
+    stacked = run(twin, amp, True, batches, device=DEVICE)
+    tol = dict(rtol=1e-4, atol=1e-5) if amp is None else dict(rtol=2e-2, atol=1e-3)
+    for a, b in zip(plain, stacked):
+        torch.testing.assert_close(torch.tensor(b[:2]), torch.tensor(a[:2]), **tol)
+    gap = sum(float((stacked[-1][3][n] - w).norm()) ** 2 for n, w in plain[-1][3].items())
+    path = sum(float((w - start[n]).norm()) ** 2 for n, w in plain[-1][3].items())
+    print(f"\n{name}: weights gap / path = {(gap / path) ** 0.5:.2e}")
+    assert (gap / path) ** 0.5 < (0.02 if amp is None else 0.05)
+
+
 @needs_cuda
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LEARNERS)

@@ -47,9 +47,9 @@ def micro_batches(model, n=36, per_batch=6):
     ]
 
 
-def run(model, amp, stack, batches, updates=3):
+def run(model, amp, stack, batches, updates=3, device="cpu"):
     """Losses, and gradients and weights after each update."""
-    opts = TrainOptions(device="cpu", lr=1e-3, warmup=1, label_smoothing=0.1, clip_norm=1.0)
+    opts = TrainOptions(device=device, lr=1e-3, warmup=1, label_smoothing=0.1, clip_norm=1.0)
     optimizer = make_optimizer(model, opts)
     scaler = torch.amp.GradScaler("cuda", enabled=False)
     stacked, seen = None, []
@@ -57,7 +57,7 @@ def run(model, amp, stack, batches, updates=3):
         torch.manual_seed(100 + k)  # the same dropout masks in both runs
         group = batches[2 * k : 2 * k + 2]
         loss, nll, _ = update(
-            model, optimizer, scaler, group, opts, torch.device("cpu"), amp, stacked=stacked
+            model, optimizer, scaler, group, opts, torch.device(device), amp, stacked=stacked
         )
         grads = {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}
         weights = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -87,22 +87,52 @@ def test_stacked_updates_are_the_per_parameter_updates(name, amp):
                 assert torch.equal(t, u), f"update {k}: {what} of {n} differs"
 
 
-def test_zero_grad_relinks_the_gradients_to_the_stacks_rows():
-    """The stacked parameters' gradients stay rows of the stacks even when something set them
-    to None between updates (as ``optimizer.zero_grad()`` does)."""
+def test_parameters_live_in_their_rows_and_get_their_rows_of_the_gradient():
     model = build_model({"preset": "tiny"}, VOCAB).train()
     stacked = StackedParameters(model, None)
-    layer = model.encoder[0].ffn.fc1
-    layer.weight.grad = None
-    stacked.zero_grad()
-    assert layer.weight.grad is not None
-    assert layer.weight.grad.data_ptr() in {
-        s.leaf.grad[i].data_ptr() for s in stacked.stacks for i in range(len(s.names))
-    }
-    # the parameter's storage is its row: writing the stack writes the parameter
-    stack = next(s for s in stacked.stacks if "model.encoder.0.ffn.fc1.weight" in s.names)
-    row = stack.names.index("model.encoder.0.ffn.fc1.weight")
-    with torch.no_grad():
+    assert stacked.tensors < len(list(model.parameters()))
+    name = "model.encoder.0.ffn.fc1.weight"
+    stack = next(s for s in stacked.stacks if name in s.names)
+    row, layer = stack.names.index(name), model.encoder[0].ffn.fc1
+    with torch.no_grad():  # writing the stack writes the parameter
         stack.leaf[row].fill_(0.5)
     assert torch.all(layer.weight == 0.5)
-    assert stacked.tensors < len(list(model.parameters()))
+    src = torch.tensor([[5, 6, 7, 2]])
+    loss = stacked(lambda m, s, t: m(s, t).logsumexp(-1).sum(), src, src)
+    loss.backward()
+    assert layer.weight.grad is None  # until the update hands the rows out
+    stacked.link_grads()
+    assert layer.weight.grad.data_ptr() == stack.leaf.grad[row].data_ptr()
+    assert layer.weight.grad.abs().sum() > 0
+    stacked.zero_grad()
+    assert layer.weight.grad is None and stack.leaf.grad is None
+
+
+def test_where_parameters_are_stacked():
+    from wordorder.errors import WordorderError
+    from wordorder.train.stacked import use_stacks
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert use_stacks("auto", cuda, 1, False, False)
+    assert not use_stacks("auto", cpu, 1, False, False)  # copies cost a CPU more than it saves
+    assert use_stacks(True, cpu, 1, False, False)
+    assert not use_stacks(False, cuda, 1, False, False)
+    for processes, compiled, graphs in [(2, False, False), (1, True, False), (1, False, True)]:
+        assert not use_stacks("auto", cuda, processes, compiled, graphs)
+        with pytest.raises(WordorderError, match="stack_parameters"):
+            use_stacks(True, cuda, processes, compiled, graphs)
+
+
+def test_a_checkpoint_holds_each_parameter_in_its_own_storage():
+    """Saved from stacked parameters, a checkpoint has the bytes it would have had without."""
+    from wordorder.model_io.checkpoint import cpu_state
+
+    model = build_model({"preset": "tiny"}, VOCAB)
+    before = cpu_state(model)
+    before = {k: v.clone() for k, v in before.items()}
+    StackedParameters(model, None)
+    after = cpu_state(model)
+    assert before.keys() == after.keys()
+    for k, v in after.items():
+        assert torch.equal(v, before[k])
+        assert v.untyped_storage().nbytes() == v.numel() * v.element_size(), k

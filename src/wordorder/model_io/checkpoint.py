@@ -42,6 +42,24 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+def cpu_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """``model``'s state dict on the CPU, each tensor in a storage of its own but a tied one
+    (under several names: kept shared, and torch.save stores a shared storage once). A
+    parameter stored as a row of a larger tensor (:mod:`wordorder.train.stacked`) is copied
+    out, so that a file holds what it names, in the same bytes however training held it."""
+    copies: dict[tuple, torch.Tensor] = {}
+    state = {}
+    for name, tensor in model.state_dict().items():
+        key = (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
+        if key not in copies:
+            t = tensor.detach().cpu()
+            if t.untyped_storage().nbytes() != t.numel() * t.element_size():
+                t = t.clone()
+            copies[key] = t
+        state[name] = copies[key]
+    return state
+
+
 def save_checkpoint(
     path: str | Path, model: Seq2SeqModel, options: Mapping[str, Any], meta: Mapping[str, Any]
 ) -> None:
@@ -52,15 +70,7 @@ def save_checkpoint(
             ``build_model`` to rebuild the architecture.
         meta: plain values (step, dev_bleu, the variant's options, ...).
     """
-    # Tied embeddings appear under several names: copy each storage to the CPU once so the
-    # file keeps them shared (torch.save stores a shared storage once).
-    copies: dict[tuple, torch.Tensor] = {}
-    state = {}
-    for name, tensor in model.state_dict().items():
-        key = (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
-        if key not in copies:
-            copies[key] = tensor.detach().cpu()
-        state[name] = copies[key]
+    state = cpu_state(model)
     obj = {
         "format": FORMAT,
         "options": plain(options),

@@ -52,6 +52,10 @@ class TrainOptions:
     process, bf16 or float32, a model whose update never reads the device: every model today),
     :func:`wordorder.train.graphs.use_graphs`. ``compile`` runs the model's loss through
     ``torch.compile`` (dynamic shapes; compiling takes the first updates' time).
+    ``stack_parameters`` stacks the parameters by shape after the first update
+    (:mod:`wordorder.train.stacked`; the same numbers, fewer operators for a GPU's host):
+    ``auto`` on a CUDA device, ``true`` on any, both only for one process's eager updates
+    (not with DDP, ``compile`` or ``cuda_graphs``).
     """
 
     device: str = "auto"
@@ -90,6 +94,7 @@ class TrainOptions:
     width_steps: int = 8
     max_graphs: int = 64
     compile: bool = False
+    stack_parameters: bool | str = "auto"
 
     # Options that only decide when to stop or how much to report: a saved state may be
     # resumed with other values (e.g. a longer max_minutes to continue a run).
@@ -150,6 +155,11 @@ class TrainOptions:
             raise WordorderError(
                 f"train option cuda_graphs must be true, false or auto, got {opts.cuda_graphs!r}"
             )
+        if opts.stack_parameters not in (True, False, "auto"):
+            raise WordorderError(
+                "train option stack_parameters must be true, false or auto, got "
+                f"{opts.stack_parameters!r}"
+            )
         if opts.cpu_amp not in (True, False, "auto"):
             raise WordorderError(
                 f"train option cpu_amp must be true, false or auto, got {opts.cpu_amp!r}"
@@ -200,4 +210,5 @@ class TrainOptions:
             skip |= {"decay_start", "decay_every", "decay_factor"}
         if not self.cuda_graphs:  # they change the batches only with CUDA graphs
             skip |= {"cuda_graphs", "width_steps"}
+        skip.add("stack_parameters")  # the same updates either way, to the bit
         return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}

@@ -39,7 +39,7 @@ import torch
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open, save_torch
 from wordorder.model_io.batching import Pair
-from wordorder.model_io.checkpoint import plain
+from wordorder.model_io.checkpoint import cpu_state, plain
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
@@ -120,7 +120,7 @@ def save_state(
         "format": STATE_FORMAT,
         "fingerprint": key,
         "progress": asdict(progress),
-        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "model": cpu_state(model),
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
         "scaler": scaler.state_dict(),

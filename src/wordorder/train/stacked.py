@@ -42,6 +42,7 @@ STACKED_MODULES = (nn.Linear, nn.LayerNorm)
 @dataclass
 class _Stack:
     names: list[str]
+    params: list[nn.Parameter]
     leaf: Tensor  # (n, *shape), requires grad; the parameters' storage
     cast: bool  # cast to the autocast dtype before use (linear modules' weights and biases)
 
@@ -89,17 +90,14 @@ class StackedParameters:
             elif p.requires_grad:
                 self.loose.append(p)
         self.stacks: list[_Stack] = []
-        self._rows: list[tuple[nn.Parameter, Tensor]] = []  # (parameter, its gradient row)
         for (_, _, cast), members in groups.items():
             with torch.no_grad():
                 leaf = torch.stack([p for _, p in members])
             leaf.requires_grad_()
-            leaf.grad = torch.zeros_like(leaf)
             for i, (_, p) in enumerate(members):
                 p.data = leaf.data[i]  # the parameter lives in its row from now on
-                self._rows.append((p, leaf.grad[i]))
-            self.stacks.append(_Stack([f"model.{n}" for n, _ in members], leaf, cast))
-        self._grads: list[Tensor] = [s.leaf.grad for s in self.stacks]  # type: ignore[misc]
+            names = [f"model.{n}" for n, _ in members]
+            self.stacks.append(_Stack(names, [p for _, p in members], leaf, cast))
         self.zero_grad()
 
     @property
@@ -108,14 +106,23 @@ class StackedParameters:
         return len(self.stacks) + len(self.loose)
 
     def zero_grad(self) -> None:
-        """Zero the stacks' gradients in place (the parameters' ``.grad`` are views of them)
-        and drop the other parameters' gradients, as ``zero_grad(set_to_none=True)``."""
-        torch._foreach_zero_(self._grads)
-        # (re)linked at every update, so that nothing that set them to None can cut the link
-        for p, grad in self._rows:
-            p.grad = grad
+        """Drop every gradient, as ``zero_grad(set_to_none=True)``: the first backward pass of
+        the next update then hands each stack its gradient without a copy."""
+        for stack in self.stacks:
+            stack.leaf.grad = None
+            for p in stack.params:
+                p.grad = None
         for p in self.loose:
             p.grad = None
+
+    def link_grads(self) -> None:
+        """After the update's backward passes: each stacked parameter's ``.grad`` becomes its
+        row of its stack's gradient (one ``unbind`` per stack), for clipping and the optimizer."""
+        for stack in self.stacks:
+            grad = stack.leaf.grad
+            rows = grad.unbind(0) if grad is not None else [None] * len(stack.params)
+            for p, row in zip(stack.params, rows):
+                p.grad = row
 
     def rows(self) -> dict[str, Tensor]:
         """Every stacked parameter's row, cast where autocast would cast it."""
@@ -135,3 +142,32 @@ class StackedParameters:
 def used_parameters(model: nn.Module) -> set[int]:
     """Ids of the parameters of ``model`` that hold a gradient (after an update)."""
     return {id(p) for p in model.parameters() if p.grad is not None}
+
+
+def use_stacks(
+    setting: bool | str, device: torch.device, processes: int, compiled: bool, graphs: bool
+) -> bool:
+    """Whether a run stacks its parameters (``train.stack_parameters``): ``auto`` on a CUDA
+    device, ``true`` on any; either only for one process's eager updates, where ``true``
+    elsewhere is an error saying why."""
+    if not setting:
+        return False
+    why = (
+        "DDP hooks each parameter"
+        if processes > 1
+        else "train.compile compiles the per-parameter update"
+        if compiled
+        else "train.cuda_graphs replays updates with no host operators to save"
+        if graphs
+        else None
+    )
+    if why is None:
+        return setting is True or device.type == "cuda"
+    if setting == "auto":
+        return False
+    from wordorder.errors import WordorderError
+
+    raise WordorderError(
+        f"train.stack_parameters: true needs one process's eager updates ({why})",
+        hint="set train.stack_parameters: auto or false",
+    )

@@ -33,7 +33,7 @@ from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
 from wordorder.train.resume import Feats, StopSignal, load_state, open_metrics
 from wordorder.train.schedule import make_scheduler
-from wordorder.train.stacked import StackedParameters, used_parameters
+from wordorder.train.stacked import StackedParameters, use_stacks, used_parameters
 from wordorder.train.state import DevSet, TrainingState, Window
 from wordorder.train.update import loss_function, make_optimizer, set_capturable, update
 
@@ -89,10 +89,8 @@ class Trainer(TrainerOutputs):
         set_capturable(self.optimizer, graphs)  # a loaded state carries its own run's setting
         self.loss_fn = loss_function(opts.label_smoothing, amp_dtype, opts.compile)
         self.ddp = wrap(model, self.loss_fn, d)
-        # Parameters stacked by shape after the first update (wordorder.train.stacked): a
-        # single process's eager updates; DDP hooks each parameter, compile and graphs have
-        # no per-operator host cost to save.
-        self.stack = d.world == 1 and not opts.compile and not graphs
+        # Parameters stacked by shape after the first update (wordorder.train.stacked)
+        self.stack = use_stacks(opts.stack_parameters, device, d.world, opts.compile, graphs)
         self.stacked: StackedParameters | None = None
         self.graphed = (
             GraphedUpdates(

@@ -133,7 +133,7 @@ def update(
 
     ``loss_fn(model, batch)``: the loss of a batch on the device (:func:`loss_function`).
     ``stacked``: the model's parameters stacked by shape (:mod:`wordorder.train.stacked`; not
-    with ``ddp``), whose gradients it zeroes and through which the loss runs.
+    with ``ddp``): the loss runs through it, and it hands the parameters their gradients.
 
     Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
     target tokens; the loss is averaged per target token over the whole update.
@@ -158,6 +158,8 @@ def update(
                 loss, nll = ddp(batch.to(device))
             scaler.scale(loss * (world / n_tokens)).backward()
         loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
+    if stacked is not None:
+        stacked.link_grads()
     if opts.clip_norm > 0:
         scaler.unscale_(optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
