@@ -8,7 +8,8 @@ weights and biases of the linear and layer-norm modules of equal shape are rows 
 (the stack), and the update runs the model on the stack's rows through
 :func:`torch.func.functional_call`: per stack, one cast (to the autocast dtype, for the linear
 modules' stacks: the cast autocast would make of each row), one ``unbind`` and, backward, one
-``stack`` and one accumulation.
+``stack`` that becomes the stack's gradient, handed to the parameters as rows by one more
+``unbind``.
 
 The numbers are those of the per-parameter update: the rows are cast as autocast casts them,
 and each parameter's gradient is its row of the stack's gradient. The module's parameters
@@ -23,6 +24,10 @@ own: an embedding is used in float32 by its lookup, and a parameter used at ever
 recurrent loop is cast once per update only as a leaf (autocast caches the casts of leaves).
 So does the output matrix, even an untied linear one: the fused loss of the CPU
 (:mod:`wordorder.train.loss`) forms its gradient's label terms from it in float32.
+
+``train.stack_parameters`` (:func:`use_stacks`) stacks on a GPU by default: on a CPU an update
+is arithmetic rather than host work, and the gradients' copy into their stacks costs more than
+the operators it saves.
 """
 
 from __future__ import annotations
@@ -63,7 +68,9 @@ class StackedParameters:
     module docstring. ``amp_dtype``: the autocast dtype of the updates (None: float32).
 
     Create it after the model is on its device (moving a module replaces its parameters'
-    storage) and use :meth:`zero_grad` instead of the optimizer's.
+    storage); an update calls :meth:`zero_grad` instead of the optimizer's, runs the loss
+    through it (``stacked(loss_fn, batch)``) and calls :meth:`link_grads` after the backward
+    passes (:func:`wordorder.train.update.update` does all three).
     """
 
     def __init__(
