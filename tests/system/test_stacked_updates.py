@@ -13,8 +13,8 @@ import torch
 from test_learns_reordering import VOCAB, make_data
 from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
 from test_rnn_variants_learn_reordering import features as rnn_features
-from test_variants_learn_reordering import SIZES, features
-from test_variants_learn_reordering import VARIANTS as TRANSFORMER_VARIANTS
+from test_static_beam import MODELS as SEARCHED_MODELS
+from test_variants_learn_reordering import features
 
 from wordorder.model_io.batching import collate
 from wordorder.models import build_model
@@ -22,14 +22,10 @@ from wordorder.train.options import TrainOptions
 from wordorder.train.stacked import StackedParameters, used_parameters
 from wordorder.train.update import make_optimizer, update
 
+# the static search's variants, and flexible attention (which decodes with the default search)
 MODELS = {
-    "baseline": {"preset": "tiny"},
-    "pre_norm": {"preset": "tiny", "norm": "pre"},
-    "relative_decoder": {"preset": "tiny", "relative_k": 3, "relative_sides": "decoder"},
-    "untied": {"preset": "tiny", "tie_embeddings": False, "tie_output": False},
-    **{k: {"preset": "tiny", "feature_sizes": SIZES, **v} for k, v in TRANSFORMER_VARIANTS.items()},
-    "rnn-plain": {"preset": "rnn_tiny"},
-    **{f"rnn-{k}": {"preset": "rnn_tiny", **v} for k, v in RNN_VARIANTS.items()},
+    **SEARCHED_MODELS,
+    **{f"rnn-{k}": {"preset": "rnn_tiny", **v} for k, v in RNN_VARIANTS.items() if "flexible" in k},
 }
 
 
