@@ -1,8 +1,8 @@
 """Updates through parameters stacked by shape (:mod:`wordorder.train.stacked`) are the
 per-parameter updates, to the bit: for every Transformer and RNN variant in float32, and seven
-of them under bf16 autocast, three updates of two micro-batches each (Adam, clipping, dropout) leave the same
-losses, gradients and weights. The trainer runs its first update per parameter and stacks the
-parameters that update used; here likewise."""
+of them under bf16 autocast, three updates of two micro-batches each (Adam, clipping, dropout)
+leave the same losses, gradients and weights. The trainer runs its first update per parameter
+and stacks the parameters that update used; here likewise."""
 
 from __future__ import annotations
 
