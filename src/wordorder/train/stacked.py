@@ -41,6 +41,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
+from wordorder.errors import WordorderError
+
 STACKED_MODULES = (nn.Linear, nn.LayerNorm)
 
 
@@ -159,21 +161,16 @@ def use_stacks(
     elsewhere is an error saying why."""
     if not setting:
         return False
-    why = (
-        "DDP hooks each parameter"
-        if processes > 1
-        else "train.compile compiles the per-parameter update"
-        if compiled
-        else "train.cuda_graphs replays updates with no host operators to save"
-        if graphs
-        else None
-    )
-    if why is None:
+    if processes > 1:
+        why = "DDP hooks each parameter"
+    elif compiled:
+        why = "train.compile compiles the per-parameter update"
+    elif graphs:
+        why = "train.cuda_graphs replays updates with no host operators to save"
+    else:
         return setting is True or device.type == "cuda"
     if setting == "auto":
         return False
-    from wordorder.errors import WordorderError
-
     raise WordorderError(
         f"train.stack_parameters: true needs one process's eager updates ({why})",
         hint="set train.stack_parameters: auto or false",
