@@ -45,6 +45,7 @@ include: "workflow/rules/train.smk"  # one model per (pair, variant, seed)
 include: "workflow/rules/evaluate.smk"  # translate -> score -> tables + figures
 include: "workflow/rules/analyses.smk"  # swap-noise robustness
 include: "workflow/rules/effects.smk"  # the papers' claimed effects against ours (findings table)
+include: "workflow/rules/ledger.smk"  # the run ledger: ledger runs restored, new runs recorded
 
 
 lock.claim(R)  # another run writing this experiment's folder is refused when jobs start

@@ -24,6 +24,7 @@ from wordorder.corpus.commands import register as register_corpus
 from wordorder.decode.commands import register as register_decode
 from wordorder.errors import WordorderError
 from wordorder.evaluate.commands import register as register_evaluate
+from wordorder.ledger.commands import register as register_ledger
 from wordorder.preorder.commands import register as register_preorder
 from wordorder.resources import cpu_seconds, peak_memory_mb
 from wordorder.syntax.commands import register as register_syntax
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         register_train,
         register_decode,
         register_evaluate,
+        register_ledger,
     ):
         register(add, _json)
     return p

@@ -21,7 +21,7 @@ from wordorder.corpus.pairdata import (
     split_spec,
 )
 from wordorder.resources import gpus, mem_mb
-from wordorder import seeds as variant_seeds
+from wordorder import ledger, seeds as variant_seeds
 
 VARIANTS = apply_presets(load_variants(config["variants_file"]), config["presets"])
 check_config(config, VARIANTS, CONFIG_FILES)
@@ -389,4 +389,4 @@ def all_targets():
         effects += [CONVERGENCE_MD, CONVERGENCE_FIGURE]
     if evaluation["readme"] or evaluation["readme_page"]:
         effects.append(README_SECTION)
-    return targets + effects
+    return targets + effects + ledger_targets()
