@@ -92,7 +92,7 @@ def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
     ledger2 = clone / "ledger" / "ledgered"
     config2 = write_config(tmp_path / "two.yaml", shared_data, tmp_path / "two", ledger2)
     target = str(tmp_path / "two/results/ledgered/tables/findings.md")
-    plan = snakemake(repo, "-n", "--quiet", "rules", target, "--configfile", str(config2))
+    plan = snakemake(repo, "-n", target, "--quiet", "rules", "--configfile", str(config2))
     assert plan.returncode == 0, plan.stderr[-4000:]
     planned = plan.stdout + plan.stderr
     assert "ledger_training" in planned and "ledger_translation" in planned
