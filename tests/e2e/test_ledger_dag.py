@@ -95,7 +95,7 @@ def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
     plan = snakemake(repo, "-n", target, "--quiet", "rules", "--configfile", str(config2))
     assert plan.returncode == 0, plan.stderr[-4000:]
     planned = plan.stdout + plan.stderr
-    assert "ledger_training" in planned and "ledger_translation" in planned
+    assert "ledger_translation" in planned  # the findings need translations, not metrics
     assert "train " not in planned and "translate " not in planned, planned
     run = snakemake(repo, "--cores", "2", target, "--configfile", str(config2))
     assert run.returncode == 0, run.stderr[-4000:]
