@@ -61,7 +61,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def findings_rows(home: Path) -> list[dict]:
     table = json.loads((home / "results/ledgered/tables/findings.json").read_text("utf-8"))
-    return table["rows"]
+    return table["findings"]
 
 
 def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
@@ -101,6 +101,10 @@ def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
     assert run.returncode == 0, run.stderr[-4000:]
     assert not list((tmp_path / "two").rglob("*.pt"))  # nothing was trained
     assert findings_rows(tmp_path / "two") == findings_rows(tmp_path / "one")
+    one, two = (tmp_path / x / "results/ledgered/translations" for x in ("one", "two"))
+    hyps = sorted(p.relative_to(one) for p in one.rglob("*.hyp*"))
+    assert len(hyps) == 8 and hyps == sorted(p.relative_to(two) for p in two.rglob("*.hyp*"))
+    assert all((one / h).read_bytes() == (two / h).read_bytes() for h in hyps)
     assert git(clone, "status", "--porcelain") == ""  # restoring changed nothing in the ledger
 
     # A changed setting: the ledger's runs are refused, never retrained under the new one.
