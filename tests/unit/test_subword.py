@@ -66,6 +66,12 @@ def test_training_is_deterministic(corpus_files, tmp_path):
     b = train_sentencepiece(corpus_files, tmp_path / "a", vocab_size=400, seed=7, max_sentences=250)
     assert (tmp_path / "a.vocab").read_bytes() == vocab_a
     assert b.read_bytes() == model_a
+    # in another folder (another checkout's results): the same bytes, which the run ledger's
+    # input digests compare (sentencepiece would record the training paths in the model)
+    c = train_sentencepiece(
+        corpus_files, tmp_path / "other" / "a", vocab_size=400, seed=7, max_sentences=250
+    )
+    assert c.read_bytes() == model_a and str(tmp_path) not in model_a.decode("latin-1")
 
 
 def test_small_vocab_is_raised_to_byte_fallback_minimum(corpus_files, tmp_path, caplog):

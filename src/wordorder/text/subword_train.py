@@ -77,9 +77,9 @@ def train_sentencepiece(
 
     Writes ``<model_prefix>.model`` and ``<model_prefix>.vocab`` atomically (trained under a
     temporary prefix, then renamed, ``.model`` last) and the trainer's log to
-    ``<model_prefix>.log``. Deterministic given ``seed`` and the inputs: the ``.vocab`` is
-    identical, and so is the ``.model`` byte for byte when ``model_prefix`` is the same
-    (sentencepiece stores the training paths in it).
+    ``<model_prefix>.log``. Deterministic given ``seed`` and the inputs: the ``.vocab`` and the
+    ``.model`` are the same bytes wherever they are made (the training paths sentencepiece
+    stores in the model are replaced by file names), which the run ledger's digests rely on.
 
     Args:
         inputs: tokenized text files (``.gz`` ok); all of them are used jointly.
@@ -183,6 +183,7 @@ def train_sentencepiece(
         shutil.copyfile(log_path, Path(f"{model_prefix}.log"))
 
         model_path = Path(f"{model_prefix}.model")
+        _forget_paths(Path(f"{tmp_prefix}.model"), model_prefix.name)
         os.replace(Path(f"{tmp_prefix}.vocab"), Path(f"{model_prefix}.vocab"))
         os.replace(Path(f"{tmp_prefix}.model"), model_path)
     except BaseException:
@@ -193,3 +194,17 @@ def train_sentencepiece(
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     return model_path
+
+
+def _forget_paths(model: Path, name: str) -> None:
+    """Replace the training paths sentencepiece records in a model (its corpus and output
+    prefix, under the results folder) by bare file names, so that one training gives one file
+    in every checkout. protobuf, which reads the model, comes with stanza."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.read_bytes())
+    spec = proto.trainer_spec
+    spec.input[:] = [Path(p).name for p in spec.input]
+    spec.model_prefix = name
+    model.write_bytes(proto.SerializeToString())
