@@ -1,13 +1,22 @@
-"""Statistics with the training run (seed) as the unit of replication
+"""Tests with the training run (seed) as the unit of replication
 (docs/algorithms.md §SIG-SEEDS).
 
 Clark, Dyer, Lavie & Smith (2011): a test that resamples test sentences while the training runs
 stay fixed ignores run-to-run variance and rejects far too often (two systems that differ only
 by their seeds look "significantly" different). Every test here treats one run as one
-observation: the exact permutation test and Welch's t over the per-run scores (the t
-distribution is computed here, scipy is not a dependency), the rule choosing between them, the
-two-level bootstrap interval of the difference (runs, then sentences), Holm's adjustment over a
-table's claims, the minimal detectable effect, and the verdict of a claim's row.
+observation: Welch's t over the per-run scores (the claim's test, the t distribution is in
+:mod:`wordorder.evaluate.tdist`), the permutation test of Welch's t (a reported second opinion),
+the rule choosing between them, and Holm's adjustment over a table's claims. The interval of
+the difference is in :mod:`wordorder.evaluate.seed_interval`, the MDE and power in
+:mod:`wordorder.evaluate.power`, the verdicts in :mod:`wordorder.evaluate.verdicts`.
+
+Why Welch's t decides (simulated in ``tests/unit/test_seed_stats_simulation.py``, 4 claims
+under Holm, 2,000 families per configuration): with unequal run counts and spreads the
+permutation test of the raw difference of means rejects a true null far too often (3 runs of
+sd 2 against 16 of sd 0.5: 0.36 at α 0.05), and permuting Welch's t is still liberal at such
+extremes, and so is Welch's t-test with Satterthwaite's df at Holm's levels (α/4: 2.1 times
+the nominal rate at 3 runs of sd 2 against 16 of sd 0.5). Welch's t with Hsu's conservative df,
+min(n_A, n_B) − 1, holds it everywhere on the grid and is the claim's test.
 """
 
 from __future__ import annotations
@@ -15,19 +24,37 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
 from wordorder.errors import WordorderError
+from wordorder.evaluate.tdist import betainc, t_two_sided_p
+
+__all__ = [
+    "ALPHA",
+    "POWER",
+    "SEED",
+    "PermutationResult",
+    "WelchResult",
+    "betainc",
+    "holm",
+    "permutation_floor",
+    "permutation_test",
+    "pooled_sd",
+    "seed_level_p",
+    "test_floor",
+    "t_two_sided_p",
+    "welch",
+    "welch_arrays",
+    "welch_test",
+]
 
 ALPHA = 0.05
 POWER = 0.8
 EXACT_LIMIT = 100_000  # enumerate the relabelings up to this many (C(9+9, 9) = 48,620)
 MC_RELABELINGS = 20_000  # Monte Carlo relabelings beyond it
-WELCH_MIN_RUNS = 8  # both systems with at least this many runs: Welch's t is the claim's test
 SEED = 12345  # sacreBLEU's default seed, for every random draw here
 
 Scores = Sequence[float] | np.ndarray  # one score per training run
@@ -35,13 +62,15 @@ Scores = Sequence[float] | np.ndarray  # one score per training run
 
 @dataclass(frozen=True)
 class PermutationResult:
-    """``extreme`` of ``relabelings`` relabelings were at least as far apart as the observed
-    one; ``exact``: all C(n_A + n_B, n_A) were enumerated (else a Monte Carlo sample)."""
+    """``extreme`` of ``relabelings`` relabelings had a statistic at least as far from 0 as
+    the observed one; ``exact``: all C(n_A + n_B, n_A) were enumerated (else a Monte Carlo
+    sample); ``statistic``: "Welch's t" or, with a single run on one side, "difference"."""
 
     p: float
     extreme: int
     relabelings: int
     exact: bool
+    statistic: str = "Welch's t"
 
 
 @dataclass(frozen=True)
@@ -64,6 +93,26 @@ def _combinations(n: int, k: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(n), k)), dtype=np.intp).reshape(-1, k)
 
 
+def _studentised(
+    sum_a: np.ndarray, sq_a: np.ndarray, k: int, total: float, total_sq: float, n: int
+) -> np.ndarray:
+    """|Welch's t| of every relabeling from its group sums and sums of squares ([R] each; the
+    other group's from the pooled totals), or |mean_A − mean_B| when a group has one run
+    (Welch's t needs two). No spread and equal means: 0; no spread, different means: inf."""
+    m = n - k
+    mean_a, mean_b = sum_a / k, (total - sum_a) / m
+    diff = np.abs(mean_a - mean_b)
+    if min(k, m) < 2:
+        return diff
+    var_a = np.maximum(sq_a - k * mean_a**2, 0.0) / (k - 1)
+    var_b = np.maximum((total_sq - sq_a) - m * mean_b**2, 0.0) / (m - 1)
+    se = np.sqrt(var_a / k + var_b / m)
+    scale = 1e-12 * (1.0 + np.abs(mean_a) + np.abs(mean_b))  # rounding-level spread is none
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > scale, diff / np.where(se > scale, se, 1.0), np.inf)
+    return np.where(diff <= scale, 0.0, t)
+
+
 def permutation_test(
     a: Scores,
     b: Scores,
@@ -71,78 +120,83 @@ def permutation_test(
     samples: int = MC_RELABELINGS,
     seed: int = SEED,
 ) -> PermutationResult:
-    """Two-sided permutation test of mean(a) − mean(b) over the pooled per-run scores.
+    """Two-sided permutation test of Welch's t over the pooled per-run scores.
 
     Exact: p = share of the C(n_A + n_B, n_A) relabelings (the observed one included) whose
-    |mean_A − mean_B| is at least the observed one. With 3 runs each the smallest p is
-    2/20 = 0.1, so three seeds can never be significant at 0.05; 4 + 4 runs reach 2/70.
-    Beyond ``limit`` relabelings: ``samples`` random ones (seeded) and p = (1 + extreme) /
-    (samples + 1), which keeps the test valid (never below 1/(samples + 1)).
+    |t| is at least the observed one. The statistic is studentised, not the raw difference of
+    means: with unequal run counts and spreads the raw difference rejects far too often (3 runs
+    of sd 2 against 16 of sd 0.5: 0.36 at α 0.05; Welch's t: about 0.10, still liberal, which is
+    why this test is the second opinion and :func:`seed_level_p` uses Welch's t-test). With a
+    single run on one side Welch's t does not exist and the difference of means is permuted.
+    With 3 runs each the smallest p is 2/20 = 0.1; 4 + 4 runs reach 2/70. Beyond ``limit``
+    relabelings: ``samples`` random ones (seeded) and p = (1 + extreme) / (samples + 1), which
+    keeps the test valid (never below 1/(samples + 1)).
     """
     xa, xb = _scores(a, "system"), _scores(b, "baseline")
     pooled = np.concatenate([xa, xb])
     n, k = len(pooled), len(xa)
-    total = pooled.sum()
-    observed = abs(xa.mean() - xb.mean())
-    tolerance = 1e-9 * (1.0 + observed)  # equal differences computed in another order
+    total, total_sq = float(pooled.sum()), float((pooled**2).sum())
+    stat = functools.partial(_studentised, k=k, total=total, total_sq=total_sq, n=n)
+    observed = float(stat(np.array([xa.sum()]), np.array([(xa**2).sum()]))[0])
+    tolerance = 1e-9 * (1.0 + observed) if math.isfinite(observed) else 0.0
     count = math.comb(n, k)
     exact = count <= limit
     if exact:
-        sums = pooled[_combinations(n, k)].sum(1)
+        groups = pooled[_combinations(n, k)]
     else:
         rng = np.random.default_rng(seed)
-        sums = rng.permuted(np.broadcast_to(pooled, (samples, n)), axis=1)[:, :k].sum(1)
-    extreme = int((np.abs(sums / k - (total - sums) / (n - k)) >= observed - tolerance).sum())
+        groups = rng.permuted(np.broadcast_to(pooled, (samples, n)), axis=1)[:, :k]
+    extreme = int((stat(groups.sum(1), (groups**2).sum(1)) >= observed - tolerance).sum())
+    name = "Welch's t" if min(k, n - k) >= 2 else "difference"
     if exact:
-        return PermutationResult(extreme / count, extreme, count, True)
-    return PermutationResult((1 + extreme) / (samples + 1), extreme, samples, False)
+        return PermutationResult(extreme / count, extreme, count, True, name)
+    return PermutationResult((1 + extreme) / (samples + 1), extreme, samples, False, name)
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz evaluation)."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 1000):
-        for num in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):  # the fraction converges fast on this side
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| ≥ |t|) for Student's t with ``df`` (real) degrees of freedom,
-    I_{df/(df+t²)}(df/2, ½)."""
-    if math.isinf(t):
-        return 0.0
-    return min(1.0, betainc(df / 2.0, 0.5, df / (df + t * t)))
+def welch_arrays(
+    mean_a: np.ndarray | float,
+    var_a: np.ndarray | float,
+    n_a: np.ndarray | int,
+    mean_b: np.ndarray | float,
+    var_b: np.ndarray | float,
+    n_b: np.ndarray | int,
+    df_rule: str = "satterthwaite",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Welch's t-test from each system's mean, sample variance (ddof 1) and number of runs,
+    elementwise over broadcast arrays (e.g. [experiments] in a simulation): (t, df, p).
+    ``df_rule`` "satterthwaite": (v_A + v_B)² / (v_A²/(n_A − 1) + v_B²/(n_B − 1)) with
+    v = var/n; "min": min(n_A, n_B) − 1 (Hsu's conservative df, the claim's test: its level is
+    at most α whatever the ratio of the two run sds, where Satterthwaite's estimated df lets the
+    level double at α/4 when a 3-run system has 4 times the other's sd). No spread at all:
+    t = ±inf, p = 0 where the means differ; t = 0, p = 1 where not.
+    """
+    va = np.asarray(var_a, dtype=float) / np.asarray(n_a, dtype=float)
+    vb = np.asarray(var_b, dtype=float) / np.asarray(n_b, dtype=float)
+    diff = np.asarray(mean_a, dtype=float) - np.asarray(mean_b, dtype=float)
+    se2 = va + vb
+    spread = se2 > 0
+    safe = np.where(spread, se2, 1.0)
+    with np.errstate(invalid="ignore"):  # 0 · inf where the means are equal: replaced by 0
+        inf = np.sign(diff) * np.inf
+    t = np.where(spread, diff / np.sqrt(safe), np.where(diff == 0, 0.0, inf))
+    den = va**2 / (np.asarray(n_a, dtype=float) - 1) + vb**2 / (np.asarray(n_b, dtype=float) - 1)
+    df = np.where(spread, safe**2 / np.where(den > 0, den, 1.0), np.inf)
+    if df_rule == "min":
+        df = np.where(spread, np.minimum(n_a, n_b) - 1.0, np.inf)
+    elif df_rule != "satterthwaite":
+        raise WordorderError(f"unknown df rule {df_rule!r}")
+    p = np.where(spread, t_two_sided_p(t, np.where(spread, df, 1.0)), (diff == 0).astype(float))
+    return t, df, p
 
 
 def welch_test(
-    mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int
+    mean_a: float,
+    sd_a: float,
+    n_a: int,
+    mean_b: float,
+    sd_b: float,
+    n_b: int,
+    df_rule: str = "satterthwaite",
 ) -> WelchResult:
     """Welch's t-test from each system's mean, sample sd (ddof 1) and number of runs.
 
@@ -153,32 +207,34 @@ def welch_test(
             f"Welch's t needs two runs of each system, not {n_a} and {n_b}",
             hint="train more seeds, or read the permutation test",
         )
-    va, vb = sd_a**2 / n_a, sd_b**2 / n_b
-    diff = mean_a - mean_b
-    if va + vb == 0.0:  # no spread at all: different exactly when the means differ
-        return WelchResult(
-            math.copysign(math.inf, diff) if diff else 0.0, math.inf, float(not diff)
-        )
-    t = diff / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
-    return WelchResult(t, df, t_two_sided_p(t, df))
+    t, df, p = welch_arrays(mean_a, sd_a**2, n_a, mean_b, sd_b**2, n_b, df_rule)
+    return WelchResult(float(t), float(df), float(p))
 
 
-def welch(a: Scores, b: Scores) -> WelchResult:
-    """Welch's t-test over two lists of per-run scores."""
+def welch(a: Scores, b: Scores, df_rule: str = "satterthwaite") -> WelchResult:
+    """Welch's t-test over two lists of per-run scores (``df_rule``: :func:`welch_arrays`)."""
     xa, xb = _scores(a, "system"), _scores(b, "baseline")
     sd_a, sd_b = (float(x.std(ddof=1)) if len(x) > 1 else 0.0 for x in (xa, xb))
-    return welch_test(float(xa.mean()), sd_a, len(xa), float(xb.mean()), sd_b, len(xb))
+    return welch_test(float(xa.mean()), sd_a, len(xa), float(xb.mean()), sd_b, len(xb), df_rule)
 
 
 def seed_level_p(a: Scores, b: Scores) -> tuple[float, str]:
-    """The claim's p and its test's name. Both systems with ≥ 8 runs: Welch's t (continuous p;
-    the mean of 8 runs is close enough to normal, and the exact test would need Monte Carlo from
-    10 + 10 runs on). Fewer: the permutation test, exact and assumption-free at any size."""
-    if min(len(a), len(b)) >= WELCH_MIN_RUNS:
-        return welch(a, b).p, "Welch"
+    """The claim's p and its test's name: Welch's t with Hsu's df, min(n_A, n_B) − 1, whenever
+    both systems have ≥ 2 runs: the test that held its family-wise level under Holm in
+    simulation over 3–20 runs and sds 0.2–2 (ratio up to 4), where the permutation tests and
+    Welch's t with Satterthwaite's df did not (module docstring). With a single
+    run of one system (and more of the other) only the permutation test exists: it permutes the
+    difference of means, exact and assumption-free; one run of each has no seed-level test."""
+    if min(len(a), len(b)) >= 2:
+        return welch(a, b, "min").p, "Welch"
     result = permutation_test(a, b)
     return result.p, "exact permutation" if result.exact else "Monte Carlo permutation"
+
+
+def test_floor(n_a: int, n_b: int) -> float:
+    """The smallest p :func:`seed_level_p` can give with these runs: 0 for Welch's t (a
+    continuous p), the permutation floor where a system has one run."""
+    return 0.0 if min(n_a, n_b) >= 2 else permutation_floor(n_a, n_b)
 
 
 def permutation_floor(n_a: int, n_b: int, limit: int = EXACT_LIMIT) -> float:
@@ -209,92 +265,3 @@ def pooled_sd(a: Scores, b: Scores) -> float | None:
         return None
     ss = ((xa - xa.mean()) ** 2).sum() + ((xb - xb.mean()) ** 2).sum()
     return float(math.sqrt(ss / dof))
-
-
-def mde(
-    sd: float, n_a: int, n_b: int, alpha: float = ALPHA, power: float = POWER, claims: int = 1
-) -> float:
-    """Minimal detectable effect (normal approximation, two-sided α/claims: Holm's first step)
-    δ = (z_{1−α/(2·claims)} + z_{power})·sd·√(1/n_A + 1/n_B). A difference below it is likely
-    missed, so "not detected" says little about effects smaller than δ."""
-    z = NormalDist().inv_cdf
-    return (z(1 - alpha / (2 * claims)) + z(power)) * sd * math.sqrt(1 / n_a + 1 / n_b)
-
-
-def two_level_bootstrap(
-    stats_a: np.ndarray,
-    stats_b: np.ndarray,
-    score: Callable[[np.ndarray], np.ndarray],
-    samples: int = 1000,
-    seed: int = SEED,
-    chunk: int = 100,
-) -> np.ndarray:
-    """Draws of mean_A − mean_B: per draw, the runs of each system resampled with replacement,
-    then one set of test-sentence indices shared by every run of the draw; each run's score
-    from its summed per-sentence statistics (``stats_a``, ``stats_b``: [runs, N, K]; ``score``:
-    [..., K] totals -> [...] scores, e.g. BLEU). The CI: the 2.5 / 97.5 percentiles (:func:`ci95`).
-    A sentence draw is a count per sentence: the totals of every run of ``chunk`` draws are one
-    matrix product ([chunk, N] @ [N, runs·K])."""
-    ra, n, k = stats_a.shape
-    rb = stats_b.shape[0]
-    if stats_b.shape[1:] != (n, k):
-        raise WordorderError(f"statistics of different shapes: {stats_a.shape} and {stats_b.shape}")
-    flat = np.concatenate([stats_a, stats_b]).astype(float).transpose(1, 0, 2).reshape(n, -1)
-    rng = np.random.default_rng(seed)
-    deltas = np.empty(samples)
-    for start in range(0, samples, chunk):
-        m = min(chunk, samples - start)
-        runs_a = rng.integers(ra, size=(m, ra))
-        runs_b = rng.integers(rb, size=(m, rb))
-        idx = rng.integers(n, size=(m, n)) + n * np.arange(m)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n).astype(float)
-        scores = np.asarray(score((counts @ flat).reshape(m, ra + rb, k)))
-        mean_a = np.take_along_axis(scores[:, :ra], runs_a, 1).mean(1)
-        mean_b = np.take_along_axis(scores[:, ra:], runs_b, 1).mean(1)
-        deltas[start : start + m] = mean_a - mean_b
-    return deltas
-
-
-def ci95(draws: np.ndarray) -> tuple[float, float]:
-    return float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))
-
-
-def verdict(
-    paper_delta: float,
-    delta: float,
-    p_holm: float,
-    ci: tuple[float, float],
-    mde_: float | None,
-    seed_level: bool = True,
-    floor: float = 0.0,
-    alpha: float = ALPHA,
-) -> str:
-    """What a claim's row says.
-
-    Significant after Holm: *reproduced* (the paper's sign and its Δ inside our CI), *same
-    sign, smaller* / *larger* (its Δ outside the CI), *opposite* (the other sign). Otherwise
-    *not detected (MDE x.xx)*: absence of evidence, at the design's power. A paper Δ of 0
-    claims no direction: *difference found* or *no difference detected (MDE x.xx)*. A test
-    over one run of each system (``seed_level`` false) sees sentence sampling only, so its
-    verdict names that instead of counting as a reproduction. ``floor``: the smallest p the
-    test can give with these runs (:func:`permutation_floor`); at α or above no effect of any
-    size is detectable, whatever the MDE's normal approximation says: *not detectable*.
-    """
-    significant = p_holm < alpha and delta != 0
-    power = f" (MDE {mde_:.2f})" if mde_ is not None else ""
-    if floor >= alpha and not significant:
-        power = f" (p ≥ {floor:.2f} with these runs)"
-    found = "detectable" if floor >= alpha else "detected"
-    if paper_delta == 0:
-        text = "difference found" if significant else f"no difference {found}{power}"
-    elif not significant:
-        text = f"not {found}{power}"
-    elif (delta > 0) != (paper_delta > 0):
-        text = "opposite"
-    elif ci[0] <= paper_delta <= ci[1]:
-        text = "reproduced"
-    else:
-        text = "same sign, " + ("smaller" if abs(delta) < abs(paper_delta) else "larger")
-    if seed_level:
-        return text
-    return f"one run: {text.replace('reproduced', 'same sign')} (sentence sampling only)"
