@@ -6,12 +6,14 @@ the BLEU difference the paper reports. The training run (seed) is the unit of re
 
 * each system's corpus test BLEU per run, its mean and its own sd over runs (runs of two
   systems are never paired: a seed number means nothing across architectures);
-* our Δ = the difference of the run means, with a 95 % interval from a two-level bootstrap
-  (runs, then sentences);
-* p from the exact permutation test over the per-run scores (Welch's t when both systems have
-  ≥ 8 runs), Holm-adjusted over the claims of its family (primary: the pre-registered
-  comparisons; secondary: further analyses, corrected on their own), and the minimal
-  detectable effect;
+* our Δ = the difference of the run means, with Welch's t interval over the run means plus
+  the test-sentence sampling variance added once (:mod:`wordorder.evaluate.seed_interval`;
+  the two-level bootstrap's interval is reported beside it);
+* p from Welch's t-test over the per-run scores (the permutation test of Welch's t reported
+  beside it; with a single run of one system the permutation test decides), Holm-adjusted over
+  the claims of its family (primary: the pre-registered comparisons; secondary: further
+  analyses, corrected on their own), the minimal detectable effect by t at α/m, and our Δ / the
+  paper's Δ with its interval;
 * a claim with ``min_source_words`` is judged on the test sentences whose tokenized source has
   at least that many words (:func:`long_sentences`: the papers find word-order gains on long
   sentences, Kawara 2021 §VI-D);
@@ -19,7 +21,7 @@ the BLEU difference the paper reports. The training run (seed) is the unit of re
   sentences (:func:`wordorder.evaluate.significance.bleu_paired_bootstrap`) gives the p, and
   the row says so instead of counting as a reproduction.
 
-The verdicts are :func:`wordorder.evaluate.seed_stats.verdict`'s; the table is written by
+The verdicts are :func:`wordorder.evaluate.verdicts.verdict`'s; the table is written by
 :mod:`wordorder.evaluate.findings_table`.
 """
 
@@ -32,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from wordorder.errors import WordorderError
-from wordorder.evaluate import seed_stats
+from wordorder.evaluate import power, seed_interval, seed_stats, verdicts
 from wordorder.evaluate.findings_table import findings_markdown, write_findings  # noqa: F401
 
 
@@ -152,21 +154,34 @@ def compare_runs(
     a, b = score(stats_a.sum(1)), score(stats_b.sum(1))
     (mean_a, sd_a), (mean_b, sd_b) = _summary(a), _summary(b)
     delta = mean_a - mean_b
-    ci = seed_stats.ci95(seed_stats.two_level_bootstrap(stats_a, stats_b, score, samples, seed))
+    draws = seed_interval.run_score_draws(stats_a, stats_b, score, samples, seed)
+    ci_boot = seed_interval.ci95(seed_interval.resample_runs(draws, len(a), seed))
+    sentence_var = float(seed_interval.sentence_variance(np.cov(draws, rowvar=False), len(a)))
     perm = seed_stats.permutation_test(a, b)
     welch = seed_stats.welch(a, b) if min(len(a), len(b)) >= 2 else None
     sd = seed_stats.pooled_sd(a, b)
     seed_level = len(a) + len(b) > 2
-    floor = 0.0
+    if welch is not None:
+        lo, hi = seed_interval.welch_interval(
+            mean_a,
+            float(np.var(a, ddof=1)),
+            len(a),
+            mean_b,
+            float(np.var(b, ddof=1)),
+            len(b),
+            sentence_var,
+        )
+        ci, ci_method = (float(lo), float(hi)), "Welch + sentences"
+    else:  # no run variance on one side: the bootstrap's interval is all there is
+        ci, ci_method = ci_boot, "two-level bootstrap"
     if seed_level:
         p, test = seed_stats.seed_level_p(a, b)
-        if test != "Welch":
-            floor = seed_stats.permutation_floor(len(a), len(b))
+        floor = seed_stats.test_floor(len(a), len(b))
     else:  # one run each: only the test sentences can be resampled
         bs = bleu_paired_bootstrap(
             system[0], baseline[0], refs[0], tokenize, samples, refs[1:], lowercase, brevity
         )
-        p, test = bs["p"], "paired bootstrap, one run"
+        p, test, floor = bs["p"], "paired bootstrap, one run", 0.0
     return {
         "system_scores": a.tolist(),
         "baseline_scores": b.tolist(),
@@ -178,6 +193,9 @@ def compare_runs(
         "baseline_runs": len(b),
         "delta": delta,
         "ci": list(ci),
+        "ci_method": ci_method,
+        "ci_bootstrap": list(ci_boot),
+        "sentence_sd": sentence_var**0.5,
         "p": p,
         "test": test,
         "seed_level": seed_level,
@@ -185,14 +203,25 @@ def compare_runs(
         "p_permutation": perm.p,
         "permutation_exact": perm.exact,
         "permutation_relabelings": perm.relabelings,
+        "permutation_statistic": perm.statistic,
         "p_welch": welch.p if welch else None,
         "welch_df": welch.df if welch else None,
         "pooled_sd": sd,
         # at α for one claim; judge() gives it at α/m for the m claims of the row's family
-        "mde": seed_stats.mde(sd, len(a), len(b)) if sd is not None and seed_level else None,
+        "mde": _mde(sd_a, len(a), sd_b, len(b), sd, 1) if seed_level else None,
         "samples": samples,
         "sentences": n,
     }
+
+
+def _mde(
+    sd_a: float | None, n_a: int, sd_b: float | None, n_b: int, pooled: float | None, claims: int
+) -> float | None:
+    """Welch's MDE from each system's sd where both have 2 runs, else the one-sd MDE from the
+    pooled sd; None without any spread estimate."""
+    if sd_a is not None and sd_b is not None:
+        return power.mde_welch(sd_a, n_a, sd_b, n_b, claims=claims)
+    return None if pooled is None else power.mde(pooled, n_a, n_b, claims=claims)
 
 
 def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -208,18 +237,40 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     judged = []
     for r, q, m in zip(rows, adjusted, claims):
         mde = r["mde"]
-        if r["seed_level"] and r.get("pooled_sd") is not None:
+        runs = (r["system_runs"], r["baseline_runs"])
+        if r["seed_level"]:
             # At α/m, Holm's first step: the rows are judged after the correction, so the
             # effect they could have missed is the one at the corrected level.
-            mde = seed_stats.mde(r["pooled_sd"], r["system_runs"], r["baseline_runs"], claims=m)
-        verdict = seed_stats.verdict(
+            mde = _mde(
+                r.get("system_sd"), runs[0], r.get("baseline_sd"), runs[1], r.get("pooled_sd"), m
+            )
+        sd = r.get("pooled_sd")
+        needed = None
+        if r["paper_delta"] and sd is not None:
+            needed = power.runs_for_power(r["paper_delta"], sd, m)
+        verdict = verdicts.verdict(
             r["paper_delta"],
             r["delta"],
             q,
-            tuple(r["ci"]),
+            (r["ci"][0], r["ci"][1]),
             mde,
             r["seed_level"],
             r.get("p_floor", 0.0),
+            claims=m,
+            runs=runs,
+            needed=needed,
         )
-        judged.append({**r, "p_holm": q, "claims": m, "mde": mde, "verdict": verdict})
+        size = verdicts.ratio(r["delta"], (r["ci"][0], r["ci"][1]), r["paper_delta"])
+        judged.append(
+            {
+                **r,
+                "p_holm": q,
+                "claims": m,
+                "mde": mde,
+                "runs_needed": needed,
+                "ratio": size[0] if size else None,
+                "ratio_ci": list(size[1]) if size else None,
+                "verdict": verdict,
+            }
+        )
     return judged

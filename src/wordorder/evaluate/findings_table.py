@@ -29,8 +29,9 @@ _TEST_TAGS = {
 
 _HEADER = [
     "| paper | pair / test set | comparison | paper Δ | system BLEU (mean ± sd, n) "
-    "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | p | Holm p | MDE | verdict |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | our Δ / paper Δ | p | Holm p | MDE "
+    "| verdict |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
 ]
 _SECTIONS = {
     "primary": "Primary comparisons (pre-registered)",
@@ -44,12 +45,15 @@ def _row(r: Mapping[str, Any]) -> str:
     if r.get("min_source_words"):
         subset = f" (source ≥ {r['min_source_words']} words: {r['sentences']:,} sentences)"
     mde = f"{r['mde']:.2f}" if r["mde"] is not None else "—"
+    size = "—"
+    if r.get("ratio") is not None:
+        size = f"{r['ratio']:.2f} [{r['ratio_ci'][0]:.2f}, {r['ratio_ci'][1]:.2f}]"
     return (
         f"| {r['paper']} | {r['pair']} / {r['testset']}{subset} | {r['system']} vs "
         f"{r['baseline']}{what} | {r['paper_delta']:+.2f} "
         f"| {_bleu(r['system_mean'], r['system_sd'], r['system_runs'])} "
         f"| {_bleu(r['baseline_mean'], r['baseline_sd'], r['baseline_runs'])} "
-        f"| {r['delta']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] "
+        f"| {r['delta']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] | {size} "
         f"| {r['p']:.3f} ({_TEST_TAGS.get(r['test'], r['test'])}) | {r['p_holm']:.3f} "
         f"| {mde} | {r['verdict']} |"
     )
@@ -79,12 +83,17 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     lines += [
         "The training run (seed) is the unit: each system's corpus BLEU per run (sacreBLEU), "
         "its mean, its own sd over runs (ddof 1) and n runs; runs of the two systems are never "
-        "paired. Our Δ: system mean − baseline mean. 95 % CI: 2.5 / 97.5 percentiles of a "
-        f"two-level bootstrap ({samples} draws: the runs of each system resampled, then the test "
-        "sentences, one index set for every run of a draw). p: two-sided; *perm.* the exact "
-        "permutation test over the per-run scores (3 runs each cannot go below 0.1), *perm. MC* "
-        f"the same over {seed_stats.MC_RELABELINGS:,} random relabelings, *Welch* Welch's t "
-        f"(both systems with ≥ {seed_stats.WELCH_MIN_RUNS} runs), *1-run bootstrap* sacreBLEU's "
+        "paired. Our Δ: system mean − baseline mean. 95 % CI: Welch's t interval over the run "
+        "means with the test-sentence sampling variance added once (the part the runs of a "
+        f"system share, from a {samples}-draw bootstrap of the sentences with every run kept), "
+        "df min(n_sys, n_base) − 1 raised for the sentence term; with a single run of a system "
+        "the percentiles of a two-level bootstrap (runs, then sentences). Our Δ / paper Δ: the "
+        "size beside the paper's, with the CI divided by the paper's Δ (the papers' data and "
+        "models differ, so it judges nothing). p: two-sided; *Welch* Welch's t over the per-run "
+        "scores with Hsu's df min(n_sys, n_base) − 1 (it held its level in simulation where "
+        "the permutation tests and Satterthwaite's df did not), *perm.* the exact permutation "
+        "test where a system has a single run, *perm. MC* the same over "
+        f"{seed_stats.MC_RELABELINGS:,} random relabelings, *1-run bootstrap* sacreBLEU's "
         "paired bootstrap over sentences where each system has one run: it ignores run-to-run "
         f"variance, and its verdict says so. Holm p: {holm}"
         + (
@@ -95,13 +104,15 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
         )
         + "MDE: "
         f"the Δ detected with 80 % power at α {alpha}/m (two-sided; m the rows of the family, "
-        "Holm's first step, since the verdicts are read after the correction) given the pooled "
-        "run sd and the runs, (z_{1−α/2m} + z₀.₈)·sd·√(1/n_sys + 1/n_base). Verdict, at Holm p < "
-        f"{alpha}: *reproduced* (the paper's sign, its Δ inside the CI), *same sign, "
-        "smaller/larger* (its Δ outside the CI), *opposite* (the other sign); otherwise "
-        "*not detected*, or *not detectable* where the runs cannot give p < "
-        f"{alpha} at all (3 + 3 runs: p ≥ 0.1), whatever the MDE. A paper Δ of 0 claims no "
-        "direction: *difference found* or *no difference detected*.",
+        "Holm's first step, since the verdicts are read after the correction), "
+        "(t_{1−α/2m} + t₀.₈)·√(sd_sys²/n_sys + sd_base²/n_base), t at the test's df. Verdict: "
+        f"*reproduced (same sign, significant after Holm)* at Holm p < {alpha} with the paper's "
+        "sign, *opposite sign (significant after Holm)* with the other; otherwise *cannot be "
+        "detected with n + n runs (needs N per system)* where the test's smallest p times m is "
+        f"at least {alpha} (N: the runs giving 80 % power for the paper's Δ at the row's sd), "
+        "*paper's Δ excluded (not significant)* where the CI excludes it, else *not detected "
+        "(MDE x.xx)*. A paper Δ of 0 claims no direction: *difference found* or *no difference "
+        "detected*.",
     ]
     return "\n".join(lines) + "\n"
 
