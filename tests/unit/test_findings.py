@@ -23,6 +23,7 @@ from wordorder.evaluate.findings import (
     keep_lines,
     long_sentences,
 )
+from wordorder.evaluate.power import mde_welch
 from wordorder.evaluate.seed_stats import permutation_test, pooled_sd, welch
 from wordorder.evaluate.significance import bleu_paired_bootstrap
 
@@ -57,18 +58,23 @@ def test_runs_are_the_unit(refs):
     assert out["system_mean"] == pytest.approx(sum(a) / 3)
     assert out["delta"] == pytest.approx(sum(a) / 3 - sum(b) / 2)
     assert out["system_sd"] > 0 and out["baseline_sd"] > 0
-    # 5 runs, fully separated: the exact permutation p is 1/C(5, 2) = 0.1, not significant
-    assert out["test"] == "exact permutation" and out["seed_level"]
-    assert out["p"] == out["p_permutation"] == pytest.approx(0.1)
-    assert out["p_welch"] == pytest.approx(welch(a, b).p)
+    # the claim's test: Welch's t with Hsu's df (1 here); the permutation test of Welch's t is
+    # reported beside it (5 runs fully separated: 1/C(5, 2) = 0.1)
+    assert out["test"] == "Welch" and out["seed_level"]
+    assert out["p"] == pytest.approx(welch(a, b, "min").p)
+    assert out["p_permutation"] == pytest.approx(0.1)
+    assert out["p_welch"] == pytest.approx(welch(a, b).p)  # Satterthwaite's, reported
     assert out["pooled_sd"] == pytest.approx(pooled_sd(a, b))
     assert out["mde"] > 0
     lo, hi = out["ci"]
-    assert lo < out["delta"] < hi and lo > 5  # a fifth of the words fewer: far from 0
-    # 3 + 2 runs cannot give p < 0.05 at all: the verdict says so, whatever the MDE
-    assert out["p_floor"] == pytest.approx(0.1)
+    assert lo < out["delta"] < hi and out["ci_method"] == "Welch + sentences"
+    blo, bhi = out["ci_bootstrap"]
+    assert blo < out["delta"] < bhi and blo > 5  # a fifth of the words fewer: far from 0
+    assert out["p_floor"] == 0.0  # Welch's p is continuous
     judged = judge([{"paper_delta": 1.0, **out}])[0]
-    assert judged["verdict"] == "not detectable (p ≥ 0.10 with these runs)"
+    assert judged["ratio"] == pytest.approx(out["delta"])
+    # 2 baseline runs: Hsu's df is 1, so even this Δ of ~20 BLEU is below the MDE
+    assert judged["verdict"].startswith("not detected (MDE ") and judged["mde"] > out["delta"]
     # the other way round: the same p, the opposite Δ and CI
     back = compare_runs(baseline, system, [refs], samples=200)
     assert back["p"] == out["p"] and back["delta"] == pytest.approx(-out["delta"])
@@ -131,16 +137,18 @@ def test_judge_applies_holm_over_the_table():
         ]
     )
     assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.06, 0.06])
-    # the MDE at α/3, Holm's first step: (z_{1-0.05/6} + z_0.8)·0.91·√(2/3) = 2.40
+    # the MDE at α/3, Holm's first step, of Welch's t with Hsu's df 2 and each system's sd
+    m3 = round(mde_welch(1.066, 3, 0.59, 3, claims=3), 2)
     assert [r["verdict"] for r in rows] == [
-        "reproduced",
-        "not detected (MDE 2.40)",  # the other sign at raw p 0.04, but not after Holm
-        "no difference detected (MDE 2.40)",
+        "reproduced (same sign, significant after Holm)",
+        "paper's Δ excluded (not significant)",  # the other sign at raw p 0.04, not after Holm
+        f"no difference detected (MDE {m3:.2f})",
     ]
     assert [r["claims"] for r in rows] == [3, 3, 3]
     # a family of its own: a secondary row is corrected alone, its MDE at α
     mixed = judge([row(p=0.2), row(p=0.2), row(p=0.2, family="secondary")])
-    assert [round(r["mde"], 2) for r in mixed] == [2.29, 2.29, 2.08]
+    m1, m2 = (round(mde_welch(1.066, 3, 0.59, 3, claims=c), 2) for c in (1, 2))
+    assert [round(r["mde"], 2) for r in mixed] == [m2, m2, m1]
     single = judge([row(p=0.001, seed_level=False, mde=None, delta=1.0, ci=[0.5, 1.5])])[0]
     assert single["verdict"] == "one run: same sign (sentence sampling only)"
 
@@ -149,12 +157,14 @@ def test_markdown_row_and_footnote():
     md = findings_markdown(judge([row()]), "Findings")
     assert (
         "| paper | pair / test set | comparison | paper Δ | system BLEU (mean ± sd, n) "
-        "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | p | Holm p | MDE | verdict |"
+        "| baseline BLEU (mean ± sd, n) | our Δ | 95 % CI | our Δ / paper Δ | p | Holm p | MDE "
+        "| verdict |"
     ) in md
+    m = mde_welch(1.066, 3, 0.59, 3)
     assert (
         "| Kawara 2021 | ja-en / test | rel_btg vs base | +1.34 | 26.09 ± 1.07 (3) "
-        "| 26.15 ± 0.59 (3) | +0.51 | [-0.61, +1.70] | 0.200 (perm.) | 0.200 | 2.08 "
-        "| not detected (MDE 2.08) |"
+        "| 26.15 ± 0.59 (3) | +0.51 | [-0.61, +1.70] | 0.38 [-0.46, 1.27] | 0.200 (perm.) "
+        f"| 0.200 | {m:.2f} | not detected (MDE {m:.2f}) |"
     ) in md
     assert "The training run (seed) is the unit" in md and "Holm–Bonferroni" in md
     single = row(
@@ -169,6 +179,7 @@ def test_markdown_row_and_footnote():
     )
     md = findings_markdown(judge([single]), "Findings")
     assert "| 26.09 (1) | 26.15 (1) |" in md and "| 0.004 (1-run bootstrap) | 0.004 | — |" in md
+    assert "Hsu's df" in md and "added once" in md
 
 
 def test_findings_cli(tmp_path, capsys, refs):
@@ -216,20 +227,23 @@ def test_findings_cli(tmp_path, capsys, refs):
     code, errors = run([*argv, "--json", tmp_path / "f.json", "--samples", "100"], capsys)
     assert code == 0, errors
     seeds, single = json.loads((tmp_path / "f.json").read_text())["findings"]
-    # four runs each, completely separated: p = 2/70; the single-run row's p is 1/101, so Holm
-    # multiplies that one by 2 and leaves 2/70 as it is (second of two)
-    assert seeds["p"] == pytest.approx(2 / 70) and seeds["p_holm"] == pytest.approx(2 / 70)
-    assert single["p"] == pytest.approx(1 / 101) and single["p_holm"] == pytest.approx(2 / 101)
+    # four runs each, completely separated: Welch's p (df 3) is far below the single-run
+    # row's 1/101, so Holm doubles the smaller; the permutation test is reported, 2/70
+    assert seeds["test"] == "Welch" and seeds["p"] < 1 / 101
+    assert seeds["p_permutation"] == pytest.approx(2 / 70)
+    assert seeds["p_holm"] == pytest.approx(2 * seeds["p"])
+    assert single["p"] == pytest.approx(1 / 101) and single["p_holm"] == pytest.approx(1 / 101)
     assert len(seeds["system_scores"]) == len(seeds["baseline_scores"]) == 4
     assert seeds["delta"] > 5 and seeds["ci"][0] > 0.98
-    assert seeds["verdict"] == "same sign, larger"  # the paper's +0.98 is below our CI
+    assert seeds["verdict"] == "reproduced (same sign, significant after Holm)"
+    assert seeds["ratio"] > 5  # the size, beside: our Δ is many times the paper's +0.98
     assert single["test"] == "paired bootstrap, one run" and single["system_scores"] == [
         pytest.approx(bleu(damaged(refs, 0.05, 1), refs))
     ]
     assert single["verdict"] == "one run: difference found (sentence sampling only)"
     md = (tmp_path / "f.md").read_text()
     assert "| Chen 2019 | en-de / test2016 | both_res vs transformer | +0.98 |" in md
-    assert "(1-run bootstrap)" in md and "(perm.)" in md
+    assert "(1-run bootstrap)" in md and "(Welch)" in md
 
 
 def test_cost_sums_the_jobs_cpu_footers(tmp_path):
@@ -372,10 +386,10 @@ def test_findings_cli_with_families_and_a_length_subset(tmp_path, capsys, refs, 
     assert subset["system_scores"] == pytest.approx(
         [bleu([paths[f"s{i}"][j] for j in keep], [refs[j] for j in keep]) for i in (1, 2, 3, 4)]
     )
-    # 4 + 4 separated runs: p = 2/70 each; Holm doubles it among the two primary rows only
-    assert whole["p"] == subset["p"] == again["p"] == pytest.approx(2 / 70)
-    assert whole["p_holm"] == again["p_holm"] == pytest.approx(4 / 70)
-    assert subset["p_holm"] == pytest.approx(2 / 70) and subset["family"] == "secondary"
+    # 4 + 4 separated runs: Holm doubles the p among the two primary rows only
+    assert whole["p"] == again["p"] and whole["test"] == subset["test"] == "Welch"
+    assert whole["p_holm"] == again["p_holm"] == pytest.approx(2 * whole["p"])
+    assert subset["p_holm"] == pytest.approx(subset["p"]) and subset["family"] == "secondary"
     assert whole["family"] == "primary" and whole["min_source_words"] is None
     md = (tmp_path / "f.md").read_text()
     assert md.index("## Primary") < md.index("## Secondary")

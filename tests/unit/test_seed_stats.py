@@ -11,21 +11,21 @@ import numpy as np
 import pytest
 
 from wordorder.errors import WordorderError
+from wordorder.evaluate.power import mde, mde_welch
+from wordorder.evaluate.seed_interval import ci95, two_level_bootstrap
 from wordorder.evaluate.seed_stats import (
     betainc,
-    ci95,
     holm,
-    mde,
     permutation_floor,
     permutation_test,
     pooled_sd,
     seed_level_p,
     t_two_sided_p,
-    two_level_bootstrap,
-    verdict,
     welch,
     welch_test,
 )
+from wordorder.evaluate.tdist import t_quantile
+from wordorder.evaluate.verdicts import ratio, verdict
 
 # --- worked examples
 
@@ -33,11 +33,25 @@ from wordorder.evaluate.seed_stats import (
 def test_permutation_worked_example():
     result = permutation_test([26, 27, 28], [24, 25, 26])
     assert np.mean([26, 27, 28]) - np.mean([24, 25, 26]) == 2.0
+    assert welch([26, 27, 28], [24, 25, 26]).t == pytest.approx(2.4495, abs=1e-4)
     assert (result.extreme, result.relabelings, result.exact) == (4, 20, True)
+    assert result.statistic == "Welch's t"
     assert result.p == pytest.approx(0.2)
     # the same with the systems swapped or shifted: only the difference matters
     assert permutation_test([24, 25, 26], [26, 27, 28]).p == pytest.approx(0.2)
     assert permutation_test([126, 127, 128], [124, 125, 126]).p == pytest.approx(0.2)
+
+
+def test_permutation_of_welchs_t_worked_example():
+    # unequal runs and spreads: the studentised statistic counts 44 of 84 relabelings, where the
+    # raw difference of means would count 22 (p 0.262)
+    a, b = [24.0, 27.0, 30.5], [25.0, 25.2, 25.4, 25.6, 25.8, 26.0]
+    assert welch(a, b).t == pytest.approx(0.8844, abs=1e-4)
+    result = permutation_test(a, b)
+    assert (result.extreme, result.relabelings) == (44, 84)
+    assert result.p == pytest.approx(0.524, abs=5e-4)
+    # a single run on one side: Welch's t does not exist, the difference is permuted
+    assert permutation_test([5.0], [1.0, 2.0, 3.0]).statistic == "difference"
 
 
 def test_permutation_smallest_p():
@@ -82,16 +96,25 @@ def test_holm_worked_example():
 
 
 @pytest.mark.parametrize(
-    ("sd", "n", "expected"), [(0.91, 3, 2.08), (0.91, 10, 1.14), (0.67, 8, 0.94)]
+    ("sd", "n", "expected", "normal"),
+    [(0.91, 3, 2.762, 2.08), (0.91, 10, 1.206, 1.14), (0.67, 8, 1.009, 0.94)],
 )
-def test_mde_worked_examples(sd, n, expected):
-    assert round(mde(sd, n, n), 2) == expected
-    assert round(mde(sd, n, n, alpha=0.05, power=0.8), 2) == expected
+def test_mde_worked_examples(sd, n, expected, normal):
+    """The spec's t-based MDE (df 2n − 2); the normal approximation is too optimistic."""
+    assert round(mde(sd, n, n), 3) == expected
+    assert round(mde(sd, n, n, alpha=0.05, power=0.8), 3) == expected
+    z = 1.959964 + 0.841621
+    assert round(z * sd * math.sqrt(2 / n), 2) == normal < expected
 
 
 def test_mde_unequal_runs_and_power():
-    assert mde(1.0, 3, 12) == pytest.approx(mde(1.0, 2, 2) * math.sqrt(1 / 3 + 1 / 12))
     assert mde(1.0, 5, 5, power=0.9) > mde(1.0, 5, 5) > mde(1.0, 5, 5, alpha=0.1)
+    # the issue's example: 6 v 8 runs, 4 claims, sd 0.84: 1.51 by z, 1.73 by t
+    assert round(mde(0.84, 6, 8, claims=4), 2) == 1.73
+    # Welch's MDE (Hsu's df, each system's sd): the noisier 3-run system dominates
+    assert mde_welch(2.0, 3, 0.5, 16) == pytest.approx(
+        (t_quantile(0.975, 2) + t_quantile(0.8, 2)) * math.sqrt(4 / 3 + 0.25 / 16)
+    )
 
 
 # --- Welch's t
@@ -142,22 +165,14 @@ def test_readme_retest_from_summaries():
     assert [round(t.p, 3) for t in tests] == [row[3] for row in README_RETEST]
     assert [round(q, 3) for q in holm([t.p for t in tests])] == [row[4] for row in README_RETEST]
     assert 2.3 <= round(min(t.df for t in tests), 1) and round(max(t.df for t in tests), 1) <= 3.9
-    mdes = [
-        mde(math.sqrt((sa**2 + sb**2) / 2), 3, 3) for _, (_, sa), (_, sb), _, _ in README_RETEST
-    ]
+    # the MDE of the claim's test (Welch's t, Hsu's df 2) at α 0.05 for one claim
+    mdes = [mde_welch(sa, 3, sb, 3) for _, (_, sa), (_, sb), _, _ in README_RETEST]
     assert [round(m, 2) for m in mdes] == [
-        2.68,
-        1.0,
-        1.61,
-        1.27,
-        2.32,
-        2.55,
-        3.12,
-        2.35,
-        1.95,
-        1.11,
-        1.54,
-    ]
+        5.14, 1.92, 3.08, 2.44, 4.44, 4.87, 5.98, 4.5, 3.74, 2.13, 2.96
+    ]  # fmt: skip
+    # the claim's test: Welch's t with df 2; gold preorders' p from (29.74 ± 0.80, 26.15 ± 0.59)
+    gold = welch_test(29.74, 0.80, 3, 26.15, 0.59, 3, "min")
+    assert gold.df == 2 and round(gold.p, 3) == 0.025
     # the normal approximation the issue used gives its Both_REs 0.26 and SDAtt ~0.015-0.018,
     # and Holm still takes them to 1.0 and 0.11
     z = [math.erfc(abs(t.t) / math.sqrt(2)) for t in tests]
@@ -176,12 +191,15 @@ def test_readme_retest_from_summaries():
 
 
 def test_seed_level_p_rule():
+    """Welch's t with Hsu's df whenever both systems have 2 runs; the permutation test with a
+    single run on one side."""
     rng = np.random.default_rng(1)
-    few = rng.normal(0, 1, 4), rng.normal(1, 1, 7)
-    assert seed_level_p(*few) == (permutation_test(*few).p, "exact permutation")
-    many = rng.normal(0, 1, 8), rng.normal(1, 1, 9)
-    assert seed_level_p(*many) == (welch(*many).p, "Welch")
-    assert seed_level_p(rng.normal(0, 1, 7), rng.normal(0, 1, 30))[1] == "Monte Carlo permutation"
+    for n_a, n_b in ((2, 2), (3, 16), (4, 7), (8, 9)):
+        x = rng.normal(0, 1, n_a), rng.normal(1, 1, n_b)
+        assert seed_level_p(*x) == (welch(*x, "min").p, "Welch")
+        assert welch(*x, "min").df == min(n_a, n_b) - 1
+    one = [3.0], rng.normal(0, 1, 5)
+    assert seed_level_p(*one) == (permutation_test(*one).p, "exact permutation")
 
 
 def test_pooled_sd():
@@ -233,28 +251,45 @@ def test_two_level_bootstrap_sees_the_seed_spread():
 # --- verdicts
 
 
+REPRODUCED = "reproduced (same sign, significant after Holm)"
+
+
 def test_verdicts():
     ci = (0.5, 1.5)
-    assert verdict(1.3, 1.0, 0.01, ci, 2.08) == "reproduced"
-    assert verdict(12.51, 3.59, 0.001, (2.9, 4.3), 2.08) == "same sign, smaller"
-    assert verdict(1.0, 3.0, 0.01, (2.0, 4.0), 2.08) == "same sign, larger"
-    assert verdict(-1.83, -1.54, 0.01, (-2.5, -0.5), 2.08) == "reproduced"
-    assert verdict(1.3, -1.0, 0.01, (-1.5, -0.5), 2.08) == "opposite"
+    assert verdict(1.3, 1.0, 0.01, ci, 2.08) == REPRODUCED
+    # the size is no criterion: the paper's Δ outside our CI still reproduces by sign
+    assert verdict(12.51, 3.59, 0.001, (2.9, 4.3), 2.08) == REPRODUCED
+    assert verdict(-1.83, -1.54, 0.01, (-2.5, -0.5), 2.08) == REPRODUCED
+    assert verdict(1.3, -1.0, 0.01, (-1.5, -0.5), 2.08) == "opposite sign (significant after Holm)"
     assert verdict(1.3, 1.0, 0.05, ci, 2.08) == "not detected (MDE 2.08)"  # p < 0.05, strictly
     assert verdict(1.3, 1.0, 0.3, ci, None) == "not detected"
+    # the CI excludes the paper's Δ without significance
+    assert verdict(12.51, 3.59, 0.3, (-1.0, 8.0), 5.1) == "paper's Δ excluded (not significant)"
 
 
-def test_not_detectable_where_the_runs_cannot_reach_alpha():
-    # gold preorders, 3 + 3 runs: a Δ far above the MDE, but the exact test stops at p = 0.1
+def test_ratio_with_its_interval():
+    r, (lo, hi) = ratio(3.59, (2.9, 4.3), 12.51) or (0.0, (0.0, 0.0))
+    assert (r, lo, hi) == pytest.approx((0.287, 0.232, 0.344), abs=1e-3)
+    r, (lo, hi) = ratio(-1.54, (-2.5, -0.5), -1.83) or (0.0, (0.0, 0.0))
+    assert (r, lo, hi) == pytest.approx((0.842, 0.273, 1.366), abs=1e-3)
+    assert ratio(1.0, (0.5, 1.5), 0.0) is None
+
+
+def test_cannot_be_detected_where_the_floor_times_m_reaches_alpha():
+    # the permutation test (a single run on one side) stops at 1/(n + 1); with m claims its
+    # Holm p cannot go below m times that
     ci = (2.9, 4.3)
-    assert verdict(12.51, 3.59, 1.0, ci, 1.61, floor=0.1) == (
-        "not detectable (p ≥ 0.10 with these runs)"
+    text = verdict(12.51, 3.59, 1.0, ci, 1.61, floor=0.25, runs=(1, 3), needed=4)
+    assert text == "cannot be detected with 1 + 3 runs (needs 4 per system)"
+    # 4 + 4 runs by permutation (2/70) and 7 claims: 7·2/70 = 0.2 ≥ 0.05, whatever the MDE
+    assert verdict(12.51, 3.59, 0.2, ci, 1.61, floor=2 / 70, claims=7, runs=(4, 4)).startswith(
+        "cannot be detected with 4 + 4 runs"
     )
-    assert verdict(0.0, 3.59, 1.0, ci, 1.61, floor=0.1) == (
-        "no difference detectable (p ≥ 0.10 with these runs)"
+    assert (
+        verdict(12.51, 3.59, 0.2, ci, 1.61, floor=2 / 70) == "paper's Δ excluded (not significant)"
     )
-    assert verdict(12.51, 3.59, 0.2, ci, 1.61, floor=2 / 70) == "not detected (MDE 1.61)"
-    assert verdict(12.51, 3.59, 0.01, ci, 1.61, floor=2 / 70) == "same sign, smaller"
+    assert verdict(1.3, 1.0, 0.2, (-1.0, 3.0), 1.61, floor=2 / 70) == "not detected (MDE 1.61)"
+    assert verdict(12.51, 3.59, 0.01, ci, 1.61, floor=2 / 70) == REPRODUCED
 
 
 def test_opposite_only_after_holm():
@@ -262,13 +297,19 @@ def test_opposite_only_after_holm():
     raw = [0.015] + [0.5] * 10
     adjusted = holm(raw)
     assert adjusted[0] == pytest.approx(0.165)
-    assert verdict(1.32, -1.65, adjusted[0], (-2.5, -0.8), 2.08) == "not detected (MDE 2.08)"
-    assert verdict(1.32, -1.65, raw[0], (-2.5, -0.8), 2.08) == "opposite"
+    assert verdict(1.32, -1.65, adjusted[0], (-2.5, -0.8), 2.08) == (
+        "paper's Δ excluded (not significant)"
+    )
+    assert verdict(1.32, -1.65, adjusted[0], (-2.5, 1.5), 2.08) == "not detected (MDE 2.08)"
+    assert verdict(1.32, -1.65, raw[0], (-2.5, -0.8), 2.08) == (
+        "opposite sign (significant after Holm)"
+    )
 
 
 def test_paper_delta_zero_claims_no_direction():
-    assert verdict(0.0, -1.2, 0.01, (-2.0, -0.4), 1.14) == "difference found"
-    assert verdict(0.0, 1.2, 0.01, (0.4, 2.0), 1.14) == "difference found"
+    found = "difference found (significant after Holm)"
+    assert verdict(0.0, -1.2, 0.01, (-2.0, -0.4), 1.14) == found
+    assert verdict(0.0, 1.2, 0.01, (0.4, 2.0), 1.14) == found
     assert verdict(0.0, 0.3, 0.40, (-0.5, 1.1), 1.14) == "no difference detected (MDE 1.14)"
 
 
@@ -347,28 +388,40 @@ def test_false_positive_rate_with_a_seed_effect_and_no_difference():
             f"  {seeds} seeds each: seed-level {np.mean(np.array(new)[at] < 0.05):.3f}, "
             f"legacy {np.mean(np.array(old)[at] < 0.05):.3f}"
         )
+    bound = 0.05 + 2 * math.sqrt(0.05 * 0.95 / per_size)
+    for seeds in (3, 4, 5):  # each run count on its own: pooling could hide one
+        at = np.array(groups) == seeds
+        assert np.mean(np.array(new)[at] < 0.05) <= bound
+        assert np.mean(np.array(old)[at] < 0.05) > bound  # the legacy rule fails each
     assert new_rate <= 0.07
-    assert old_rate > 0.07  # today's rule fails the test (about 0.3 here)
 
 
-def test_false_positive_rate_of_welch_with_many_seeds():
+def test_false_positive_rate_of_the_claims_test_with_few_seeds():
+    """4 + 4 runs, where a z in place of t would show: the claim's test stays under
+    0.05 + 2 standard errors; the same statistic read against the normal does not."""
     rng = np.random.default_rng(35)
-    a, b = rng.normal(25, 0.9, (1000, 10)), rng.normal(25, 0.9, (1000, 8))
-    rate = np.mean([seed_level_p(x, y)[0] < 0.05 for x, y in zip(a, b)])
-    assert seed_level_p(a[0], b[0])[1] == "Welch"
-    print(f"false-positive rate of Welch's t, 10 vs 8 seeds: {rate:.3f}")
-    assert rate <= 0.07
+    e = 2000
+    a, b = rng.normal(25, 0.9, (e, 4)), rng.normal(25, 0.9, (e, 4))
+    p = np.array([seed_level_p(x, y)[0] for x, y in zip(a, b)])
+    bound = 0.05 + 2 * math.sqrt(0.05 * 0.95 / e)
+    print(f"false-positive rate of the claim's test, 4 vs 4 seeds: {np.mean(p < 0.05):.3f}")
+    assert np.mean(p < 0.05) <= bound
+    t = np.array([welch(x, y).t for x, y in zip(a, b)])
+    z_p = np.array([math.erfc(abs(x) / math.sqrt(2)) for x in t])
+    assert np.mean(z_p < 0.05) > bound  # the defect this test catches: ~0.10
 
 
-def test_power_for_two_seed_sds_with_ten_seeds():
+def test_power_of_the_claims_test_is_the_predicted_one():
+    """10 runs each: the simulated power at two Δ against :func:`power_at` (noncentral t),
+    within 0.05; at the MDE the power is about 0.8, not near 1."""
+    from wordorder.evaluate.power import power_at
+
     rng = np.random.default_rng(36)
-    sd = 0.9
-    a, b = rng.normal(25 + 2 * sd, sd, (400, 10)), rng.normal(25, sd, (400, 10))
-    power = np.mean([seed_level_p(x, y)[0] < 0.05 for x, y in zip(a, b)])
-    print(f"power for a difference of 2 seed sd, 10 seeds each: {power:.3f}")
-    assert power >= 0.8
-    # and the MDE is the difference found 80 % of the time (the normal approximation)
-    delta = mde(sd, 10, 10)
-    a = rng.normal(25 + delta, sd, (400, 10))
-    near = np.mean([seed_level_p(x, y)[0] < 0.05 for x, y in zip(a, b)])
-    assert 0.7 <= near <= 0.9
+    sd, e = 0.9, 2000
+    b = rng.normal(25, sd, (e, 10))
+    for delta in (1.0, mde_welch(sd, 10, sd, 10)):
+        a = rng.normal(25 + delta, sd, (e, 10))
+        found = np.mean([seed_level_p(x, y)[0] < 0.05 for x, y in zip(a, b)])
+        print(f"power for Δ {delta:.2f}, 10 seeds each: {found:.3f}")
+        assert abs(found - power_at(delta, sd, 10, 10)) <= 0.05
+        assert 0.3 <= found <= 0.9
