@@ -239,3 +239,22 @@ def test_the_command_line_says_one_error_and_writes_nothing(tmp_path, capsys):
     assert "made with other settings (seed: 1 -> 2)" in capsys.readouterr().err and not out.exists()
     assert main([*argv, "--config", json.dumps(SETTINGS)]) == 0
     assert out.read_bytes() == run.metrics.read_bytes()
+
+
+def test_the_inputs_are_kept_once_and_restored_only_as_the_manifest_has_them(tmp_path):
+    from wordorder.ledger import stored_inputs
+    from wordorder.ledger.restore import restore_input
+
+    ledger, root = tmp_path / "ledger", tmp_path / "results" / "exp"
+    run = make_run(tmp_path)
+    add_run(ledger, "exp", root, run)
+    assert stored_inputs(ledger) == ["data/test.ref", "data/test.src", "data/train.src"]
+    restore_input(ledger, "data/train.src", tmp_path / "again.src")
+    assert (tmp_path / "again.src").read_bytes() == (root / "data" / "train.src").read_bytes()
+    stored = ledger / "inputs" / "data" / "train.src.gz"
+    gzip_copy(root / "data" / "test.src", stored)  # another file's content under its name
+    with pytest.raises(WordorderError, match="differs from its digest in the manifest") as e:
+        restore_input(ledger, "data/train.src", tmp_path / "bad.src")
+    assert e.value.path == str(stored) and not (tmp_path / "bad.src").exists()
+    with pytest.raises(WordorderError, match="names no input"):
+        restore_input(ledger, "data/none", tmp_path / "none")

@@ -33,9 +33,24 @@ def ledger_test_files(w, testset):
     )
 
 
+def ledger_perms(w):
+    # the permutations behind a variant's preorder positions (eflomal's alignments differ
+    # from run to run, so the ledger keeps them: another machine projects the same positions)
+    method, splits = variant_entry(w).get("preorder"), ["train", "dev", *testsets(w.pair)]
+    return [PERM.format(pair=w.pair, method=method, split=s) for s in splits] if method else []
+
+
 def ledger_add_inputs(w):
     tests = [ledger_test_files(w, t) for t in testsets(w.pair)]
-    return ledger.ledger_inputs(METRICS.format(**w), train_inputs(w), tests)
+    train = train_inputs(w) | {"perm": ledger_perms(w)}
+    return ledger.ledger_inputs(METRICS.format(**w), train, tests)
+
+
+def ledger_restorable(key):
+    # a file some rule makes beside others (select, subword_train) is rebuilt, not restored:
+    # two jobs would write it
+    producers = [r for r in workflow.rules if r.is_producer(f"{R}/{key}")]
+    return all(len(r.output) == 1 for r in producers)
 
 
 def ledger_spec_json(w, input):
@@ -118,3 +133,26 @@ if LEDGER:
             " --root {params.root:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
             " --seed {wildcards.seed:q} --config {params.config:q} --spec {params.spec:q}"
             " --output {output:q} > {log:q} 2>&1"
+
+    # The inputs the ledger's runs read, kept in it: restored where one rule makes them alone,
+    # not rebuilt, so every machine trains on the same files.
+    LEDGER_INPUTS = [k for k in ledger.stored_inputs(LEDGER) if ledger_restorable(k)]
+    if LEDGER_INPUTS:
+
+        rule ledger_input:
+            output:
+                f"{R}/{{ledger_input,{_one_of(LEDGER_INPUTS)}}}",
+            log:
+                f"{L}/ledger/input/{{ledger_input}}.log",
+            conda:
+                "../../envs/wordorder.yaml"
+            params:
+                ledger=LEDGER,
+            shell:
+                "wordorder ledger-input --ledger {params.ledger:q}"
+                " --key {wildcards.ledger_input:q} --output {output:q} > {log:q} 2>&1"
+
+        # before every rule that makes the same file here
+        for _rule in list(workflow.rules):
+            if _rule.name != "ledger_input":
+                workflow.ruleorder("ledger_input", _rule.name)

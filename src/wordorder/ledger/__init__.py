@@ -6,6 +6,9 @@ minutes, so an experiment of many runs only finishes if each finished run outliv
 A run's record holds what the tables need and nothing larger (no checkpoint; a few hundred KB):
 
     <ledger>/manifest.json             the sha256 of every input any run read (one digest a path)
+    <ledger>/inputs/<path>.gz          those inputs, kept once: another machine restores them
+                                       instead of rebuilding them (eflomal cannot be seeded, so
+                                       alignments and preorders differ from run to run)
     <ledger>/runs/<pair>.<variant>.seed<n>/
         record.json                    the run, its configuration, its inputs' digests, its
                                        provenance (commit, CPU, threads, precision, torch,
@@ -21,6 +24,7 @@ with one error naming the file or key.
 """
 
 from wordorder.ledger.record import MANIFEST, RECORD, RUNS, ledgered_runs, run_name
+from wordorder.ledger.restore import stored_inputs
 from wordorder.ledger.workflow import ledger_inputs, ledger_spec, no_checkpoint, run_settings
 
 __all__ = [
@@ -33,4 +37,5 @@ __all__ = [
     "no_checkpoint",
     "run_name",
     "run_settings",
+    "stored_inputs",
 ]

@@ -76,6 +76,13 @@ def cmd_ledger_restore(a: argparse.Namespace) -> None:
     print(f"restored {name} from {a.ledger}")
 
 
+def cmd_ledger_input(a: argparse.Namespace) -> None:
+    from wordorder.ledger.restore import restore_input
+
+    restore_input(Path(a.ledger), a.key, Path(a.output))
+    print(f"restored {a.key} from {a.ledger}")
+
+
 def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str], dict]) -> None:
     """Add the ledger's subcommands; ``add(name, func, help)`` makes one subparser."""
 
@@ -111,3 +118,8 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--reference", nargs="*", default=[], help="the test set's references")
     s.add_argument("--root", help="the experiment's results folder (names the references)")
     s.add_argument("--log-dir", help="where the run's job logs go (counted by the cost table)")
+
+    s = add("ledger-input", cmd_ledger_input, "restore an input the ledger's runs read")
+    s.add_argument("--ledger", required=True, help="the ledger folder")
+    s.add_argument("--key", required=True, help="the input's name in the manifest")
+    s.add_argument("--output", required=True)

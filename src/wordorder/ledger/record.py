@@ -33,6 +33,7 @@ VERSION = 1
 RUNS = "runs"
 MANIFEST = "manifest.json"
 RECORD = "record.json"
+INPUTS = "inputs"
 NAME = re.compile(r"\A(?P<pair>[^./]+)\.(?P<variant>[^/]+)\.seed(?P<seed>\d+)\Z")
 
 
@@ -250,6 +251,23 @@ def add_run(ledger: Path, experiment: str, root: Path, run: Run) -> dict[str, An
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        store_inputs(ledger, paths, digests)
         manifest["inputs"] = {**manifest["inputs"], **digests}
         write_json(manifest_path, manifest)
     return record
+
+
+def stored_input(ledger: Path, key: str) -> Path:
+    """Where the ledger keeps the content of the input named ``key`` (gzipped)."""
+    return ledger / INPUTS / f"{key}.gz"
+
+
+def store_inputs(ledger: Path, paths: Mapping[str, Path], digests: Mapping[str, str]) -> None:
+    """Keep every input the ledger does not hold yet: a run on another machine then reads the
+    same files instead of rebuilding them (the word alignments, and with them the BTG and gold
+    preorders, differ from one eflomal run to the next: it cannot be seeded)."""
+    for key, path in paths.items():
+        target = stored_input(ledger, key)
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            gzip_copy(path, target)

@@ -4,6 +4,8 @@ benchmark; its job logs go under the logs folder, where the cost table counts th
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,14 @@ from typing import Any
 from wordorder.errors import WordorderError
 from wordorder.io import atomic_open
 from wordorder.ledger.files import digest_json, gunzip_to, read_json, sha256_file
-from wordorder.ledger.record import MANIFEST, RECORD, RUNS, check_manifest, input_key
+from wordorder.ledger.record import (
+    MANIFEST,
+    RECORD,
+    RUNS,
+    check_manifest,
+    input_key,
+    stored_input,
+)
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -117,3 +126,28 @@ def restore_translation(
             f.write(stored)
     if log_dir is not None:
         _log(folder, record, f"{testset}.translate.log.gz", log_dir / f"{name}.{testset}.log")
+
+
+def stored_inputs(ledger: str | Path | None) -> list[str]:
+    """The inputs the ledger can give back: in its manifest, with their content stored."""
+    if not ledger or not (Path(ledger) / MANIFEST).is_file():
+        return []
+    known = read_json(Path(ledger) / MANIFEST).get("inputs", {})
+    return sorted(k for k in known if stored_input(Path(ledger), k).is_file())
+
+
+def restore_input(ledger: Path, key: str, output: Path) -> None:
+    """An input of the ledger's runs, as they read it (its digest checked against the
+    manifest's before it is put in place)."""
+    known = read_json(ledger / MANIFEST).get("inputs", {})
+    if key not in known:
+        raise WordorderError(f"the ledger's manifest names no input {key}", path=ledger / MANIFEST)
+    data = gzip.decompress(stored_input(ledger, key).read_bytes())  # inputs: a few MB
+    if hashlib.sha256(data).hexdigest() != known[key]:
+        raise WordorderError(
+            "this stored input differs from its digest in the manifest (edited or damaged)",
+            path=stored_input(ledger, key),
+            hint="restore it with `git checkout -- <file>`",
+        )
+    with atomic_open(output, "wb") as f:
+        f.write(data)

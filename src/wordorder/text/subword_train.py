@@ -202,7 +202,7 @@ def _forget_paths(model: Path, name: str) -> None:
     in every checkout. protobuf, which reads the model, comes with stanza."""
     from sentencepiece import sentencepiece_model_pb2
 
-    proto = sentencepiece_model_pb2.ModelProto()
+    proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
     proto.ParseFromString(model.read_bytes())
     spec = proto.trainer_spec
     spec.input[:] = [Path(p).name for p in spec.input]
