@@ -116,16 +116,28 @@ def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
     logs = "".join(p.read_text("utf-8") for p in (tmp_path / "three/logs").rglob("*.log"))
     assert "train.max_steps: 20 -> 25" in logs
 
-    # A tampered manifest: the next run (seed 3) trains, but is refused when it is recorded.
+    # A tampered manifest: an input the ledger keeps is refused when it is restored, before any
+    # training; one it does not keep (spm.model: subword_train makes it beside the vocabulary,
+    # so it is rebuilt) is refused when the next run (seed 3) is recorded.
     manifest = ledger2 / "manifest.json"
-    data = json.loads(manifest.read_text("utf-8"))
-    data["inputs"]["data/en-de/train.bpe.en"] = "0" * 64
-    manifest.write_text(json.dumps(data), encoding="utf-8")
+    original = manifest.read_text("utf-8")
     text = config2.read_text("utf-8").replace("seeds: [1, 2]", "seeds: [1, 2, 3]")
     config2.write_text(text, encoding="utf-8")
     mark = tmp_path / "two/results/ledgered/ledger/en-de.transformer_tiny.seed3.json"
-    run = snakemake(repo, "--cores", "2", str(mark), "--configfile", str(config2))
-    assert run.returncode != 0
-    log = (tmp_path / "two/logs/ledgered/ledger/add/en-de.transformer_tiny.seed3.log").read_text()
-    assert "train.bpe.en: this input differs from the one the ledger's runs read" in log
-    assert not mark.exists() and not (ledger2 / "runs" / "en-de.transformer_tiny.seed3").exists()
+    logs = tmp_path / "two/logs/ledgered/ledger"
+    for key, where, message in (
+        ("train.bpe.en", "input/data/en-de/train.bpe.en.log", "differs from its digest"),
+        ("spm.model", "add/en-de.transformer_tiny.seed3.log", "differs from the one the ledger"),
+    ):
+        data = json.loads(original)
+        data["inputs"][f"data/en-de/{key}"] = "0" * 64
+        manifest.write_text(json.dumps(data), encoding="utf-8")
+        run = snakemake(repo, "--cores", "2", str(mark), "--configfile", str(config2))
+        assert run.returncode != 0
+        assert f"{key}: this input {message}" in (logs / where).read_text(encoding="utf-8") or (
+            f"{key}.gz: this stored input {message}" in (logs / where).read_text(encoding="utf-8")
+        )
+        assert (
+            not mark.exists() and not (ledger2 / "runs" / "en-de.transformer_tiny.seed3").exists()
+        )
+    manifest.write_text(original, encoding="utf-8")
