@@ -326,6 +326,8 @@ def findings_spec(wildcards=None):
                 "brevity": config["evaluation"]["bleu_brevity"],
                 "system_hyps": hyps(c, c["system"]),
                 "baseline_hyps": hyps(c, c["baseline"]),
+                "system_seeds": seeds_of(c["system"]),
+                "baseline_seeds": seeds_of(c["baseline"]),
                 "refs": [test_reference(w), *extra_refs(w)],
                 # a length subset (min_source_words) is judged on the tokenized source's words
                 **({"source": test_source_tok(w)} if c.get("min_source_words") else {}),

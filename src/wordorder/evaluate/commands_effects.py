@@ -19,6 +19,7 @@ def cmd_findings(a: argparse.Namespace) -> None:
         judge,
         keep_lines,
         long_sentences,
+        matched_runs,
         write_findings,
     )
     from wordorder.evaluate.scores import bleu_tokenizer
@@ -28,6 +29,9 @@ def cmd_findings(a: argparse.Namespace) -> None:
     rows = []
     for c in a.spec["claims"]:
         claim = Claim.from_dict(c)
+        if claim.paired:  # blocks: the seeds both systems have, matched
+            hyps_a, hyps_b, _ = matched_runs(c)
+            c = {**c, "system_hyps": hyps_a, "baseline_hyps": hyps_b}
         system, baseline, refs = (
             [read_lines(p) for p in c[k]] for k in ("system_hyps", "baseline_hyps", "refs")
         )
@@ -43,6 +47,7 @@ def cmd_findings(a: argparse.Namespace) -> None:
             bool(c.get("lowercase")),
             a.samples,
             brevity=str(c.get("brevity", "closest")),
+            paired=claim.paired,
         )
         rows.append({**vars(claim), **test})
     rows = judge(rows)

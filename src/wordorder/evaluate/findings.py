@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from wordorder.errors import WordorderError
-from wordorder.evaluate import power, seed_interval, seed_stats, verdicts
+from wordorder.evaluate import blocks, power, seed_interval, seed_stats, verdicts
 from wordorder.evaluate.findings_table import findings_markdown, write_findings  # noqa: F401
 
 
@@ -52,6 +52,7 @@ class Claim:
     what: str = ""
     family: str = "primary"
     min_source_words: int | None = None
+    paired: bool = False  # a block design: run s of each system paired (blocks.py)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Claim:
@@ -65,6 +66,7 @@ class Claim:
             what=str(d.get("what", "")),
             family=str(d.get("family") or "primary"),
             min_source_words=int(d["min_source_words"]) if d.get("min_source_words") else None,
+            paired=bool(d.get("paired", False)),
         )
 
 
@@ -84,6 +86,21 @@ def long_sentences(source: Sequence[str], min_words: int, lines: int) -> list[in
             hint="lower min_source_words, or judge the claim on a test set of longer sentences",
         )
     return keep
+
+
+def matched_runs(
+    claim: Mapping[str, Any],
+) -> tuple[list[str], list[str], list[int]]:
+    """A paired claim's hypothesis files, run s of the system beside run s of the baseline:
+    the seeds both systems have, in the system's order (a block one system lacks is left out).
+    -> (system files, baseline files, seeds)."""
+    sys_seeds, base_seeds = list(claim["system_seeds"]), list(claim["baseline_seeds"])
+    seeds = [s for s in sys_seeds if s in base_seeds]
+    return (
+        [claim["system_hyps"][sys_seeds.index(s)] for s in seeds],
+        [claim["baseline_hyps"][base_seeds.index(s)] for s in seeds],
+        seeds,
+    )
 
 
 def keep_lines(outputs: Sequence[Sequence[str]], keep: Sequence[int]) -> list[list[str]]:
@@ -122,6 +139,7 @@ def compare_runs(
     samples: int = 1000,
     seed: int = seed_stats.SEED,
     brevity: str = "closest",
+    paired: bool = False,
 ) -> dict[str, Any]:
     """Everything of one claim but Holm's p and the verdict (which need the whole table).
 
@@ -132,6 +150,9 @@ def compare_runs(
         samples: draws of the two-level bootstrap (and of the single-run paired bootstrap).
         brevity: BLEU's reference-length rule, ``closest`` or ``shortest``
             (:mod:`wordorder.evaluate.bleu`).
+        paired: run s of the system and of the baseline form block s (equal run counts):
+            the paired t over the blocks is the test, with its interval and MDE
+            (:mod:`wordorder.evaluate.blocks`).
     """
     from wordorder.evaluate.bleu import bleu_metric
     from wordorder.evaluate.significance import bleu_paired_bootstrap
@@ -182,7 +203,7 @@ def compare_runs(
             system[0], baseline[0], refs[0], tokenize, samples, refs[1:], lowercase, brevity
         )
         p, test, floor = bs["p"], "paired bootstrap, one run", 0.0
-    return {
+    row = {
         "system_scores": a.tolist(),
         "baseline_scores": b.tolist(),
         "system_mean": mean_a,
@@ -211,6 +232,28 @@ def compare_runs(
         "mde": _mde(sd_a, len(a), sd_b, len(b), sd, 1) if seed_level else None,
         "samples": samples,
         "sentences": n,
+        "paired": False,
+    }
+    return _paired(row, a, b, sentence_var) if paired else row
+
+
+def _paired(row: dict[str, Any], a: np.ndarray, b: np.ndarray, sentence_var: float) -> dict:
+    """The row of a block design: p, interval and MDE of the paired t over the blocks (the
+    unpaired Welch figures stay in p_welch and ci_unpaired)."""
+    result = blocks.paired_t(a, b)
+    ci = blocks.paired_interval(result, sentence_var)
+    return {
+        **row,
+        "paired": True,
+        "p": result.p,
+        "test": f"paired t over {result.n} blocks",
+        "p_floor": 0.0,
+        "ci_unpaired": row["ci"],
+        "ci": list(ci),
+        "ci_method": "paired t + sentences",
+        "difference_sd": result.sd,
+        "block_differences": (a - b).tolist(),
+        "mde": blocks.paired_mde(result.sd, result.n) if result.sd > 0 else None,
     }
 
 
@@ -238,7 +281,10 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for r, q, m in zip(rows, adjusted, claims):
         mde = r["mde"]
         runs = (r["system_runs"], r["baseline_runs"])
-        if r["seed_level"]:
+        if r.get("paired"):
+            sd_d = r["difference_sd"]
+            mde = blocks.paired_mde(sd_d, runs[0], claims=m) if sd_d > 0 else None
+        elif r["seed_level"]:
             # At α/m, Holm's first step: the rows are judged after the correction, so the
             # effect they could have missed is the one at the corrected level.
             mde = _mde(
@@ -246,7 +292,9 @@ def judge(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             )
         sd = r.get("pooled_sd")
         needed = None
-        if r["paper_delta"] and sd is not None:
+        if r.get("paired") and r["paper_delta"] and r["difference_sd"] > 0:
+            needed = blocks.blocks_for_power(r["paper_delta"], r["difference_sd"], claims=m)
+        elif r["paper_delta"] and sd is not None:
             needed = power.runs_for_power(r["paper_delta"], sd, m)
         verdict = verdicts.verdict(
             r["paper_delta"],
