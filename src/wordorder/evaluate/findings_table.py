@@ -51,13 +51,14 @@ def _row(r: Mapping[str, Any]) -> str:
     size = "—"
     if r.get("ratio") is not None:
         size = f"{r['ratio']:.2f} [{r['ratio_ci'][0]:.2f}, {r['ratio_ci'][1]:.2f}]"
+    test = _TEST_TAGS.get(r["test"], r["test"].replace(" over ", ", "))
     return (
         f"| {r['paper']} | {r['pair']} / {r['testset']}{subset} | {r['system']} vs "
         f"{r['baseline']}{what} | {r['paper_delta']:+.2f} "
         f"| {_bleu(r['system_mean'], r['system_sd'], r['system_runs'])} "
         f"| {_bleu(r['baseline_mean'], r['baseline_sd'], r['baseline_runs'])} "
         f"| {r['delta']:+.2f} | [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] | {size} "
-        f"| {r['p']:.3f} ({_TEST_TAGS.get(r['test'], r['test'].replace(' over ', ', '))}) | {r['p_holm']:.3f} "
+        f"| {r['p']:.3f} ({test}) | {r['p_holm']:.3f} "
         f"| {mde} | {r['verdict']} |"
     )
 
