@@ -34,6 +34,10 @@
 #             seconds, then SIGTERM; each run's metrics log (dev BLEU and perplexity every 300
 #             updates) and log back in $OUT/pilot_long.tar.gz (H200, 2026-11-27: 8 at once, 2,700
 #             updates each in 190 s)
+#   blocks_long  the GPU pack of configs/effects_long.yaml's block design (issue 44), packed by
+#             benchmarks/gpu/blocks_long_prepare.sh: 27 runs trained, decoded and recorded in
+#             ledger/effects_long_gpu, 12 at a time, BLOCKS_LIMIT (480) s; the ledger back in
+#             $OUT/blocks_long_ledger.tar.gz (not yet run)
 #   host      bench_trainer_host.py on the GPU: the real trainer (base, bf16 AMP, 8k tokens) with
 #             the host's time between updates and a profile of its top 30 functions: the peers
 #             run (2026-11-27) saw 177 ms an update in the trainer against 52-70 ms in bench_train
@@ -193,6 +197,29 @@ PY
   tar -czf "$OUT/pilot_long.tar.gz" pilot_metrics logs/effects_long_pilot/train 2>/dev/null
 }
 
+blocks_long() {  # issue 44: the GPU pack of effects_long's block design, recorded in its ledger
+  # (benchmarks/gpu/effects_long_blocks.yaml); inputs, targets and commit packed by
+  # benchmarks/gpu/blocks_long_prepare.sh. Trains, decodes and records each run
+  # (ledger/effects_long_gpu); the ledger comes back in $OUT/blocks_long_ledger.tar.gz, to be
+  # unpacked into the tree and committed. BLOCKS_LIMIT seconds (480); runs not recorded by then
+  # go to the next call (a recorded run is never trained again: the ledger holds it).
+  local f
+  for f in tar.xz targets commit; do
+    [ -f ".gpu/blocks_long.$f" ] ||
+      { echo "== blocks_long: no .gpu/blocks_long.$f (benchmarks/gpu/blocks_long_prepare.sh)"; return 0; }
+  done
+  tar -xJf .gpu/blocks_long.tar.xz
+  WORDORDER_COMMIT=$(cat .gpu/blocks_long.commit)
+  export WORDORDER_COMMIT  # the ledger's provenance: this copy of the tree has no git
+  run blocks_long "${BLOCKS_LIMIT:-480}" \
+    snakemake --cores 16 --resources gpu="${BLOCKS_JOBS:-12}" \
+    --allowed-rules train translate ledger_add ledger_input --keep-going --rerun-incomplete \
+    --rerun-triggers mtime $(cat .gpu/blocks_long.targets) --configfile configs/effects_long.yaml \
+    benchmarks/gpu/effects_long.yaml benchmarks/gpu/effects_long_blocks.yaml
+  tar -czf "$OUT/blocks_long_ledger.tar.gz" ledger/effects_long_gpu logs/effects_long 2>/dev/null
+  ls ledger/effects_long_gpu/runs 2>/dev/null | wc -l | sed 's/$/ runs in the ledger/'
+}
+
 unpack_effects() {  # the inputs benchmarks/gpu/effects_prepare.sh packed, once per machine
   if [ ! -f .gpu/effects_inputs.tar.gz ]; then
     echo "== $1: no .gpu/effects_inputs.tar.gz (benchmarks/gpu/effects_prepare.sh makes it)"
@@ -292,8 +319,8 @@ setup 2>&1 | tee "$OUT/setup.log"
 phase() {
   case $1 in
     setup) ;;
-    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent | host | pilot_long) $1 ;;
-    *) echo "unknown phase $1 (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent, host, pilot_long)" >&2 ;;
+    tests | train | dag | variants | compile | effects | effects_part | peers | concurrent | host | pilot_long | blocks_long) $1 ;;
+    *) echo "unknown phase $1 (tests, train, dag, variants, compile, effects, effects_part, peers, concurrent, host, pilot_long, blocks_long)" >&2 ;;
   esac
 }
 for p in $phases; do  # A+B: A and B at once (e.g. the CUDA tests beside trainings that need no timing)

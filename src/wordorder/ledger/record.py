@@ -147,7 +147,8 @@ def provenance(run: Run) -> dict[str, Any]:
     summary = _summary(run.metrics)
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "commit": _git("rev-parse", "HEAD"),
+        # a copy of the tree without git (the GPU machine's) is told its commit
+        "commit": _git("rev-parse", "HEAD") or os.environ.get("WORDORDER_COMMIT"),
         "work_tree_changed": bool(status) if status is not None else None,
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
