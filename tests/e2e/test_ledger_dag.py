@@ -107,6 +107,12 @@ def test_a_ledger_rebuilds_the_findings_on_another_checkout_without_training(
     assert all((one / h).read_bytes() == (two / h).read_bytes() for h in hyps)
     assert git(clone, "status", "--porcelain") == ""  # restoring changed nothing in the ledger
 
+    # A ledger run's checkpoint is not kept: asking for it is an error that says so, no training.
+    model = str(tmp_path / "two/results/ledgered/models/en-de/transformer_tiny/seed1/best.pt")
+    plan = snakemake(repo, "-n", model, "--configfile", str(config2))
+    assert plan.returncode != 0
+    assert "no checkpoint - a ledger run is never trained again" in plan.stdout + plan.stderr
+
     # A changed setting: the ledger's runs are refused, never retrained under the new one.
     config3 = write_config(tmp_path / "three.yaml", shared_data, tmp_path / "three", ledger2, 25)
     run = snakemake(

@@ -1,8 +1,6 @@
 # The run ledger (config key ledger; src/wordorder/ledger): a run it holds is restored from it
 # and never retrained; a run it lacks is recorded once trained and decoded.
 
-from snakemake.exceptions import WorkflowError
-
 LEDGER = config["ledger"]
 LEDGERED = ledger.ledgered_runs(LEDGER)
 LEDGER_MARK = f"{R}/ledger/{{pair}}.{{variant}}.seed{{seed}}.json"

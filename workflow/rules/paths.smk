@@ -341,8 +341,8 @@ def preorder_report_inputs(w):
 
 def train_inputs(w):
     """The subword models, the variant's source (maybe preordered) and its extra features."""
-    if in_ledger(w):  # the ledger keeps no checkpoint, and its runs are never retrained
-        raise WorkflowError(ledger_no_model(w))
+    if in_ledger(w):  # the ledger keeps no checkpoint: a missing input that says so
+        return {"ledger_run": ledger_no_model(w)}
     return {
         **spm_inputs(w),  # spm (source or joint), spm_tgt
         "train_src": variant_source(w, "train"),

@@ -20,12 +20,14 @@ def run_settings(config: Mapping[str, Any], model: Mapping[str, Any], seed: int)
 
 
 def no_checkpoint(name: str, ledger: str) -> str:
-    """Why a target that needs a ledger run's model cannot be made."""
+    """The input a ledger run's training would need, which never exists: Snakemake's "missing
+    input" error then names it and says why a target that needs the run's model (a checkpoint,
+    attention AER, head similarity, swap noise) cannot be made. (A path, not an exception: an
+    input function that raises is reported for every candidate job, even where the ledger's
+    rules make the file.)"""
     return (
-        f"run {name} is in the ledger {ledger}, which keeps no checkpoints, and a ledger run "
-        "is never trained again: a target that needs its model (a checkpoint, attention AER, "
-        "head similarity, swap noise) cannot be made in this checkout. Ask for the tables "
-        "(findings, BLEU), or `git rm -r` the run's ledger folder to train it again."
+        f"{ledger}/runs/{name}/no checkpoint - a ledger run is never trained again; ask for the "
+        "tables (findings, BLEU), or git rm -r this folder to train it again"
     )
 
 
