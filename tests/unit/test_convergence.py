@@ -45,7 +45,7 @@ def test_stop_reason_without_a_summary_record():
         run_summary([{"step": 1, "train_loss": 3.0}])
 
 
-def test_markdown_counts_the_converged_runs():
+def test_markdown_counts_the_patient_runs_and_says_how_much_they_still_moved():
     rows = [
         {
             "pair": "ja-en",
@@ -58,7 +58,8 @@ def test_markdown_counts_the_converged_runs():
         for v, r in (("a", "patience"), ("b", "max_steps"))
     ]
     md = convergence_markdown(rows, "T")
-    assert "1 of 2 runs stopped on patience" in md
+    assert "1 of 2 runs stopped on patience" in md and "converged" not in md
+    assert "dev BLEU still moved by +1.00 to +1.00 over their last 4 evaluations" in md
     assert "| ja-en | b | 1 | 600 | 300 | max_steps | 16.67 / 8.33 | 3.00 / 3.00 | +1.00 |" in md
 
 

@@ -173,6 +173,19 @@ def test_readme_retest_from_summaries():
     # the claim's test: Welch's t with df 2; gold preorders' p from (29.74 ± 0.80, 26.15 ± 0.59)
     gold = welch_test(29.74, 0.80, 3, 26.15, 0.59, 3, "min")
     assert gold.df == 2 and round(gold.p, 3) == 0.025
+    # docs/findings.md's re-test table: p, Holm over the 11 rows and the MDE at α/11 of the
+    # claim's test (no row below Holm 0.27)
+    hsu = [welch_test(ma, sa, 3, mb, sb, 3, "min") for _, (ma, sa), (mb, sb), _, _ in README_RETEST]
+    assert [round(t.p, 3) for t in hsu] == [
+        0.798, 0.138, 0.025, 0.077, 0.378, 0.467, 0.53, 0.632, 0.141, 0.086, 0.115
+    ]  # fmt: skip
+    assert [round(q, 3) for q in holm([t.p for t in hsu])] == [
+        1.0, 0.967, 0.271, 0.77, 1.0, 1.0, 1.0, 1.0, 0.967, 0.778, 0.921
+    ]  # fmt: skip
+    mdes11 = [mde_welch(sa, 3, sb, 3, claims=11) for _, (_, sa), (_, sb), _, _ in README_RETEST]
+    assert [round(m, 2) for m in mdes11] == [
+        15.17, 5.67, 9.09, 7.19, 13.12, 14.4, 17.66, 13.3, 11.04, 6.28, 8.73
+    ]  # fmt: skip
     # the normal approximation the issue used gives its Both_REs 0.26 and SDAtt ~0.015-0.018,
     # and Holm still takes them to 1.0 and 0.11
     z = [math.erfc(abs(t.t) / math.sqrt(2)) for t in tests]

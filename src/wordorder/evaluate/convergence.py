@@ -2,8 +2,9 @@
 evaluation, and how much dev BLEU still moved over its last evaluations; plus a figure with one
 panel per system (its seeds overlaid), so a reader sees each curve flat at its end.
 
-A run counts as converged when it stopped on patience (``train.patience`` evaluations without a
-gain in ``train.best_by``), not on ``max_steps``, ``max_epochs`` or ``max_minutes``.
+A run that stopped on patience (``train.patience`` evaluations without a gain in
+``train.best_by``) met the stopping rule; that is not convergence, so the table says how much dev
+BLEU still moved over each run's last evaluations.
 """
 
 from __future__ import annotations
@@ -78,13 +79,22 @@ def convergence_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     def num(x, fmt):
         return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
-    converged = sum(r["stop_reason"] == "patience" for r in rows)
+    patient = sum(r["stop_reason"] == "patience" for r in rows)
+    tails = [r["tail_bleu_change"] for r in rows if r["tail_bleu_change"] is not None]
+    tails = [t for t in tails if not math.isnan(t)]
+    # Stopping on patience is a rule, not convergence: say how much dev BLEU still moved.
+    moved = (
+        f"; dev BLEU still moved by {min(tails):+.2f} to {max(tails):+.2f} over their last "
+        f"{TAIL} evaluations (last column)"
+        if tails
+        else ""
+    )
     lines = [
         f"# {title}",
         "",
         (
-            f"{converged} of {len(rows)} runs stopped on patience (converged); "
-            "the others name their stop."
+            f"{patient} of {len(rows)} runs stopped on patience (no gain in the stopping metric "
+            f"for the set number of evaluations), the others where their stop says{moved}."
         ),
         "",
         "| pair | system | seed | updates | kept at | stop | dev ppl kept / last "
