@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
     {"decode"},  # beam search, DecodeOptions, the translate step
     {"train"},  # the training loop (which decodes dev: train -> decode)
     {"evaluate"},  # scores and the analyses (some decode)
+    {"ledger"},  # the run ledger: records of finished runs (reads job logs as the cost table)
     {"config", "variants"},  # the experiment config, the variant registry, their cross-checks
     {"cli"},  # the wordorder command
 ]
