@@ -98,7 +98,8 @@ def _facts(lines: Sequence[str]) -> list[str]:
     for above, header, rows in _tables(lines):
         if "verdict" in header and rows:
             k = header.index("verdict")
-            tally = Counter(r[k] for r in rows if len(r) > k)
+            # "not detected (MDE 1.37)" and "(MDE 2.10)" are one verdict; the MDE is the row's
+            tally = Counter(re.sub(r" \(MDE [^)]*\)", "", r[k]) for r in rows if len(r) > k)
             verdicts = ", ".join(f"{n} {v}" for v, n in tally.most_common())
             claims = f"{len(rows)} claim" + "s" * (len(rows) != 1)
             facts.append(f"{claims}; verdicts: {verdicts}.")
