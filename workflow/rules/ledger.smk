@@ -1,65 +1,6 @@
 # The run ledger (config key ledger; src/wordorder/ledger): a run it holds is restored from it
-# and never retrained; a run it lacks is recorded once trained and decoded.
-
-LEDGER = config["ledger"]
-LEDGERED = ledger.ledgered_runs(LEDGER)
-LEDGER_MARK = f"{R}/ledger/{{pair}}.{{variant}}.seed{{seed}}.json"
-
-
-def in_ledger(w):
-    return ledger.run_name(w.pair, w.variant, w.seed) in LEDGERED
-
-
-def ledger_no_model(w):
-    return ledger.no_checkpoint(ledger.run_name(w.pair, w.variant, w.seed), LEDGER)
-
-
-def ledger_record(w):
-    # Missing for a run the ledger lacks: Snakemake then takes train / translate instead.
-    return f"{LEDGER}/runs/{ledger.run_name(w.pair, w.variant, w.seed)}/record.json"
-
-
-def ledger_config_json(w):
-    return as_json(ledger.run_settings(config, model_options(w), int(w.seed)))
-
-
-def ledger_test_files(w, testset):
-    t = SimpleNamespace(pair=w.pair, variant=w.variant, seed=w.seed, testset=testset)
-    out = dict(hyp=HYP, tok=HYP_TOK, benchmark=TRANSLATE_BENCHMARK)
-    return {k: v.format(**vars(t)) for k, v in out.items()} | dict(
-        src=test_source(t), features=test_features(t), ref=[test_reference(t), *extra_refs(t)]
-    )
-
-
-def ledger_perms(w):
-    # the permutations behind a variant's preorder positions (eflomal's alignments differ
-    # from run to run, so the ledger keeps them: another machine projects the same positions)
-    method, splits = variant_entry(w).get("preorder"), ["train", "dev", *testsets(w.pair)]
-    return [PERM.format(pair=w.pair, method=method, split=s) for s in splits] if method else []
-
-
-def ledger_add_inputs(w):
-    tests = [ledger_test_files(w, t) for t in testsets(w.pair)]
-    train = train_inputs(w) | {"perm": ledger_perms(w)}
-    return ledger.ledger_inputs(METRICS.format(**w), train, tests)
-
-
-def ledger_restorable(key):
-    # a file some rule makes beside others (select, subword_train) is rebuilt, not restored:
-    # two jobs would write it
-    producers = [r for r in workflow.rules if r.is_producer(f"{R}/{key}")]
-    return all(len(r.output) == 1 for r in producers)
-
-
-def ledger_spec_json(w, input):
-    named = dict(input.items())
-    args = (w.pair, w.variant, w.seed, named, testsets(w.pair), L, config["threads"])
-    return as_json(ledger.ledger_spec(*args))
-
-
-def ledger_targets():
-    todo = [r for r in runs() if ledger.run_name(**r) not in LEDGERED]
-    return [LEDGER_MARK.format(**r) for r in todo] if LEDGER else []
+# and never retrained; a run it lacks is recorded once trained and decoded. Its helpers are in
+# common.smk (the run ledger section), its paths in paths.smk.
 
 
 if LEDGER:

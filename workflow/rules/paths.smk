@@ -133,6 +133,7 @@ CROSS_PAPER_CSV = f"{R}/tables/cross_paper.csv"
 CROSS_PAPER_MD = f"{R}/tables/cross_paper.md"
 CONVERGENCE_MD = f"{R}/tables/convergence.md"
 CONVERGENCE_FIGURE = f"{R}/figures/convergence.png"
+LEDGER_MARK = f"{R}/ledger/{{pair}}.{{variant}}.seed{{seed}}.json"  # a run recorded in the ledger
 README_SECTION = f"{R}/tables/readme_section.md"
 
 
