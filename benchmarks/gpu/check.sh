@@ -232,7 +232,7 @@ effects() {  # the effects experiment (issue 20) trained here: benchmarks/gpu/ef
   unpack_effects effects || return 0
   # Only the trainings and what follows them run here; everything upstream was made on the
   # CPU machine (no GiNZA or eflomal on this image) and is read as plain files.
-  local rules="train translate score significance attention_aer aer_table convergence findings
+  local rules="train translate score attention_aer aer_table convergence findings
     length_analysis systems cross_paper report readme_section all"
   run effects "${EFFECTS_LIMIT:-520}" snakemake --cores 16 --resources gpu=8 \
     --configfile configs/effects.yaml benchmarks/gpu/effects.yaml --allowed-rules $rules \

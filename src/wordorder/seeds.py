@@ -23,20 +23,6 @@ def seeds_of(config: Mapping[str, Any], variant: str) -> list[int]:
     return list(own if own else config.get("seeds", [1]))
 
 
-def baseline_seed(config: Mapping[str, Any], variant: str, seed: int, baseline: str) -> int:
-    """The baseline run a per-run significance test of ``variant``'s run ``seed`` compares with:
-    the baseline's run of the same seed where it has one (so a config without
-    ``seeds_by_variant`` pairs runs as before), else the baseline's run at the same position of
-    its own list (cycling), so that the variant's runs meet different baseline runs and no
-    extra baseline training is asked for. A seed number means nothing across systems anyway."""
-    theirs = seeds_of(config, baseline)
-    if seed in theirs:
-        return seed
-    ours = seeds_of(config, variant)
-    position = ours.index(seed) if seed in ours else 0
-    return theirs[position % len(theirs)]
-
-
 def check_seeds_by_variant(config: Mapping[str, Any], locate: Locator | None = None) -> None:
     """Every key of ``seeds_by_variant`` is a variant of this config: a typo would otherwise
     leave that system on the global seeds without a word (the schema checks the lists)."""

@@ -1,5 +1,5 @@
-"""seeds_by_variant: a variant's own training seeds in place of the global ones, the baseline run
-a per-run significance test pairs with, and the config checks (the schema's list rules, and
+"""seeds_by_variant: a variant's own training seeds in place of the global ones, and the config
+checks (the schema's list rules, and
 every key a variant of the config, refused before any job with the file and line)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import yaml
 
 from wordorder.config import load_config
 from wordorder.errors import WordorderError
-from wordorder.seeds import baseline_seed, seeds_of
+from wordorder.seeds import seeds_of
 
 CONFIG = {
     "variants": ["base", "costly", "other"],
@@ -24,15 +24,6 @@ def test_seeds_of_a_variant():
     assert seeds_of(CONFIG, "other") == [1, 2, 3]  # not named: the global seeds
     assert seeds_of({"seeds": [5]}, "x") == [5]  # no seeds_by_variant at all
     assert seeds_of({"seeds": [5], "seeds_by_variant": {}}, "x") == [5]
-
-
-def test_baseline_seed_is_the_same_seed_where_the_baseline_has_it():
-    assert [baseline_seed(CONFIG, "other", s, "base") for s in (1, 2, 3)] == [1, 2, 3]
-    # costly's seeds 7, 8 are not the baseline's: its runs 1 and 2 of its own list, in order
-    assert [baseline_seed(CONFIG, "costly", s, "base") for s in (7, 8)] == [1, 2]
-    # more runs than the baseline's: cycling through the baseline's list
-    config = {**CONFIG, "seeds_by_variant": {"base": [1, 2], "other": [11, 12, 13]}}
-    assert [baseline_seed(config, "other", s, "base") for s in (11, 12, 13)] == [1, 2, 1]
 
 
 def _config(repo, tmp_path, text: str):

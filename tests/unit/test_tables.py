@@ -189,52 +189,96 @@ def test_plot_bad_log(tmp_path):
     assert not (tmp_path / "o.png").exists()
 
 
-def _write_sig(tmp_path, name, variant, seed, p_boot, p_sign, delta=1.5):
-    path = tmp_path / f"sig_{name}.json"
-    write_scores(
-        path,
-        {
-            "bootstrap": {"p": p_boot},
-            "sign": {"p": p_sign, "n_plus": 7, "n_minus": 2, "ties": 1, "delta": delta},
-        },
-        {
-            "pair": "en-ja",
-            "variant": variant,
-            "baseline": "baseline",
-            "seed": seed,
-            "testset": "test",
-        },
-    )
-    return path
+# Run-level markers: per-run corpus BLEU of a 5-run baseline and systems built around it. Welch's
+# t with Hsu's df (min(n_A, n_B) − 1 = 4) gives CLEAR p = 0.0016, EDGE p = 0.033 (Satterthwaite's
+# df 7.9: 0.013), BARELY (3 runs) p = 0.34, NULL p = 0.58.
+BASE = [20.0, 20.5, 21.0, 20.2, 20.8]
+CLEAR = [22.0, 22.5, 23.0, 22.2, 22.8]
+WORSE = [18.0, 18.5, 19.0, 18.2, 18.8]
+BARELY = [20.3, 21.6, 21.2]
+EDGE = [21.2, 22.0, 20.9, 21.9, 21.1]
+NULL = [20.0, 21.5, 20.8, 21.0, 20.2]
 
 
-def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score_files, tmp_path):
-    from wordorder.evaluate.tables import collect_significance, significance_markers
+def _runs(systems, testset="test"):
+    """Scores rows as collect_scores gives them: one per (variant, seed) on en-ja/``testset``."""
+    return pd.DataFrame(
+        [
+            {"variant": v, "pair": "en-ja", "testset": testset, "seed": seed, "bleu": bleu}
+            for v, bleus in systems.items()
+            for seed, bleu in enumerate(bleus, start=1)
+        ]
+    )
 
-    sig = collect_significance(
-        [
-            _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03),
-            _write_sig(tmp_path, "2", "reordered", 2, 0.004, 0.2),
-        ]
+
+def test_run_level_markers_from_welch_hsu_over_the_runs():
+    """5 runs clearly above a 5-run baseline: "++"; clearly below: "−−"; 3 runs barely above:
+    none; one run: no test, no marker, and the note says so; Holm over the 3 tested rows."""
+    from wordorder.evaluate.tables import run_level_markers
+
+    df = _runs({"base": BASE, "clear": CLEAR, "worse": WORSE, "barely": BARELY, "single": [25.0]})
+    marked = run_level_markers(df, "base")
+    assert marked.markers == {
+        ("clear", "en-ja", "test"): "++",
+        ("worse", "en-ja", "test"): "−−",
+        ("barely", "en-ja", "test"): "",
+        ("single", "en-ja", "test"): "",
+    }
+    assert marked.p[("clear", "en-ja", "test")] == pytest.approx(0.0015537, rel=1e-4)
+    assert marked.p[("barely", "en-ja", "test")] == pytest.approx(0.33746, rel=1e-4)
+    # Holm over 3 rows: the two smallest p (equal) become 3 · 0.00155
+    assert marked.p_holm[("clear", "en-ja", "test")] == pytest.approx(3 * 0.0015537, rel=1e-4)
+    assert marked.untested == [("single", "en-ja", "test")]
+    assert marked.note() == (
+        "BLEU +/++ (−/−−): better (worse) than base at Holm-adjusted p < 0.05 / 0.01; run-level "
+        "Welch t (Hsu df) against base, Holm over the 3 rows; one run: no run-level test "
+        "(1 row unmarked, not among Holm's rows)."
     )
-    assert significance_markers(sig, "bootstrap") == {("reordered", "en-ja", "test"): "++"}
-    # seed 2: p = 0.2
-    assert significance_markers(sig, "sign") == {("reordered", "en-ja", "test"): ""}
-    worse = collect_significance(
-        [
-            _write_sig(tmp_path, "3", "reordered", 1, 0.02, 0.03, delta=-0.4),
-            _write_sig(tmp_path, "4", "reordered", 2, 0.001, 0.03, delta=-0.1),
-        ]
+    # the table's systems only: the others are neither marked nor among Holm's rows
+    assert run_level_markers(df, "base", ["base", "barely"]).markers == {
+        ("barely", "en-ja", "test"): ""
+    }
+    # a baseline with one run: nothing is tested; no baseline in the scores: no markers at all
+    alone = run_level_markers(_runs({"base": [20.0], "clear": CLEAR}), "base")
+    assert alone.markers == {("clear", "en-ja", "test"): ""} and alone.note() == (
+        "No BLEU markers: one run: no run-level test against base (1 row)."
     )
-    assert significance_markers(worse) == {("reordered", "en-ja", "test"): "−"}
-    split = collect_significance(
-        [
-            _write_sig(tmp_path, "5", "reordered", 1, 0.001, 0.03, delta=-0.4),
-            _write_sig(tmp_path, "6", "reordered", 2, 0.001, 0.03, delta=0.2),
-        ]
+    assert (
+        run_level_markers(df, "absent").markers == {} and not run_level_markers(df, "absent").note()
     )
-    assert significance_markers(split) == {("reordered", "en-ja", "test"): ""}  # seeds disagree
-    markers = significance_markers(sig, "bootstrap")
+
+
+def test_run_level_markers_use_hsu_df_not_satterthwaite():
+    """EDGE alone: Hsu's df 4 gives p = 0.033, "+"; Satterthwaite's df (7.9) would give 0.013
+    and a z-test less still, both "++" (the liberal tests the claim's test replaced)."""
+    from wordorder.evaluate.tables import run_level_markers
+
+    marked = run_level_markers(_runs({"base": BASE, "edge": EDGE}), "base")
+    assert marked.markers == {("edge", "en-ja", "test"): "+"}
+    assert marked.p[("edge", "en-ja", "test")] == pytest.approx(0.033353, rel=1e-4)
+
+
+def test_run_level_markers_are_holm_adjusted_over_the_tables_rows():
+    """EDGE is "+" alone (p = 0.033) but not beside a second row (NULL, p = 0.58): Holm over the 2
+    rows doubles its p to 0.067. The family is the table's rows, across test sets too."""
+    from wordorder.evaluate.tables import run_level_markers
+
+    two = run_level_markers(_runs({"base": BASE, "edge": EDGE, "null": NULL}), "base")
+    assert two.markers == {("edge", "en-ja", "test"): "", ("null", "en-ja", "test"): ""}
+    assert two.p_holm[("edge", "en-ja", "test")] == pytest.approx(2 * 0.033353, rel=1e-4)
+    assert "Holm over the 2 rows." in two.note()
+    # the second row on another test set of the same table: still 2 rows, still no marker
+    testsets = pd.concat(
+        [_runs({"base": BASE, "edge": EDGE}), _runs({"base": BASE, "edge": NULL}, "other")]
+    )
+    assert run_level_markers(testsets, "base").markers == {
+        ("edge", "en-ja", "test"): "",
+        ("edge", "en-ja", "other"): "",
+    }
+
+
+def test_markers_reach_the_markdown_and_latex(score_files, tmp_path):
+    markers = {("reordered", "en-ja", "test"): "++"}
     md, csv = tmp_path / "t.md", tmp_path / "t.csv"
     tex = tmp_path / "t.tex"
     write_table(
@@ -258,26 +302,32 @@ def test_significance_markers_take_the_weakest_seed_and_reach_the_markdown(score
 
 
 def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
-    """The ``report`` subcommand as the rule calls it: results table with markers and the
-    test's note, the n-gram table, no generation table without RIBES, the curves."""
+    """The ``report`` subcommand as the rule calls it (no significance files: the markers come
+    from the scores' runs): results table with the run-level markers and their note, the n-gram
+    table, no generation table without RIBES, the curves."""
     from wordorder.cli import main
 
     (tmp_path / "en-ja" / "baseline" / "1").mkdir(parents=True)
     log = _log(
         tmp_path / "en-ja" / "baseline" / "1" / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}]
     )
-    sig = _write_sig(tmp_path, "1", "reordered", 1, 0.001, 0.03)
+    runs = [
+        _write(tmp_path, f"{v}{seed}", v, "en-ja", "test", seed, bleu, 40.0, SIG_JA)
+        for v, bleus in (("baseline", BASE), ("reordered", CLEAR), ("barely", BARELY))
+        for seed, bleu in enumerate(bleus, start=1)
+    ]
     out = tmp_path / "out"
     rc = main(
         [
             "report",
             "--scores",
-            *map(str, score_files[:4]),
+            *map(str, runs),
             "--metrics",
             str(log),
             "--variants",
             "baseline",
             "reordered",
+            "barely",
             "--title",
             "exp: results",
             "--csv",
@@ -286,10 +336,6 @@ def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
             str(out / "r.md"),
             "--curves",
             str(out / "curves.png"),
-            "--significance",
-            str(sig),
-            "--test",
-            "sign",
             "--baseline",
             "baseline",
             "--generation-csv",
@@ -305,8 +351,16 @@ def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
     assert rc == 0
     assert sorted(p.name for p in out.iterdir()) == ["curves.png", "n.csv", "n.md", "r.csv", "r.md"]
     md = (out / "r.md").read_text(encoding="utf-8")
-    assert md.startswith("# exp: results\n") and "better than baseline" in md and "sign test" in md
+    assert "| reordered | 22.5 ± 0.4++ (n=5) |" in md and "| barely | 21.0 ± 0.7 (n=3) |" in md
+    assert (
+        "BLEU +/++ (−/−−): better (worse) than baseline at Holm-adjusted p < 0.05 / 0.01; "
+        "run-level Welch t (Hsu df) against baseline, Holm over the 2 rows." in md
+    )
+    assert md.startswith("# exp: results\n")
     assert md.index("| baseline |") < md.index("| reordered |")
     ngram = (out / "n.md").read_text(encoding="utf-8")
     assert ngram.startswith("# exp: n-gram precisions of BLEU (%)\n")
-    assert "| baseline | 1.0 ± 0.0 | 2.0 ± 0.0 | 3.0 ± 0.0 | 4.0 ± 0.0 |" in ngram
+    assert (
+        "| baseline | 1.0 ± 0.0 (n=5) | 2.0 ± 0.0 (n=5) | 3.0 ± 0.0 (n=5) | 4.0 ± 0.0 (n=5) |"
+        in ngram
+    )

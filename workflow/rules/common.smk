@@ -76,11 +76,6 @@ def seeds_of(variant):
     return variant_seeds.seeds_of(config, variant)
 
 
-def baseline_seed(variant, seed):
-    """The baseline run that run ``seed`` of ``variant`` is tested against, one by one."""
-    return variant_seeds.baseline_seed(config, variant, int(seed), baseline_variant())
-
-
 def runs():
     """Every (pair, variant, seed) to train."""
     return [

@@ -23,7 +23,6 @@ rule findings:
 rule cross_paper:
     input:
         scores=rules.report.input.scores,
-        significance=rules.report.input.significance,
         systems=rules.systems.output.csv,
     output:
         csv=CROSS_PAPER_CSV,
@@ -34,12 +33,10 @@ rule cross_paper:
         "../../envs/wordorder.yaml"
     params:
         baseline=baseline_variant(),
-        test=config["evaluation"]["significance"]["test"],
         title=f"{config['experiment']}: every system on the same data, sorted by BLEU",
     shell:
-        "wordorder cross-paper-table --scores {input.scores:q}"
-        " --significance {input.significance:q} --systems {input.systems:q}"
-        " --baseline {params.baseline:q} --test {params.test:q} --title {params.title:q}"
+        "wordorder cross-paper-table --scores {input.scores:q} --systems {input.systems:q}"
+        " --baseline {params.baseline:q} --title {params.title:q}"
         " --csv {output.csv:q} --md {output.md:q} > {log:q} 2>&1"
 
 

@@ -55,35 +55,9 @@ rule score:
         " --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"
 
 
-rule significance:
-    input:
-        hyp=rules.translate.output.hyp,
-        baseline=baseline_hyp,
-        ref=test_reference,
-        extra_refs=extra_refs,
-    output:
-        SIGNIFICANCE,
-    log:
-        f"{L}/significance/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
-    conda:
-        "../../envs/wordorder.yaml"
-    params:
-        lang=tgt_lang,
-        baseline=baseline_variant(),
-        samples=config["evaluation"]["significance"]["samples"],
-        refs=reference_args,
-    shell:
-        "wordorder significance --hyp {input.hyp:q} --baseline-hyp {input.baseline:q}"
-        " --ref {input.ref:q} {params.refs:q} --lang {params.lang:q} --pair {wildcards.pair:q}"
-        " --variant {wildcards.variant:q} --baseline {params.baseline:q}"
-        " --seed {wildcards.seed:q} --testset {wildcards.testset:q} --samples {params.samples:q}"
-        " --output {output:q} > {log:q} 2>&1"
-
-
 rule report:
     input:
         scores=score_files(),
-        significance=significance_files(),
         metrics=metrics_files(),
     output:
         csv=BLEU_CSV,
@@ -102,10 +76,8 @@ rule report:
         variants=config["variants"],
         title=f"{config['experiment']}: BLEU, RIBES and chrF",
         baseline=baseline_variant(),
-        test=config["evaluation"]["significance"]["test"],
     shell:
         "wordorder report --scores {input.scores:q} --metrics {input.metrics:q}"
-        " --significance {input.significance:q} --test {params.test:q}"
         " --baseline {params.baseline:q} --variants {params.variants:q} --title {params.title:q}"
         " --csv {output.csv:q} --md {output.md:q} --tex {output.tex:q}"
         " --generation-csv {output.generation_csv:q} --generation-md {output.generation_md:q}"

@@ -96,7 +96,6 @@ HYP = f"{R}/translations/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.hyp"
 HYP_TOK = f"{HYP}.tok"
 TRANSLATE_BENCHMARK = f"{R}/benchmarks/translate/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.tsv"
 SCORE = f"{R}/scores/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json"
-SIGNIFICANCE = f"{R}/significance/{{pair}}/{{variant}}/seed{{seed}}/{{testset}}.json"
 BLEU_CSV = f"{R}/tables/bleu.csv"
 BLEU_MD = f"{R}/tables/bleu.md"
 BLEU_TEX = f"{R}/tables/bleu.tex"
@@ -382,22 +381,8 @@ def test_reference_tok(w):
     return data_file(w, w.testset, "tok", "tgt")
 
 
-def baseline_hyp(w):
-    seed = baseline_seed(w.variant, w.seed)  # the same seed, unless the baseline lacks it
-    return HYP.format(pair=w.pair, variant=baseline_variant(), seed=seed, testset=w.testset)
-
-
 def score_files():
     return [SCORE.format(**r, testset=t) for r in runs() for t in testsets(r["pair"])]
-
-
-def significance_files():
-    return [
-        SIGNIFICANCE.format(**r, testset=t)
-        for r in runs()
-        if r["variant"] != baseline_variant()
-        for t in testsets(r["pair"])
-    ]
 
 
 def metrics_files():

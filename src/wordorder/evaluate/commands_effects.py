@@ -77,15 +77,12 @@ def cmd_cross_paper(a: argparse.Namespace) -> None:
         cross_paper_table,
         write_cross_paper,
     )
-    from wordorder.evaluate.tables import collect_scores, collect_significance, significance_markers
+    from wordorder.evaluate.tables import collect_scores, run_level_markers
 
-    table = cross_paper_table(collect_scores([Path(p) for p in a.scores]), pd.read_csv(a.systems))
-    markers = (
-        significance_markers(collect_significance([Path(p) for p in a.significance]), a.test)
-        if a.significance
-        else {}
-    )
-    md = cross_paper_markdown(table, markers, a.baseline, a.title)
+    scores = collect_scores([Path(p) for p in a.scores])
+    table = cross_paper_table(scores, pd.read_csv(a.systems))
+    marked = run_level_markers(scores, a.baseline)
+    md = cross_paper_markdown(table, marked.markers, a.baseline, a.title, marked.note())
     write_cross_paper(table, md, Path(a.csv), Path(a.md))
     print(md)
 
@@ -164,10 +161,8 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         "cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU"
     )
     s.add_argument("--scores", nargs="+", required=True)
-    s.add_argument("--significance", nargs="*", default=[])
     for name in ("--systems", "--baseline", "--title", "--csv", "--md"):
         s.add_argument(name, required=True)
-    s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
 
     s = add(
         "convergence",

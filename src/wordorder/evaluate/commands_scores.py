@@ -59,8 +59,6 @@ def cmd_report(a: argparse.Namespace) -> None:
         Path(a.csv),
         Path(a.md),
         Path(a.curves),
-        [Path(p) for p in a.significance],
-        a.test,
         a.baseline,
         tex=Path(a.tex) if a.tex else None,
         generation=(Path(a.generation_csv), Path(a.generation_md)) if a.generation_md else None,
@@ -128,9 +126,11 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--title", required=True)
     for name in ("--csv", "--md", "--curves"):
         s.add_argument(name, required=True)
-    s.add_argument("--significance", nargs="*", default=[])
-    s.add_argument("--test", choices=["bootstrap", "sign"], default="bootstrap")
-    s.add_argument("--baseline", default="the baseline")
+    s.add_argument(
+        "--baseline",
+        default="the baseline",
+        help="the variant the BLEU markers test each system against (run-level Welch t, Hsu df)",
+    )
     s.add_argument("--generation-csv")
     s.add_argument("--generation-md")
     s.add_argument("--tex", help="also the results table as LaTeX")

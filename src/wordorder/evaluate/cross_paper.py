@@ -3,7 +3,8 @@ sorted by BLEU, with the word-order scores, the size and the speed beside it —
 none of the five papers could give, since each measured only its own methods.
 
 Per (pair, test set) one block of rows, one row per system: BLEU mean ± sd over seeds with the
-significance marker against the common baseline, RIBES, chrF, NKT (Kendall τ of the output's
+run-level marker against the common baseline
+(:func:`~wordorder.evaluate.tables.run_level_markers`), RIBES, chrF, NKT (Kendall τ of the output's
 word order against the reference's, normalised), trainable parameters and training speed.
 """
 
@@ -53,8 +54,14 @@ def cross_paper_table(scores: pd.DataFrame, systems: pd.DataFrame) -> pd.DataFra
 
 
 def cross_paper_markdown(
-    table: pd.DataFrame, markers: Mapping[tuple[str, str, str], str], baseline: str, title: str
+    table: pd.DataFrame,
+    markers: Mapping[tuple[str, str, str], str],
+    baseline: str,
+    title: str,
+    marker_note: str = "",
 ) -> str:
+    """The table in Markdown; ``marker_note`` (:meth:`RunLevelMarkers.note`) says what the
+    markers mean."""
     lines = [f"# {title}", ""]
     for (pair, testset), block in table.groupby(level=["pair", "testset"], sort=False):
         lines += [
@@ -75,10 +82,10 @@ def cross_paper_markdown(
             )
         lines.append("")
     lines.append(
-        "BLEU: sacreBLEU, mean ± sd over seeds; +/++ (−/−−): better (worse) than the common "
-        f"baseline **{baseline}** at p < 0.05 / 0.01 on every seed. NKT: normalised Kendall τ "
-        "of the output's word order against the reference's (×100). Speeds from jobs that "
-        "may have shared the machine."
+        "BLEU: sacreBLEU, mean ± sd over seeds"
+        + (f". {marker_note}" if marker_note else ".")
+        + " NKT: normalised Kendall τ of the output's word order against the reference's "
+        "(×100). Speeds from jobs that may have shared the machine."
     )
     return "\n".join(lines) + "\n"
 

@@ -1,25 +1,19 @@
 """The ``report`` step: an experiment's score JSONs into its results tables and training curves.
 
 The results table (BLEU, RIBES and chrF when every score has RIBES, else BLEU and chrF) with
-significance markers against the baseline; with RIBES, optionally the under-/over-generation
-table; optionally BLEU's n-gram precisions (Kawara 2021 Table VI, Chen 2020 Fig 5).
+run-level significance markers against the baseline (:func:`run_level_markers`); with RIBES,
+optionally the under-/over-generation table; optionally BLEU's n-gram precisions (Kawara 2021
+Table VI, Chen 2020 Fig 5).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from wordorder.evaluate.plots import plot_training_curves
 from wordorder.evaluate.table_render import write_table
-from wordorder.evaluate.tables import (
-    collect_scores,
-    collect_significance,
-    results_table,
-    significance_markers,
-)
-
-TESTS = {"bootstrap": "paired bootstrap (sacreBLEU)", "sign": "sign test (Collins et al. 2005)"}
+from wordorder.evaluate.tables import collect_scores, results_table, run_level_markers
 
 
 def write_report(
@@ -30,8 +24,6 @@ def write_report(
     csv: Path,
     md: Path,
     curves: Path,
-    significance: Sequence[Path] = (),
-    test: str = "bootstrap",
     baseline: str = "the baseline",
     tex: Path | None = None,
     generation: tuple[Path, Path] | None = None,
@@ -39,25 +31,20 @@ def write_report(
 ) -> None:
     """Write the results table (CSV, Markdown, optionally LaTeX) and the training curves of
     ``metrics_logs`` (``.../<pair>/<variant>/<seed>/metrics.jsonl``); ``generation`` and ``ngram``
-    are (CSV, Markdown) paths of the optional tables."""
+    are (CSV, Markdown) paths of the optional tables. The BLEU cells carry each system's marker
+    against ``baseline`` (when it is one of the scored variants): the run-level Welch t (Hsu df)
+    over the per-run BLEU, Holm over the table's rows."""
     df = collect_scores(scores)
     word_order = "ribes" in df.columns and df["ribes"].notna().all()
     metrics = ("bleu", "ribes", "chrf") if word_order else ("bleu", "chrf")
-    markers: Mapping[tuple[str, str, str], str] = {}
-    note = ""
-    if significance:
-        markers = significance_markers(collect_significance(significance), test)
-        note = (
-            f"BLEU +/++: better than {baseline} at p < 0.05 / 0.01, −/−−: worse, {TESTS[test]}; "
-            "with several seeds the largest p of the seeds."
-        )
+    marked = run_level_markers(df, baseline, variants)
     write_table(
         results_table(df, metrics=metrics, variants=variants),
         csv,
         md,
         title=title,
-        markers=markers,
-        marker_note=note,
+        markers=marked.markers,
+        marker_note=marked.note(),
         tex_path=tex,
     )
     experiment = title.split(":")[0]

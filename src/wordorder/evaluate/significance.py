@@ -10,8 +10,11 @@
   corpus BLEU, "−" when it lowers it; ties are dropped; the exact two-sided binomial p of
   n⁺ out of N = n⁺ + n⁻ at ½.
 
-Tables mark a better system with "+" (p < 0.05) or "++" (p < 0.01), as the papers print them, and
-a worse one with "−" / "−−" (:func:`marker`).
+Both treat one training run as the system: for one run each (the findings' fallback) or a
+single pair of outputs (``wordorder significance``). The tables' markers, "+" (p < 0.05) or "++"
+(p < 0.01) for a better system as the papers print them and "−" / "−−" for a worse one
+(:func:`marker`), come from the run-level test instead
+(:func:`wordorder.evaluate.tables.run_level_markers`, docs/algorithms.md §SIG-SEEDS).
 """
 
 from __future__ import annotations

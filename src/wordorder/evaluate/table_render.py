@@ -161,7 +161,7 @@ def write_table(
     The CSV is tidy and numeric: columns ``variant, pair, testset, metric, mean`` (+ ``sd``,
     ``n`` with several seeds), full precision. The Markdown has one row per variant, one
     column per (pair, testset, metric), values ``mean ± sd`` to one decimal, and the
-    sacreBLEU signatures under the table. ``markers`` (from :func:`significance_markers`) are
+    sacreBLEU signatures under the table. ``markers`` (from :func:`run_level_markers`) are
     appended to the BLEU cells, with ``marker_note`` saying what they mean. With ``tex_path`` also
     a LaTeX (booktabs) table of the same cells.
     """

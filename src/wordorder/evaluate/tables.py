@@ -3,12 +3,15 @@
 :func:`collect_scores` reads the JSON files written by
 :func:`wordorder.evaluate.scores.write_scores` into one row each; :func:`results_table`
 averages over seeds with variants as rows and ``(pair, testset, metric, stat)`` columns;
-:func:`~wordorder.evaluate.table_render.write_table` writes it out.
+:func:`~wordorder.evaluate.table_render.write_table` writes it out. :func:`run_level_markers`
+marks each system against the baseline by a test over the training runs (docs/algorithms.md
+§SIG-SEEDS).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,8 @@ from wordorder.evaluate.scores import read_scores
 
 __all__ = [
     "collect_scores",
-    "collect_significance",
-    "significance_markers",
+    "RunLevelMarkers",
+    "run_level_markers",
     "results_table",
     "ordered_unique",
     "KEY_COLUMNS",
@@ -76,46 +79,96 @@ def collect_scores(paths: Sequence[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def collect_significance(paths: Sequence[Path]) -> pd.DataFrame:
-    """One row per significance JSON (``wordorder significance``): meta fields, ``p_bootstrap``,
-    ``p_sign``, ``n_plus``, ``n_minus``, ``baseline``."""
-    rows = []
-    for p in paths:
-        doc = read_scores(Path(p))
-        meta = doc.get("meta", {})
-        rows.append(
-            {
-                **meta,
-                "p_bootstrap": doc["bootstrap"]["p"],
-                "p_sign": doc["sign"]["p"],
-                "delta": doc["sign"]["delta"],
-                "n_plus": doc["sign"]["n_plus"],
-                "n_minus": doc["sign"]["n_minus"],
-            }
+Key = tuple[str, str, str]  # (variant, pair, testset)
+
+
+@dataclass(frozen=True)
+class RunLevelMarkers:
+    """The markers of one table (:func:`run_level_markers`): ``markers[(variant, pair,
+    testset)]`` is "+"/"++"/"−"/"−−" or "" for every non-baseline row; ``p`` and ``p_holm`` the
+    raw and Holm-adjusted p of the rows with a test; ``untested`` the rows where the system or
+    the baseline has fewer than 2 runs (no run-level test, no marker)."""
+
+    baseline: str
+    markers: dict[Key, str] = field(default_factory=dict)
+    p: dict[Key, float] = field(default_factory=dict)
+    p_holm: dict[Key, float] = field(default_factory=dict)
+    untested: list[Key] = field(default_factory=list)
+
+    def note(self) -> str:
+        """What the markers mean, for the line under the table ("" when no row has a test)."""
+        if not self.p and not self.untested:
+            return ""
+        rows, n = len(self.p), len(self.untested)
+        if not rows:
+            return (
+                f"No BLEU markers: one run: no run-level test against {self.baseline} "
+                f"({n} row{'' if n == 1 else 's'})."
+            )
+        text = (
+            f"BLEU +/++ (−/−−): better (worse) than {self.baseline} at Holm-adjusted "
+            f"p < 0.05 / 0.01; run-level Welch t (Hsu df) against {self.baseline}, Holm over "
+            f"the {rows} row{'' if rows == 1 else 's'}"
         )
-    return pd.DataFrame(rows)
+        if self.untested:
+            text += (
+                f"; one run: no run-level test ({n} row{'' if n == 1 else 's'} unmarked, "
+                "not among Holm's rows)"
+            )
+        return text + "."
 
 
-def significance_markers(
-    sig: pd.DataFrame, test: str = "bootstrap"
-) -> dict[tuple[str, str, str], str]:
-    """``{(variant, pair, testset): "+" | "++" | ""}`` from the p of ``test`` (bootstrap or sign).
+def run_level_markers(
+    scores: pd.DataFrame,
+    baseline: str,
+    variants: Sequence[str] | None = None,
+    metric: str = "bleu",
+) -> RunLevelMarkers:
+    """Each system's marker against ``baseline`` from a test with the training run as the unit.
 
-    "+"/"++" mark a system better than the baseline, "−"/"−−" a worse one. With several seeds a
-    cell is marked only as strongly as its weakest seed (the largest p), and not at all when the
-    seeds disagree on the direction, so a marker never rests on the luckiest run.
+    A row of the table is one non-baseline system on one (pair, test set). Its test is the
+    claim's test of :func:`wordorder.evaluate.seed_stats.seed_level_p`: Welch's t over the two
+    systems' per-run corpus scores (one per seed, ``metric``) with Hsu's df, min(n_A, n_B) − 1.
+    The p of every row with a test are Holm-adjusted together (the table's family);
+    "+"/"−" at an adjusted p < 0.05, "++"/"−−" at < 0.01, by the sign of the difference of the
+    means. A row where either system has fewer than 2 runs has no run-level test and no marker.
+
+    Args:
+        scores: from :func:`collect_scores` (columns variant, pair, testset and ``metric``).
+        baseline: the common baseline; absent from ``scores``: no markers at all.
+        variants: the table's systems (default: every variant in ``scores``).
     """
+    from wordorder.evaluate.seed_stats import holm, welch
     from wordorder.evaluate.significance import marker
 
-    if sig.empty:
-        return {}
-    groups = sig.groupby(["variant", "pair", "testset"], sort=False)
-    worst, deltas = groups[f"p_{test}"].max(), groups["delta"].agg(list)
-    out = {}
-    for key, p in worst.items():
-        # seeds disagreeing on the direction: no marker
-        signs = {d > 0 for d in deltas[key] if d != 0}
-        out[key] = marker(float(p), 1.0 if signs == {True} else -1.0 if signs == {False} else 0.0)
+    out = RunLevelMarkers(baseline)
+    if scores.empty or baseline not in set(scores["variant"]):
+        return out
+    keep = ordered_unique(list(scores["variant"])) if variants is None else list(variants)
+    values = pd.to_numeric(scores[metric], errors="coerce")
+    runs = {
+        key: [float(v) for v in group.dropna()]
+        for key, group in values.groupby(
+            [scores["variant"], scores["pair"], scores["testset"]], sort=False
+        )
+    }
+    deltas: dict[Key, float] = {}
+    for variant, pair, testset in runs:
+        if variant == baseline or variant not in keep:
+            continue
+        key = (variant, pair, testset)
+        a, b = runs[key], runs.get((baseline, pair, testset), [])
+        if not b:  # no baseline on this test set: nothing to test against
+            continue
+        if min(len(a), len(b)) < 2:
+            out.untested.append(key)
+            out.markers[key] = ""
+            continue
+        out.p[key] = welch(a, b, "min").p
+        deltas[key] = sum(a) / len(a) - sum(b) / len(b)
+    out.p_holm.update(zip(out.p, holm(list(out.p.values())), strict=True))
+    for key, p in out.p_holm.items():
+        out.markers[key] = marker(p, deltas[key])
     return out
 
 
