@@ -253,3 +253,13 @@ def test_a_root_that_is_a_file(key, tmp_path, capsys, monkeypatch):
         errors,
         f"{key}: {tmp_path / 'afile'} must be a folder, but {tmp_path / 'afile'} is a file",
     )
+
+
+def test_the_retired_per_run_significance_test_is_refused_not_ignored(tmp_path, capsys):
+    # evaluation.significance.test chose a per-run sentence test that no table reads any more:
+    # a config that asks for it is told so instead of being silently run with another test
+    config = default_config()
+    config.setdefault("evaluation", {})["significance"] = {"test": "sign"}
+    _, code, errors = check_config(tmp_path, capsys, config)
+    assert code == 2 and len(errors) == 1
+    assert "evaluation.significance" in errors[0] and "'test'" in errors[0]
