@@ -77,7 +77,8 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     one = families[0] if families else "primary"
     holm = (
         "Holm–Bonferroni within each family, over the rows of its section: the primary family is "
-        "the pre-registered set of comparisons, the secondary family is corrected on its own. "
+        "the pre-registered set of comparisons; a sensitivity or secondary family is corrected "
+        "on its own. "
         if len(families) > 1
         else f"Holm–Bonferroni over the table's rows (one family: {one}). "
     )
@@ -86,8 +87,11 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     alpha = seed_stats.ALPHA
     lines += [
         "The training run (seed) is the unit: each system's corpus BLEU per run (sacreBLEU), "
-        "its mean, its own sd over runs (ddof 1) and n runs; runs of the two systems are never "
-        "paired. Our Δ: system mean − baseline mean. 95 % CI: Welch's t interval over the run "
+        "its mean, its own sd over runs (ddof 1) and n runs; runs of the two systems are "
+        "paired only in a *paired t, n blocks* row (a block design: run s of each system, the "
+        "same seed, trained side by side; the paired t over the blocks' differences, df "
+        "blocks − 1, its CI and MDE likewise). Our Δ: system mean − baseline mean. 95 % CI: "
+        "Welch's t interval over the run "
         "means with the test-sentence sampling variance added once (the part the runs of a "
         f"system share, from a {samples}-draw bootstrap of the sentences with every run kept), "
         "df min(n_sys, n_base) − 1 raised for the sentence term; with a single run of a system "
