@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import gzip
+import hashlib
 import json
 import os
 import zlib
@@ -241,3 +243,25 @@ def write_json(path: str | Path, data: dict) -> None:
     with atomic_open(path) as f:
         json.dump(data, f, indent=1, ensure_ascii=False)
         f.write("\n")
+
+
+def sha256_of(path: str | Path) -> str:
+    """The hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def locked(folder: str | Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` (its ``.lock`` file; the folder is made if missing), for
+    jobs that share what is in it: a download cache entry, a run ledger's manifest."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with open(Path(folder) / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -11,16 +11,12 @@ is reported in seconds, not minutes.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
-import hashlib
 import http.client
 import os
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from urllib.error import HTTPError
 from urllib.parse import unquote, urlsplit
@@ -29,6 +25,7 @@ from urllib.request import url2pathname
 from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, check_free, human, too_big
 from wordorder.corpus.reach import unreachable
 from wordorder.errors import WordorderError
+from wordorder.io import locked, sha256_of
 
 DEFAULT_RETRIES = 3
 DEFAULT_TIMEOUT = 10.0  # seconds, for connecting and for each read
@@ -58,14 +55,6 @@ def check_url(value: object, where: str) -> str:
     return value
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_name(url: str) -> str:
     """The file name a download gets in the cache: the URL's last path part, made safe."""
     name = unquote(PurePosixPath(urlsplit(url).path).name)
@@ -75,17 +64,6 @@ def cache_name(url: str) -> str:
 
 def cache_path(url: str, sha256: str, cache_dir: Path) -> Path:
     return Path(cache_dir).absolute() / sha256 / cache_name(url)
-
-
-@contextlib.contextmanager
-def locked(entry: Path) -> Iterator[None]:
-    """Hold an exclusive lock on a cache entry: the two fetch jobs of a pair share one download."""
-    with open(entry / ".lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def cached_download(

@@ -36,10 +36,10 @@ from wordorder.corpus.download import (
     cached_download,
     check_sha256,
     check_url,
-    locked,
 )
 from wordorder.corpus.limits import DEFAULT_MAX_DOWNLOAD, parse_size, too_big, unpack_cap
 from wordorder.errors import WordorderError
+from wordorder.io import locked
 
 
 class UrlSource(Source):

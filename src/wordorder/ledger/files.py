@@ -3,33 +3,27 @@ and writes that are either whole or absent."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import gzip
 import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from wordorder.errors import WordorderError
-from wordorder.io import atomic_open
+from wordorder.io import atomic_open, sha256_of
 
 CHUNK = 1 << 20
 
 
 def sha256_file(path: str | Path) -> str:
-    """The hex sha256 of a file's bytes (read in 1 MiB chunks)."""
-    h = hashlib.sha256()
+    """The hex sha256 of a file's bytes; a missing file is one error naming it."""
     try:
-        with open(path, "rb") as f:
-            while block := f.read(CHUNK):
-                h.update(block)
+        return sha256_of(path)
     except FileNotFoundError:
         raise WordorderError("the file is missing", path=path) from None
-    return h.hexdigest()
 
 
 def canonical_json(data: Any) -> str:
@@ -75,19 +69,6 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Indented, sorted JSON (readable diffs in the repository), written whole or not at all."""
     with atomic_open(path, "w") as f:
         f.write(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-@contextlib.contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock on ``folder`` (two jobs adding runs at once read and write one
-    manifest)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def publish_folder(staging: Path, target: Path) -> None:

@@ -19,10 +19,10 @@ from typing import Any
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.cost import FOOTER
+from wordorder.io import locked
 from wordorder.ledger.files import (
     digest_json,
     gzip_copy,
-    locked,
     publish_folder,
     read_json,
     sha256_file,

@@ -12,6 +12,8 @@ from wordorder.ledger.record import run_name
 #: decoding, and the preparation of its inputs (their files' digests are checked when a run is
 #: added, but a restored run's training inputs are not rebuilt, so their settings are compared).
 SECTIONS = ("train", "decode", "clean", "subword", "preorder")
+#: the per-test-set named inputs that are a run's outputs, not files it read
+OUTPUTS = ("hyp", "tok", "benchmark")
 
 
 def run_settings(config: Mapping[str, Any], model: Mapping[str, Any], seed: int) -> dict:
@@ -83,7 +85,3 @@ def ledger_spec(
             for i, t in enumerate(testsets)
         },
     }
-
-
-#: the per-test-set named inputs that are a run's outputs, not files it read
-OUTPUTS = ("hyp", "tok", "benchmark")
