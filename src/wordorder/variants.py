@@ -103,7 +103,7 @@ def _check_variant_options(config: Mapping[str, Any], variants: Mapping[str, dic
     """Every variant's model options on every pair, as its training will build them (the
     registry entry with its size preset, the config's ``model``, ``data.<pair>.model``), so that
     ``heads: 128`` on a 64-wide preset fails now, not when the job starts."""
-    from wordorder.models.registry import resolve_options
+    from wordorder.models.presets import resolve_options
 
     for pair in config["pairs"]:
         for name in config["variants"]:
