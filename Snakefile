@@ -35,8 +35,7 @@ validate_schema(
 report: "workflow/report/workflow.rst"
 
 
-include: "workflow/rules/paths.smk"  # results root, path templates, input functions
-include: "workflow/rules/common.smk"  # config helpers, params functions, all_targets()
+include: "workflow/rules/common.smk"  # EX: the experiment (src/wordorder/flow), P: its paths
 include: "workflow/rules/corpus.smk"  # fetch -> tokenize -> clean + split
 include: "workflow/rules/syntax.smk"  # parse (scatter/gather) -> POS, BIEO, heads, binary trees
 include: "workflow/rules/subword.smk"  # joint sentencepiece BPE
@@ -60,8 +59,8 @@ onstart:
 rule all:
     default_target: True
     input:
-        all_targets(),
+        EX.all_targets(),
 
 
 onsuccess:
-    print(f"\nResults table: {BLEU_MD} (CSV beside it); figures in {R}/figures/; logs in {L}/")
+    print(f"\nResults table: {P.BLEU_MD} (CSV beside it); figures in {R}/figures/; logs in {L}/")

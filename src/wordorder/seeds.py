@@ -2,7 +2,7 @@
 
 A powered experiment gives each system the runs its comparisons need (issue 34): a costly
 system fewer, a baseline shared by several claims more. Every rule that lists runs asks
-:func:`seeds_of` (through the helper of the same name in workflow/rules/common.smk), so a
+:func:`seeds_of` (through ``Experiment.seeds_of``, src/wordorder/flow), so a
 variant's trainings, translations, scores and findings all follow one list. Free of heavy
 imports: the DAG is built with it.
 """

@@ -1,5 +1,5 @@
 """`snakemake --lint` has no findings on the workflow: rule files hold only rules (helpers and
-path templates are in workflow/rules/paths.smk and common.smk), every rule has a log and an
+path templates are in the package, src/wordorder/flow), every rule has a log and an
 environment. The lint's text report is read (Snakemake 9.27 prints text even for `--lint json`),
 and the reader is first tried on a planted workflow, so that a change of the report's form
 cannot make the test pass unread."""

@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"evaluate"},  # scores and the analyses (some decode)
     {"ledger"},  # the run ledger: records of finished runs (reads job logs as the cost table)
     {"config", "variants"},  # the experiment config, the variant registry, their cross-checks
+    {"flow"},  # the workflow layer: paths, input and params functions, targets of the rules
     {"cli"},  # the wordorder command
 ]
 

@@ -3,9 +3,9 @@
 
 rule swap_perm:
     input:
-        tok=test_source_tok,
+        tok=EX.test_source_tok,
     output:
-        SWAP_PERM,
+        P.SWAP_PERM,
     log:
         f"{L}/swap_perm/{{pair}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -22,12 +22,12 @@ rule swap_perm:
 rule swap_project:
     input:
         perm=rules.swap_perm.output,
-        tok=test_source_tok,
-        bpe=test_source_bpe,
+        tok=EX.test_source_tok,
+        bpe=EX.test_source_bpe,
     output:
-        tok=fill(SWAPPED, kind="tok"),
-        bpe=fill(SWAPPED, kind="bpe"),
-        positions=fill(SWAPPED, kind="positions"),
+        tok=fill(P.SWAPPED, kind="tok"),
+        bpe=fill(P.SWAPPED, kind="bpe"),
+        positions=fill(P.SWAPPED, kind="positions"),
     log:
         f"{L}/swap_project/{{pair}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -42,12 +42,12 @@ rule swap_project:
 
 rule translate_swapped:
     input:
-        unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=MODEL,
+        unpack(EX.spm_inputs),  # spm (source or joint), spm_tgt
+        model=P.MODEL,
         src=rules.swap_project.output.bpe,
     output:
-        hyp=SWAP_HYP,
-        tok=SWAP_HYP_TOK,
+        hyp=P.SWAP_HYP,
+        tok=P.SWAP_HYP_TOK,
     log:
         f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.{{percent}}.log",
     wildcard_constraints:
@@ -60,8 +60,8 @@ rule translate_swapped:
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     params:
         opts=as_json(config["decode"]),
-        lang=tgt_lang,
-        spm_tgt=spm_tgt_arg,
+        lang=EX.tgt_lang,
+        spm_tgt=EX.spm_tgt_arg,
     shell:
         "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
         " --input {input.src:q} --lang {params.lang:q} --options {params.opts:q}"
@@ -70,20 +70,20 @@ rule translate_swapped:
 
 rule swap_noise:
     input:
-        ref=test_reference,
-        hyps=swap_noise_hyps,
+        ref=EX.test_reference,
+        hyps=EX.swap_noise_hyps,
     output:
-        csv=SWAP_CSV,
-        md=SWAP_MD,
-        png=report(SWAP_FIGURE, caption="../report/swap_noise.rst", category="Figures"),
+        csv=P.SWAP_CSV,
+        md=P.SWAP_MD,
+        png=report(P.SWAP_FIGURE, caption="../report/swap_noise.rst", category="Figures"),
     log:
         f"{L}/swap_noise/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        lang=tgt_lang,
-        hyps=swap_noise_hyp_args,
-        title=swap_noise_title,
+        lang=EX.tgt_lang,
+        hyps=EX.swap_noise_hyp_args,
+        title=EX.swap_noise_title,
     shell:
         "wordorder swap-noise-report --ref {input.ref:q} --lang {params.lang:q}"
         " --hyps {params.hyps:q} --title {params.title:q} --csv {output.csv:q} --md {output.md:q}"

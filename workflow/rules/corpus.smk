@@ -3,16 +3,16 @@
 
 rule fetch:
     input:
-        fetch_inputs,  # the user's local files (none for a download)
+        EX.fetch_inputs,  # the user's local files (none for a download)
     output:
-        RAW,
+        P.RAW,
     log:
         f"{L}/fetch/{{pair}}.{{corpus}}.{{lang}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        spec=fetch_spec,
-        cache=DOWNLOADS,
+        spec=EX.fetch_spec,
+        cache=P.DOWNLOADS,
     shell:
         "wordorder fetch --spec {params.spec:q} --pair {wildcards.pair:q} --lang {wildcards.lang:q}"
         " --cache {params.cache:q} --output {output:q} > {log:q} 2>&1"
@@ -20,9 +20,9 @@ rule fetch:
 
 rule tokenize:
     input:
-        RAW,
+        P.RAW,
     output:
-        TOKENIZED,
+        P.TOKENIZED,
     log:
         f"{L}/tokenize/{{pair}}.{{corpus}}.{{lang}}.log",
     conda:
@@ -37,9 +37,9 @@ rule tokenize:
 
 rule split:
     input:
-        unpack(split_inputs),  # src, tgt: the tokenized corpora
+        unpack(EX.split_inputs),  # src, tgt: the tokenized corpora
     output:
-        SPLITS,
+        P.SPLITS,
     log:
         f"{L}/split/{{pair}}.log",
     conda:
@@ -47,10 +47,10 @@ rule split:
     resources:
         mem_mb=mem_mb("split"),
     params:
-        data=pair_data,
-        clean=pair_clean_options,
+        data=EX.pair_data,
+        clean=EX.pair_clean_options,
         seed=config["split_seed"],
-        tok_dir=tok_dir,  # the folder of the inputs
+        tok_dir=EX.tok_dir,  # the folder of the inputs
     shell:
         "wordorder split --pair {wildcards.pair:q} --data {params.data:q} --clean {params.clean:q}"
         " --seed {params.seed:q} --tok-dir {params.tok_dir:q} --output {output:q} > {log:q} 2>&1"
@@ -58,11 +58,11 @@ rule split:
 
 rule select:
     input:
-        unpack(select_inputs),  # raw, tok: the corpus the split is cut from
-        splits=SPLITS,
+        unpack(EX.select_inputs),  # raw, tok: the corpus the split is cut from
+        splits=P.SPLITS,
     output:
-        raw=TEXT,
-        tok=SPLIT_TOK,
+        raw=P.TEXT,
+        tok=P.SPLIT_TOK,
     log:
         f"{L}/select/{{pair}}.{{split}}.{{lang}}.log",
     conda:
@@ -76,10 +76,10 @@ rule select:
 
 rule reference:
     input:
-        first=first_reference,
-        ref=extra_ref_input,  # the user's file
+        first=EX.first_reference,
+        ref=EX.extra_ref_input,  # the user's file
     output:
-        EXTRA_REF,
+        P.EXTRA_REF,
     log:
         f"{L}/reference/{{pair}}.{{testset}}.{{n}}.{{lang}}.log",
     wildcard_constraints:
@@ -87,7 +87,7 @@ rule reference:
     conda:
         "../../envs/wordorder.yaml"
     params:
-        spec=testset_spec,
+        spec=EX.testset_spec,
     shell:
         "wordorder reference --spec {params.spec:q} --pair {wildcards.pair:q}"
         " --index {wildcards.n:q} --first {input.first:q} --output {output:q} > {log:q} 2>&1"

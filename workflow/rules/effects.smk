@@ -3,16 +3,16 @@
 
 rule findings:
     input:
-        findings_inputs,
+        EX.findings_inputs,
     output:
-        md=FINDINGS_MD,
-        json=FINDINGS_JSON,
+        md=P.FINDINGS_MD,
+        json=P.FINDINGS_JSON,
     log:
         f"{L}/findings.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        spec=findings_spec,
+        spec=EX.findings_spec,
         samples=config["evaluation"]["significance"]["samples"],
         logs=L,
     shell:
@@ -25,14 +25,14 @@ rule cross_paper:
         scores=rules.report.input.scores,
         systems=rules.systems.output.csv,
     output:
-        csv=CROSS_PAPER_CSV,
-        md=CROSS_PAPER_MD,
+        csv=P.CROSS_PAPER_CSV,
+        md=P.CROSS_PAPER_MD,
     log:
         f"{L}/cross_paper.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        baseline=baseline_variant(),
+        baseline=EX.baseline_variant(),
         title=f"{config['experiment']}: every system on the same data, sorted by BLEU",
     shell:
         "wordorder cross-paper-table --scores {input.scores:q} --systems {input.systems:q}"
@@ -42,16 +42,16 @@ rule cross_paper:
 
 rule convergence:
     input:
-        metrics_files(),
+        EX.metrics_files(),
     output:
-        md=CONVERGENCE_MD,
-        png=report(CONVERGENCE_FIGURE, caption="../report/curves.rst", category="Figures"),
+        md=P.CONVERGENCE_MD,
+        png=report(P.CONVERGENCE_FIGURE, caption="../report/curves.rst", category="Figures"),
     log:
         f"{L}/convergence.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        runs=convergence_json(),
+        runs=EX.convergence_json(),
         patience=config["train"].get("patience") or 0,
         title=f"{config['experiment']}: where each training stopped",
     shell:
@@ -61,9 +61,9 @@ rule convergence:
 
 rule readme_section:
     input:
-        readme_sources,
+        EX.readme_sources,
     output:
-        README_SECTION,
+        P.README_SECTION,
     log:
         f"{L}/readme_section.log",
     conda:

@@ -3,17 +3,17 @@
 
 rule translate:
     input:
-        unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=MODEL,
-        src=test_source,
-        features=test_features,
+        unpack(EX.spm_inputs),  # spm (source or joint), spm_tgt
+        model=P.MODEL,
+        src=EX.test_source,
+        features=EX.test_features,
     output:
-        hyp=HYP,
-        tok=HYP_TOK,
+        hyp=P.HYP,
+        tok=P.HYP_TOK,
     log:
         f"{L}/translate/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     benchmark:
-        TRANSLATE_BENCHMARK
+        P.TRANSLATE_BENCHMARK
     conda:
         "../../envs/wordorder.yaml"
     threads: config["threads"]["translate"]
@@ -22,9 +22,9 @@ rule translate:
         mem_mb=mem_mb("translate", config["decode"]["device"]),
     params:
         opts=as_json(config["decode"]),
-        lang=tgt_lang,
-        features=test_features_json,
-        spm_tgt=spm_tgt_arg,
+        lang=EX.tgt_lang,
+        features=EX.test_features_json,
+        spm_tgt=EX.spm_tgt_arg,
     shell:
         "wordorder translate --checkpoint {input.model:q} --spm {input.spm:q} {params.spm_tgt:q}"
         " --input {input.src:q} --lang {params.lang:q} --options {params.opts:q}"
@@ -36,18 +36,18 @@ rule score:
     input:
         hyp=rules.translate.output.hyp,
         hyp_tok=rules.translate.output.tok,
-        ref=test_reference,
-        ref_tok=test_reference_tok,
-        extra_refs=extra_refs,
+        ref=EX.test_reference,
+        ref_tok=EX.test_reference_tok,
+        extra_refs=EX.extra_refs,
     output:
-        SCORE,
+        P.SCORE,
     log:
         f"{L}/score/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        lang=tgt_lang,
-        refs=reference_args,
+        lang=EX.tgt_lang,
+        refs=EX.reference_args,
     shell:
         "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q}"
         " --hyp-tok {input.hyp_tok:q} --ref-tok {input.ref_tok:q} --lang {params.lang:q}"
@@ -57,17 +57,17 @@ rule score:
 
 rule report:
     input:
-        scores=score_files(),
-        metrics=metrics_files(),
+        scores=EX.score_files(),
+        metrics=EX.metrics_files(),
     output:
-        csv=BLEU_CSV,
-        md=report(BLEU_MD, caption="../report/bleu.rst", category="Tables"),
-        tex=BLEU_TEX,
-        generation_csv=GENERATION_CSV,
-        generation_md=report(GENERATION_MD, caption="../report/generation.rst", category="Tables"),
-        ngram_csv=NGRAM_CSV,
-        ngram_md=report(NGRAM_MD, caption="../report/ngram.rst", category="Tables"),
-        curves=report(CURVES, caption="../report/curves.rst", category="Figures"),
+        csv=P.BLEU_CSV,
+        md=report(P.BLEU_MD, caption="../report/bleu.rst", category="Tables"),
+        tex=P.BLEU_TEX,
+        generation_csv=P.GENERATION_CSV,
+        generation_md=report(P.GENERATION_MD, caption="../report/generation.rst", category="Tables"),
+        ngram_csv=P.NGRAM_CSV,
+        ngram_md=report(P.NGRAM_MD, caption="../report/ngram.rst", category="Tables"),
+        curves=report(P.CURVES, caption="../report/curves.rst", category="Figures"),
     log:
         f"{L}/report.log",
     conda:
@@ -75,7 +75,7 @@ rule report:
     params:
         variants=config["variants"],
         title=f"{config['experiment']}: BLEU, RIBES and chrF",
-        baseline=baseline_variant(),
+        baseline=EX.baseline_variant(),
     shell:
         "wordorder report --scores {input.scores:q} --metrics {input.metrics:q}"
         " --baseline {params.baseline:q} --variants {params.variants:q} --title {params.title:q}"
@@ -87,25 +87,25 @@ rule report:
 
 rule length_analysis:
     input:
-        src=test_source_tok,
-        ref=test_reference,
-        hyps=length_hyps,
-        align=length_align,
-        perms=length_perms,
+        src=EX.test_source_tok,
+        ref=EX.test_reference,
+        hyps=EX.length_hyps,
+        align=EX.length_align,
+        perms=EX.length_perms,
     output:
-        csv=LENGTH_CSV,
-        md=LENGTH_MD,
-        png=report(LENGTH_FIGURE, caption="../report/length.rst", category="Figures"),
+        csv=P.LENGTH_CSV,
+        md=P.LENGTH_MD,
+        png=report(P.LENGTH_FIGURE, caption="../report/length.rst", category="Figures"),
     log:
         f"{L}/length_analysis/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        lang=tgt_lang,
-        hyps=length_hyp_args,
+        lang=EX.tgt_lang,
+        hyps=EX.length_hyp_args,
         edges=[str(e) for e in config["evaluation"]["length_bins"]],
-        title=length_title,
-        tau=length_tau_args,
+        title=EX.length_title,
+        tau=EX.length_tau_args,
     shell:
         "wordorder length-analysis --src-tok {input.src:q} --ref {input.ref:q}"
         " --lang {params.lang:q} --hyps {params.hyps:q} --edges {params.edges:q}"
@@ -115,17 +115,17 @@ rule length_analysis:
 
 rule systems:
     input:
-        files=systems_files(),
+        files=EX.systems_files(),
     output:
-        csv=SYSTEMS_CSV,
-        md=report(SYSTEMS_MD, caption="../report/systems.rst", category="Tables"),
+        csv=P.SYSTEMS_CSV,
+        md=report(P.SYSTEMS_MD, caption="../report/systems.rst", category="Tables"),
     log:
         f"{L}/systems.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        runs=systems_json(),
-        baseline=baseline_variant(),
+        runs=EX.systems_json(),
+        baseline=EX.baseline_variant(),
         title=f"{config['experiment']}: parameters and speed of the systems",
     shell:
         "wordorder systems-table --runs {params.runs:q} --baseline {params.baseline:q}"
@@ -134,20 +134,20 @@ rule systems:
 
 rule attention_aer:
     input:
-        unpack(spm_inputs),  # spm (source or joint), spm_tgt
-        model=MODEL,
-        gold=gold_files,
+        unpack(EX.spm_inputs),  # spm (source or joint), spm_tgt
+        model=P.MODEL,
+        gold=EX.gold_files,
     output:
-        json=AER_JSON,
-        links=AER_LINKS,
+        json=P.AER_JSON,
+        links=P.AER_LINKS,
     log:
         f"{L}/attention_aer/{{pair}}.{{variant}}.seed{{seed}}.log",
     conda:
         "../../envs/wordorder.yaml"
     threads: config["threads"]["translate"]
     params:
-        swap=gold_swap_arg,
-        spm_tgt=spm_tgt_arg,
+        swap=EX.gold_swap_arg,
+        spm_tgt=EX.spm_tgt_arg,
     shell:
         "wordorder attention-aer --checkpoint {input.model:q} --spm {input.spm:q}"
         " {params.spm_tgt:q} --gold-pairs {input.gold[0]:q}"
@@ -158,11 +158,11 @@ rule attention_aer:
 
 rule aer_table:
     input:
-        results=aer_results,
-        aligners=aer_aligner_stats,
+        results=EX.aer_results,
+        aligners=EX.aer_aligner_stats,
     output:
-        csv=AER_CSV,
-        md=report(AER_MD, caption="../report/aer.rst", category="Tables"),
+        csv=P.AER_CSV,
+        md=report(P.AER_MD, caption="../report/aer.rst", category="Tables"),
     log:
         f"{L}/aer_table.log",
     conda:
@@ -174,18 +174,18 @@ rule aer_table:
 
 rule head_similarity:
     input:
-        model=MODEL,
-        spm=source_spm,
-        src=test_source,
-        features=test_features,
+        model=P.MODEL,
+        spm=EX.source_spm,
+        src=EX.test_source,
+        features=EX.test_features,
     output:
-        HEADS,
+        P.HEADS,
     log:
         f"{L}/head_similarity/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        features=test_features_json,
+        features=EX.test_features_json,
     shell:
         "wordorder head-similarity --checkpoint {input.model:q} --spm {input.spm:q}"
         " --input {input.src:q} --features {params.features:q} --pair {wildcards.pair:q}"
@@ -195,15 +195,15 @@ rule head_similarity:
 
 rule head_similarity_table:
     input:
-        head_similarity_results,
+        EX.head_similarity_results,
     output:
-        report(HEAD_SIMILARITY_MD, caption="../report/head_similarity.rst", category="Tables"),
+        report(P.HEAD_SIMILARITY_MD, caption="../report/head_similarity.rst", category="Tables"),
     log:
         f"{L}/head_similarity_table/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        title=head_similarity_title,
+        title=EX.head_similarity_title,
     shell:
         "wordorder head-similarity-table --results {input:q} --title {params.title:q}"
         " --md {output:q} > {log:q} 2>&1"

@@ -1,6 +1,6 @@
 # The run ledger (config key ledger; src/wordorder/ledger): a run it holds is restored from it
-# and never retrained; a run it lacks is recorded once trained and decoded. Its helpers are in
-# common.smk (the run ledger section), its paths in paths.smk.
+# and never retrained; a run it lacks is recorded once trained and decoded. Its helpers are
+# EX's (src/wordorder/flow/ledgered.py).
 
 
 if LEDGER:
@@ -10,16 +10,16 @@ if LEDGER:
 
     rule ledger_training:
         input:
-            ledger_record,
+            EX.ledger_record,
         output:
-            METRICS,
+            P.METRICS,
         log:
             f"{L}/ledger/restore/{{pair}}.{{variant}}.seed{{seed}}.log",
         conda:
             "../../envs/wordorder.yaml"
         params:
             ledger=LEDGER,
-            config=ledger_config_json,
+            config=EX.ledger_config_json,
             logs=f"{L}/ledger",
         shell:
             "wordorder ledger-restore --ledger {params.ledger:q} --pair {wildcards.pair:q}"
@@ -29,19 +29,19 @@ if LEDGER:
 
     rule ledger_translation:
         input:
-            record=ledger_record,
-            refs=lambda w: [test_reference(w), *extra_refs(w)],
+            record=EX.ledger_record,
+            refs=EX.references,
         output:
-            hyp=HYP,
-            tok=HYP_TOK,
-            benchmark=TRANSLATE_BENCHMARK,
+            hyp=P.HYP,
+            tok=P.HYP_TOK,
+            benchmark=P.TRANSLATE_BENCHMARK,
         log:
             f"{L}/ledger/restore/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
         conda:
             "../../envs/wordorder.yaml"
         params:
             ledger=LEDGER,
-            config=ledger_config_json,
+            config=EX.ledger_config_json,
             logs=f"{L}/ledger",
             root=R,
         shell:
@@ -54,9 +54,9 @@ if LEDGER:
 
     rule ledger_add:
         input:
-            unpack(ledger_add_inputs),
+            unpack(EX.ledger_add_inputs),
         output:
-            LEDGER_MARK,
+            P.LEDGER_MARK,
         log:
             f"{L}/ledger/add/{{pair}}.{{variant}}.seed{{seed}}.log",
         conda:
@@ -65,8 +65,8 @@ if LEDGER:
             ledger=LEDGER,
             experiment=config["experiment"],
             root=R,
-            config=ledger_config_json,
-            spec=ledger_spec_json,
+            config=EX.ledger_config_json,
+            spec=EX.ledger_spec_json,
         shell:
             "wordorder ledger-add --ledger {params.ledger:q} --experiment {params.experiment:q}"
             " --root {params.root:q} --pair {wildcards.pair:q} --variant {wildcards.variant:q}"
@@ -75,12 +75,12 @@ if LEDGER:
 
     # The inputs the ledger's runs read, kept in it: restored where one rule makes them alone,
     # not rebuilt, so every machine trains on the same files.
-    LEDGER_INPUTS = [k for k in ledger.stored_inputs(LEDGER) if ledger_restorable(k)]
+    LEDGER_INPUTS = EX.ledger_inputs(workflow.rules)
     if LEDGER_INPUTS:
 
         rule ledger_input:
             output:
-                f"{R}/{{ledger_input,{_one_of(LEDGER_INPUTS)}}}",
+                f"{R}/{{ledger_input,{one_of(LEDGER_INPUTS)}}}",
             log:
                 f"{L}/ledger/input/{{ledger_input}}.log",
             conda:

@@ -6,10 +6,10 @@
 
 rule align:
     input:
-        unpack(align_inputs),  # src, tgt: the tokenized splits; gold: the gold set, if any
+        unpack(EX.align_inputs),  # src, tgt: the tokenized splits; gold: the gold set, if any
     output:
-        joint=ALIGN_JOINT,
-        stats=ALIGN_STATS,
+        joint=P.ALIGN_JOINT,
+        stats=P.ALIGN_STATS,
     log:
         f"{L}/align/{{pair}}.log",
     benchmark:
@@ -20,10 +20,10 @@ rule align:
     resources:
         mem_mb=mem_mb("align"),
     params:
-        splits=source_splits_of,
+        splits=EX.source_splits_of,
         opts=as_json(config["align"]),
         seed=config["split_seed"],
-        gold=align_gold_args,
+        gold=EX.align_gold_args,
     shell:
         "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q}"
         " {params.gold:q} --options {params.opts:q} --seed {params.seed:q}"
@@ -35,7 +35,7 @@ rule align_split:
         joint=rules.align.output.joint,
         stats=rules.align.output.stats,
     output:
-        SPLIT_ALIGN,
+        P.SPLIT_ALIGN,
     log:
         f"{L}/align/{{pair}}.{{split}}.log",
     conda:
@@ -49,10 +49,10 @@ rule align_split:
 
 rule preorder_gold:
     input:
-        align=SPLIT_ALIGN,
-        tok=split_source_tok,
+        align=P.SPLIT_ALIGN,
+        tok=EX.split_source_tok,
     output:
-        fill(PERM, method="gold"),
+        fill(P.PERM, method="gold"),
     log:
         f"{L}/preorder_gold/{{pair}}.{{split}}.log",
     conda:
@@ -69,9 +69,9 @@ rule preorder_gold:
 
 rule word_classes:
     input:
-        train_source_tok,
+        EX.train_source_tok,
     output:
-        WORD_CLASSES,
+        P.WORD_CLASSES,
     log:
         f"{L}/word_classes/{{pair}}.log",
     conda:
@@ -90,11 +90,11 @@ rule word_classes:
 
 rule btg_train:
     input:
-        unpack(btg_train_inputs),  # tok, conllu, classes
-        align=fill(SPLIT_ALIGN, split="train"),
+        unpack(EX.btg_train_inputs),  # tok, conllu, classes
+        align=fill(P.SPLIT_ALIGN, split="train"),
     output:
-        model=BTG_MODEL,
-        stats=BTG_STATS,
+        model=P.BTG_MODEL,
+        stats=P.BTG_STATS,
     log:
         f"{L}/btg_train/{{pair}}.log",
     benchmark:
@@ -104,7 +104,7 @@ rule btg_train:
     resources:
         mem_mb=mem_mb("btg_train"),
     params:
-        opts=preorderer_options("btg"),
+        opts=EX.preorderer_options("btg"),
     shell:
         "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q}"
         " --classes {input.classes:q} --align {input.align:q} --options {params.opts:q}"
@@ -115,11 +115,11 @@ rule btg_train:
 # sentences i % K == k and preorders them (btg_apply on the training split takes all K).
 rule btg_train_fold:
     input:
-        unpack(btg_train_inputs),  # tok, conllu, classes
-        align=fill(SPLIT_ALIGN, split="train"),
+        unpack(EX.btg_train_inputs),  # tok, conllu, classes
+        align=fill(P.SPLIT_ALIGN, split="train"),
     output:
-        model=BTG_FOLD_MODEL,
-        stats=BTG_FOLD_STATS,
+        model=P.BTG_FOLD_MODEL,
+        stats=P.BTG_FOLD_STATS,
     log:
         f"{L}/btg_train/{{pair}}.fold{{fold}}.log",
     benchmark:
@@ -129,7 +129,7 @@ rule btg_train_fold:
     resources:
         mem_mb=mem_mb("btg_train"),
     params:
-        opts=preorderer_options("btg"),
+        opts=EX.preorderer_options("btg"),
         folds=PREORDER["btg"]["cross_fit"],
     shell:
         "wordorder btg-train --tok {input.tok:q} --conllu {input.conllu:q}"
@@ -140,10 +140,10 @@ rule btg_train_fold:
 
 rule btg_apply:
     input:
-        unpack(btg_apply_inputs),  # tok, conllu, classes
-        model=btg_apply_models,  # the full model, or the fold models for train (cross_fit)
+        unpack(EX.btg_apply_inputs),  # tok, conllu, classes
+        model=EX.btg_apply_models,  # the full model, or the fold models for train (cross_fit)
     output:
-        fill(PERM, method="btg"),
+        fill(P.PERM, method="btg"),
     log:
         f"{L}/btg_apply/{{pair}}.{{split}}.log",
     conda:
@@ -161,11 +161,11 @@ rule btg_apply:
 
 rule rvnn_train:
     input:
-        unpack(rvnn_train_inputs),  # tok, conllu, tree
-        align=fill(SPLIT_ALIGN, split="train"),
+        unpack(EX.rvnn_train_inputs),  # tok, conllu, tree
+        align=fill(P.SPLIT_ALIGN, split="train"),
     output:
-        model=RVNN_MODEL,
-        stats=RVNN_STATS,
+        model=P.RVNN_MODEL,
+        stats=P.RVNN_STATS,
     log:
         f"{L}/rvnn_train/{{pair}}.log",
     benchmark:
@@ -177,7 +177,7 @@ rule rvnn_train:
         mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
         gpu=gpus(PREORDER["rvnn"]["device"]),
     params:
-        opts=preorderer_options("rvnn"),
+        opts=EX.preorderer_options("rvnn"),
     shell:
         "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
         " --align {input.align:q} --options {params.opts:q} --threads {threads}"
@@ -186,11 +186,11 @@ rule rvnn_train:
 
 rule rvnn_train_fold:
     input:
-        unpack(rvnn_train_inputs),  # tok, conllu, tree
-        align=fill(SPLIT_ALIGN, split="train"),
+        unpack(EX.rvnn_train_inputs),  # tok, conllu, tree
+        align=fill(P.SPLIT_ALIGN, split="train"),
     output:
-        model=RVNN_FOLD_MODEL,
-        stats=RVNN_FOLD_STATS,
+        model=P.RVNN_FOLD_MODEL,
+        stats=P.RVNN_FOLD_STATS,
     log:
         f"{L}/rvnn_train/{{pair}}.fold{{fold}}.log",
     benchmark:
@@ -202,7 +202,7 @@ rule rvnn_train_fold:
         mem_mb=mem_mb("rvnn_train", PREORDER["rvnn"]["device"]),
         gpu=gpus(PREORDER["rvnn"]["device"]),
     params:
-        opts=preorderer_options("rvnn"),
+        opts=EX.preorderer_options("rvnn"),
         folds=PREORDER["rvnn"]["cross_fit"],
     shell:
         "wordorder rvnn-train --tok {input.tok:q} --conllu {input.conllu:q} --tree {input.tree:q}"
@@ -213,10 +213,10 @@ rule rvnn_train_fold:
 
 rule rvnn_apply:
     input:
-        unpack(rvnn_apply_inputs),  # tok, conllu, tree
-        model=rvnn_apply_models,  # the full model, or the fold models for train (cross_fit)
+        unpack(EX.rvnn_apply_inputs),  # tok, conllu, tree
+        model=EX.rvnn_apply_models,  # the full model, or the fold models for train (cross_fit)
     output:
-        fill(PERM, method="rvnn"),
+        fill(P.PERM, method="rvnn"),
     log:
         f"{L}/rvnn_apply/{{pair}}.{{split}}.log",
     conda:
@@ -231,13 +231,13 @@ rule rvnn_apply:
 
 rule preorder_project:
     input:
-        perm=PERM,
-        tok=split_source_tok,
-        bpe=split_source_bpe,
+        perm=P.PERM,
+        tok=EX.split_source_tok,
+        bpe=EX.split_source_bpe,
     output:
-        tok=fill(PREORDERED, kind="tok"),
-        bpe=fill(PREORDERED, kind="bpe"),
-        positions=fill(PREORDERED, kind="positions"),
+        tok=fill(P.PREORDERED, kind="tok"),
+        bpe=fill(P.PREORDERED, kind="bpe"),
+        positions=fill(P.PREORDERED, kind="positions"),
     log:
         f"{L}/preorder_project/{{pair}}.{{method}}.{{split}}.{{lang}}.log",
     conda:
@@ -252,18 +252,18 @@ rule preorder_project:
 
 rule preorder_report:
     input:
-        unpack(preorder_report_inputs),  # tok, align, perms of every parsed split
+        unpack(EX.preorder_report_inputs),  # tok, align, perms of every parsed split
     output:
-        json=PREORDER_QUALITY,
-        csv=PREORDER_CSV,
-        md=PREORDER_MD,
-        figure=PREORDER_FIGURE,
+        json=P.PREORDER_QUALITY,
+        csv=P.PREORDER_CSV,
+        md=P.PREORDER_MD,
+        figure=P.PREORDER_FIGURE,
     log:
         f"{L}/preorder_report/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=source_splits_of,
+        splits=EX.source_splits_of,
         methods=METHODS,
     shell:
         "wordorder preorder-report --pair {wildcards.pair:q} --splits {params.splits:q}"

@@ -4,10 +4,10 @@
 
 rule subword_train:
     input:
-        unpack(subword_train_inputs),  # src, tgt: the tokenized training text
+        unpack(EX.subword_train_inputs),  # src, tgt: the tokenized training text
     output:
-        model=SPM_MODEL,
-        vocab=SPM_VOCAB,
+        model=P.SPM_MODEL,
+        vocab=P.SPM_VOCAB,
     log:
         f"{L}/subword_train/{{pair}}.log",
     conda:
@@ -15,7 +15,7 @@ rule subword_train:
     resources:
         mem_mb=mem_mb("subword_train"),
     params:
-        opts=subword_options(),
+        opts=EX.subword_options(),
         seed=config["split_seed"],
     shell:
         "wordorder subword-train --inputs {input.src:q} {input.tgt:q} --options {params.opts:q}"
@@ -24,10 +24,10 @@ rule subword_train:
 
 rule subword_train_side:
     input:
-        fill(SPLIT_TOK, split="train"),
+        fill(P.SPLIT_TOK, split="train"),
     output:
-        model=SPM_SIDE_MODEL,
-        vocab=SPM_SIDE_VOCAB,
+        model=P.SPM_SIDE_MODEL,
+        vocab=P.SPM_SIDE_VOCAB,
     log:
         f"{L}/subword_train/{{pair}}.{{lang}}.log",
     conda:
@@ -35,7 +35,7 @@ rule subword_train_side:
     resources:
         mem_mb=mem_mb("subword_train"),
     params:
-        opts=subword_options(),
+        opts=EX.subword_options(),
         seed=config["split_seed"],
     shell:
         "wordorder subword-train --inputs {input:q} --options {params.opts:q}"
@@ -44,10 +44,10 @@ rule subword_train_side:
 
 rule subword_encode:
     input:
-        text=SPLIT_TOK,
-        model=side_spm_model,
+        text=P.SPLIT_TOK,
+        model=EX.side_spm_model,
     output:
-        SPLIT_BPE,
+        P.SPLIT_BPE,
     log:
         f"{L}/subword_encode/{{pair}}.{{split}}.{{lang}}.log",
     conda:

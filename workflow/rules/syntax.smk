@@ -4,10 +4,10 @@
 
 rule parse_shard:
     input:
-        SPLIT_TOK,
+        P.SPLIT_TOK,
     output:
-        conllu=temp(PARSE_SHARD),
-        stats=temp(PARSE_SHARD_STATS),
+        conllu=temp(P.PARSE_SHARD),
+        stats=temp(P.PARSE_SHARD_STATS),
     log:
         f"{L}/parse/{{pair}}.{{split}}.{{lang}}.{{scatteritem}}.log",
     conda:
@@ -25,12 +25,12 @@ rule parse_shard:
 
 rule parse_gather:
     input:
-        shards=gather.parse(PARSE_SHARD, allow_missing=True),
-        stats=gather.parse(PARSE_SHARD_STATS, allow_missing=True),
-        tokenized=SPLIT_TOK,
+        shards=gather.parse(P.PARSE_SHARD, allow_missing=True),
+        stats=gather.parse(P.PARSE_SHARD_STATS, allow_missing=True),
+        tokenized=P.SPLIT_TOK,
     output:
-        conllu=CONLLU,
-        summary=PARSE_SUMMARY,
+        conllu=P.CONLLU,
+        summary=P.PARSE_SUMMARY,
     log:
         f"{L}/parse/{{pair}}.{{split}}.{{lang}}.gather.log",
     conda:
@@ -42,16 +42,16 @@ rule parse_gather:
 
 rule syntax_project:
     input:
-        conllu=CONLLU,
-        bpe=SPLIT_BPE,
+        conllu=P.CONLLU,
+        bpe=P.SPLIT_BPE,
     output:
-        pos=fill(SPLIT_FILE, kind="pos"),
-        bieo=fill(SPLIT_FILE, kind="bieo"),
-        dep=fill(SPLIT_FILE, kind="dep"),
-        heads=fill(SPLIT_FILE, kind="heads"),
-        tree=fill(SPLIT_FILE, kind="btree"),
-        word=fill(SPLIT_FILE, kind="word"),
-        head=fill(SPLIT_FILE, kind="head"),
+        pos=fill(P.SPLIT_FILE, kind="pos"),
+        bieo=fill(P.SPLIT_FILE, kind="bieo"),
+        dep=fill(P.SPLIT_FILE, kind="dep"),
+        heads=fill(P.SPLIT_FILE, kind="heads"),
+        tree=fill(P.SPLIT_FILE, kind="btree"),
+        word=fill(P.SPLIT_FILE, kind="word"),
+        head=fill(P.SPLIT_FILE, kind="head"),
     log:
         f"{L}/syntax_project/{{pair}}.{{split}}.{{lang}}.log",
     conda:
@@ -65,17 +65,17 @@ rule syntax_project:
 
 rule syntax_report:
     input:
-        unpack(syntax_report_inputs),  # conllu, summaries, features of every parsed split
+        unpack(EX.syntax_report_inputs),  # conllu, summaries, features of every parsed split
     output:
-        json=SYNTAX_JSON,
-        figure=SYNTAX_FIGURE,
+        json=P.SYNTAX_JSON,
+        figure=P.SYNTAX_FIGURE,
     log:
         f"{L}/syntax_report/{{pair}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
-        splits=source_splits_of,
-        lang=src_lang,
+        splits=EX.source_splits_of,
+        lang=EX.src_lang,
     shell:
         "wordorder syntax-report --pair {wildcards.pair:q} --lang {params.lang:q}"
         " --splits {params.splits:q} --conllu {input.conllu:q} --summaries {input.summaries:q}"

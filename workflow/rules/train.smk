@@ -3,10 +3,10 @@
 
 rule train:
     input:
-        unpack(train_inputs),  # spm, spm_tgt, train_src, train_tgt, dev_src, dev_ref, features
+        unpack(EX.train_inputs),  # spm, spm_tgt, train_src, train_tgt, dev_src, dev_ref, features
     output:
-        model=MODEL,
-        metrics=METRICS,
+        model=P.MODEL,
+        metrics=P.METRICS,
     log:
         f"{L}/train/{{pair}}.{{variant}}.seed{{seed}}.log",
     benchmark:
@@ -18,14 +18,14 @@ rule train:
         mem_mb=mem_mb("train", config["train"].get("device", "auto")),
         gpu=gpus(config["train"].get("device", "auto"), config["train_processes"]),
     params:
-        model=model_json,
-        spm_tgt=spm_tgt_arg,
+        model=EX.model_json,
+        spm_tgt=EX.spm_tgt_arg,
         train=as_json(config["train"]),
-        features=train_features_json,
+        features=EX.train_features_json,
         # Not an output: Snakemake keeps it when the job fails or hits a time limit, and the
         # rerun continues from it (train.checkpoint_every, and SIGTERM).
-        state=TRAIN_STATE,
-        launcher=train_launcher(),  # wordorder, or torchrun over train_processes GPUs
+        state=P.TRAIN_STATE,
+        launcher=EX.train_launcher(),  # wordorder, or torchrun over train_processes GPUs
     shell:
         "{params.launcher:q} train --train-src {input.train_src:q} --train-tgt {input.train_tgt:q}"
         " --dev-src {input.dev_src:q} --dev-ref {input.dev_ref:q} --spm {input.spm:q}"

@@ -1,0 +1,136 @@
+"""The workflow layer (src/wordorder/flow): the files each rule reads, the runs, targets and
+findings of a config, on the pre-registered long-sentence experiment (configs/effects_long.yaml:
+a baseline, relative BTG and gold systems, BTG cross-fitted over 5 folds, a ledger)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from wordorder.config import load_config
+from wordorder.flow import Experiment, fill, one_of, run_of
+
+BASE, BTG, GOLD = "kawara2021_baseline", "kawara2021_relative_btg", "kawara2021_relative_gold"
+
+
+@pytest.fixture
+def experiment(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)  # variants_file and the config's relative paths
+    overrides = {"results": str(tmp_path / "results"), "ledger": str(tmp_path / "ledger")}
+    return Experiment(load_config("configs/effects_long.yaml", overrides))
+
+
+def test_fill_names_some_wildcards_and_leaves_the_others(experiment):
+    p = experiment.paths
+    assert p.R.endswith("/results/effects_long")
+    assert fill(p.PERM, method="gold") == f"{p.R}/preorder/{{pair}}/gold/{{split}}.perm"
+    assert one_of(["ja-en", "a.b"]) == r"ja\-en|a\.b"
+
+
+def test_runs_follow_seeds_by_variant(experiment):
+    runs = experiment.runs()
+    per_variant = {v: [r["seed"] for r in runs if r["variant"] == v] for v in (BASE, BTG, GOLD)}
+    assert per_variant == {BASE: list(range(1, 9)), BTG: list(range(1, 9)), GOLD: [1, 2, 3]}
+    assert experiment.baseline_variant() == BASE
+
+
+def test_relative_btg_reads_the_btg_positions_and_the_baseline_none(experiment):
+    r = experiment.paths.R
+    btg = experiment.variant_features(run_of("ja-en", BTG), "dev")
+    assert btg == {"order": f"{r}/preorder/ja-en/btg/dev.positions.ja"}
+    assert experiment.variant_features(run_of("ja-en", GOLD), "train") == {
+        "order": f"{r}/preorder/ja-en/gold/train.positions.ja"
+    }
+    assert experiment.variant_features(run_of("ja-en", BASE), "dev") == {}
+    # the original subwords for every one of them (relative positions, not a reordered source)
+    inputs = experiment.model_inputs(run_of("ja-en", BTG, 1))
+    assert inputs["train_src"] == f"{r}/data/ja-en/train.bpe.ja"
+    assert inputs["features"] == [
+        f"{r}/preorder/ja-en/btg/train.positions.ja",
+        f"{r}/preorder/ja-en/btg/dev.positions.ja",
+    ]
+
+
+def test_cross_fitting_preorders_the_training_split_with_the_fold_models(experiment):
+    r = experiment.paths.R
+    train = experiment.btg_apply_models(run_of("ja-en", BTG, split="train"))
+    assert train == [f"{r}/preorder/ja-en/btg/fold{k}/model.npz" for k in range(5)]
+    assert experiment.btg_apply_models(run_of("ja-en", BTG, split="dev")) == (
+        f"{r}/preorder/ja-en/btg/model.npz"
+    )
+
+
+def test_a_ledgered_run_is_not_trained_again_and_not_recorded_again(experiment, tmp_path):
+    record = tmp_path / "ledger" / "runs" / f"ja-en.{BASE}.seed1" / "record.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}", encoding="utf-8")
+    ex = Experiment(experiment.config)
+    ledgered = ex.train_inputs(run_of("ja-en", BASE, 1))
+    assert list(ledgered) == ["ledger_run"] and "no checkpoint" in ledgered["ledger_run"]
+    assert ex.train_inputs(run_of("ja-en", BASE, 2)) == ex.model_inputs(run_of("ja-en", BASE, 2))
+    marks = [t for t in ex.all_targets() if "/ledger/" in t]
+    assert len(marks) == 8 + 8 + 3 - 1
+    assert f"{ex.paths.R}/ledger/ja-en.{BASE}.seed1.json" not in marks
+    assert ex.ledger_record(run_of("ja-en", BASE, 1)) == str(record)
+
+
+def test_findings_spec_names_each_claims_runs_and_references(experiment):
+    spec = json.loads(experiment.findings_spec())
+    primary = next(c for c in spec["claims"] if c["system"] == BTG and c["baseline"] == BASE)
+    r = experiment.paths.R
+    assert primary["system_seeds"] == list(range(1, 9))
+    assert primary["system_hyps"][0] == f"{r}/translations/ja-en/{BTG}/seed1/bible.hyp"
+    assert primary["refs"] == [f"{r}/data/ja-en/bible.en"]
+    files = experiment.findings_inputs()
+    assert files == sorted(set(files)) and primary["system_hyps"][7] in files
+
+
+def test_all_targets_are_the_tables_the_config_asks_for(experiment):
+    p = experiment.paths
+    targets = experiment.all_targets()
+    assert {p.BLEU_MD, p.FINDINGS_MD, p.CONVERGENCE_MD, fill(p.PREORDER_MD, pair="ja-en")} <= set(
+        targets
+    )
+    assert len(targets) == len(set(targets))
+
+
+def test_building_the_dag_imports_no_torch(repo):
+    """Every command a user types builds the DAG: torch (seconds to import) stays out."""
+    code = (
+        "import sys\n"
+        "from wordorder.config import load_config\n"
+        "from wordorder.flow import Experiment, run_of\n"
+        "ex = Experiment(load_config('configs/effects_long.yaml'))\n"
+        "ex.all_targets(); ex.findings_spec()\n"
+        "ex.model_json(run_of('ja-en', 'kawara2021_relative_btg'))\n"
+        "ex.variant_features(run_of('ja-en', 'kawara2021_relative_btg'), 'train')\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))[:3])\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
+
+
+def test_the_torch_free_family_names_are_the_registry_families():
+    from wordorder.models.presets import FAMILY_NAMES
+    from wordorder.models.registry import FAMILIES
+
+    assert sorted(FAMILY_NAMES) == sorted(FAMILIES)
+
+
+def test_the_rule_files_hold_no_functions(repo):
+    """The workflow's Python lives in the package, under mypy, ruff and these tests."""
+    files = [repo / "Snakefile", repo / "workflow" / "papers.smk"]
+    files += sorted((repo / "workflow" / "rules").glob("*.smk"))
+    defs = [
+        f"{f.name}:{i}"
+        for f in files
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if line.lstrip().startswith("def ")
+    ]
+    assert len(files) > 10 and defs == []
