@@ -5,6 +5,7 @@ no number that is infinite or NaN anywhere. Free of heavy imports, as the DAG is
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,12 +26,9 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
     Raises:
         WordorderError: naming the offending key path (e.g. ``subword.vocab_sise``).
     """
-    import jsonschema
 
     _refuse_non_finite(data, (), path)
-    schema = read_yaml(SCHEMA_DIR / schema_name)
-    validator_cls = jsonschema.validators.validator_for(schema)
-    validator = _with_defaults(validator_cls)(schema)
+    validator = _validator(schema_name)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -50,6 +48,16 @@ def validate_schema(data: Any, schema_name: str, path: str | Path | None = None)
             path=path,
             hint=f"see {SCHEMA_DIR / schema_name} for the allowed keys",
         )
+
+
+@functools.cache
+def _validator(schema_name: str) -> Any:
+    """The schema's validator (filling in defaults), built once a process: a workflow of
+    several modules validates as many configs."""
+    import jsonschema
+
+    schema = read_yaml(SCHEMA_DIR / schema_name)
+    return _with_defaults(jsonschema.validators.validator_for(schema))(schema)
 
 
 def _refuse_non_finite(data: Any, where: tuple, path: str | Path | None) -> None:

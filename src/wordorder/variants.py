@@ -8,6 +8,7 @@ start needs.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,23 @@ from wordorder.yamlfile import read_yaml
 
 
 def load_variants(path: str | Path) -> dict[str, dict]:
-    """Read and validate the variant registry; returns ``{name: entry}``."""
+    """Read and validate the variant registry; returns ``{name: entry}`` (a copy of its own:
+    the file is read once a process while it stays unchanged, as every module of a workflow
+    loads it)."""
+    stat = Path(path).stat() if Path(path).is_file() else None
+    key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size) if stat else None
+    if key is None or key not in _LOADED:
+        variants = _read_variants(path)
+        if key is None:
+            return variants
+        _LOADED[key] = variants
+    return copy.deepcopy(_LOADED[key])
+
+
+_LOADED: dict[tuple, dict[str, dict]] = {}
+
+
+def _read_variants(path: str | Path) -> dict[str, dict]:
     registry = read_yaml(path)
     validate_schema(registry, "variants.schema.yaml", path=path)
     for name, entry in registry["variants"].items():

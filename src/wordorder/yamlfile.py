@@ -26,6 +26,8 @@ import yaml
 from wordorder.errors import WordorderError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+# libyaml's parser where PyYAML was built with it; the same resolver and constructor
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Values (scalars, lists, mappings) a file may expand to through its aliases: the largest
 # shipped config has a few thousand, a billion-laughs file hundreds of millions.
 MAX_VALUES = 100_000
@@ -63,7 +65,22 @@ def read_yaml_doc(path: str | Path) -> YamlDoc:
             line=raw.count(b"\n", 0, e.start) + 1,
             hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
         ) from None
-    loader = yaml.SafeLoader(text)
+    try:  # libyaml's parser (~10x faster: every command builds the DAG from these files)
+        return _load(text, path, FAST_LOADER)
+    except yaml.YAMLError:
+        pass  # the pure-Python parser's message and line, as before (and its verdict)
+    try:
+        return _load(text, path, yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        raise WordorderError(
+            f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line
+        ) from None
+
+
+def _load(text: str, path: Path, loader_cls: Any) -> YamlDoc:
+    loader = loader_cls(text)
     try:
         node = loader.get_single_node()
         doc = YamlDoc(path, None)
@@ -72,12 +89,6 @@ def read_yaml_doc(path: str | Path) -> YamlDoc:
             _walk(loader, node, (), doc, set())
             doc.data = loader.construct_document(node)
         return doc
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = None if mark is None else mark.line + 1
-        raise WordorderError(
-            f"not valid YAML: {getattr(e, 'problem', e)}", path=path, line=line
-        ) from None
     except RecursionError:
         raise WordorderError("not a config: nested too deeply", path=path) from None
     finally:

@@ -134,3 +134,14 @@ def test_the_rule_files_hold_no_functions(repo):
         if line.lstrip().startswith("def ")
     ]
     assert len(files) > 10 and defs == []
+
+
+def test_snakemake_reads_each_helpers_parameters_without_inspecting_it(experiment):
+    from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR, get_function_params
+
+    from wordorder.flow.experiment import SNAKEMAKE_PARAMS_ATTR
+
+    assert SNAKEMAKE_PARAMS_ATTR == FUNC_OVERWRITE_PARAMS_ATTR
+    assert list(get_function_params(experiment.train_inputs)) == ["w"]
+    assert list(get_function_params(experiment.reference_args)) == ["w", "input"]
+    assert list(get_function_params(experiment.findings_spec)) == ["wildcards"]

@@ -3,6 +3,9 @@ params, findings, ledger) and the final targets, ``all_targets()``, the input of
 
 from __future__ import annotations
 
+import inspect
+import types
+
 from wordorder.corpus.pairdata import pair_langs
 from wordorder.flow.ledgered import Ledgered
 
@@ -57,3 +60,23 @@ class Experiment(Ledgered):
         if evaluation["readme"] or evaluation["readme_page"]:
             effects.append(p.README_SECTION)
         return targets + effects + self.ledger_targets()
+
+
+#: snakemake.common.FUNC_OVERWRITE_PARAMS_ATTR (tests/unit/test_flow.py keeps them equal)
+SNAKEMAKE_PARAMS_ATTR = "_overwrite_params"
+
+
+def _declare_signatures(cls: type) -> None:
+    """Snakemake reads an input or params function's signature on every call (~20,000 calls in
+    the five papers' DAG; slower still for a bound method): give each helper its parameters
+    once, as Snakemake's ``overwrite_function_params`` hook would (the mapping inspect makes
+    for the bound method, without ``self``)."""
+    for name in dir(cls):
+        func = getattr(cls, name)
+        if not name.startswith("_") and inspect.isfunction(func):
+            parameters = inspect.signature(func).parameters
+            bound = types.MappingProxyType(dict(list(parameters.items())[1:]))
+            setattr(func, SNAKEMAKE_PARAMS_ATTR, bound)
+
+
+_declare_signatures(Experiment)
