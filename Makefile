@@ -6,12 +6,26 @@ VENV ?= .venv
 CORES ?= 2
 BIN := $(VENV)/bin
 
-.PHONY: install demo lint test
+.PHONY: install demo lint test lock
 
-$(BIN)/wordorder: pyproject.toml constraints.txt
+# The install is the lock: every package at its pinned version and wheel hash (pip refuses any
+# other file), then wordorder itself without dependencies; `pip check` confirms the set is whole.
+LOCK := requirements/lock-cpu.txt
+$(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	$(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
+	$(BIN)/pip install -q --no-deps --no-build-isolation -c constraints.txt -e .
+	$(BIN)/pip check -q
 	touch $@
+
+# Regenerate the lock after a change of pyproject.toml's pins (uv, in a venv of its own):
+# CPython 3.11 on x86-64 Linux, the CPU torch, the test and dev extras, every wheel's hash.
+UV_VENV := .uv-venv
+lock:
+	test -x $(UV_VENV)/bin/uv || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q uv==0.13.9; }
+	$(UV_VENV)/bin/uv pip compile pyproject.toml --extra test --extra dev -c constraints.txt \
+	  -c requirements/cpu.txt --find-links /opt/wheels --generate-hashes --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 --no-header -q -o $(LOCK)
 
 install: $(BIN)/wordorder
 

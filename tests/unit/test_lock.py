@@ -1,80 +1,47 @@
-"""The results-folder lock between real processes: a live holder refuses, a holder killed with -9
-is taken over with a note, a holder on another host refuses (it cannot be checked from here).
-The lock through the real Snakemake (two working directories) is tests/e2e/test_results_lock.py."""
+"""The install is the lock (requirements/lock-cpu.txt, `make lock`): it holds every direct
+dependency of pyproject.toml, its extras included, at the pinned version, every package with
+at least one wheel hash, and the CPU torch of constraints.txt."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-
-import pytest
-
-from wordorder import lock
-from wordorder.errors import WordorderError
-
-HOLD = (
-    "import sys, time; from wordorder import lock; lock.take(sys.argv[1]); "
-    "print('held', flush=True); time.sleep(60)"
-)
+import re
+import tomllib
 
 
-@pytest.fixture(autouse=True)
-def release():
-    yield
-    lock.release_all()
+def _name(requirement: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.split(r"[\[=<>~!; ]", requirement, maxsplit=1)[0]).lower()
 
 
-def hold(folder):
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(folder)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert proc.stdout.readline() == "held\n"
-    return proc
+def lock_pins(repo) -> dict[str, tuple[str, int]]:
+    """name -> (version, number of hashes)."""
+    pins: dict[str, tuple[str, int]] = {}
+    name = None
+    for line in (repo / "requirements" / "lock-cpu.txt").read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"^([A-Za-z0-9_.\-]+)==(\S+)", line):
+            name = _name(m[1])
+            pins[name] = (m[2], 0)
+        elif name and line.strip().startswith("--hash=sha256:"):
+            version, hashes = pins[name]
+            pins[name] = (version, hashes + 1)
+    return pins
 
 
-def test_a_live_holder_refuses_and_a_killed_one_is_taken_over(tmp_path, capsys):
-    holder = hold(tmp_path / "exp")
-    try:
-        with pytest.raises(WordorderError) as e:
-            lock.take(tmp_path / "exp")
-        assert e.value.path == str(tmp_path / "exp" / lock.LOCK_NAME)
-        assert (
-            f"host {socket.gethostname()}, pid {holder.pid}, working "
-            f"directory {os.getcwd()}, started "
-        ) in e.value.message
-    finally:
-        holder.send_signal(signal.SIGKILL)  # no atexit: its details stay in the file
-        holder.wait()
-    lock.take(tmp_path / "exp")
-    assert (
-        f"taking over the lock of a run that is gone (host {socket.gethostname()}, pid {holder.pid}"
-        in capsys.readouterr().err
-    )
-    assert (
-        json.loads((tmp_path / "exp" / lock.LOCK_NAME).read_text(encoding="utf-8"))["pid"]
-        == os.getpid()
-    )
-    lock.take(tmp_path / "exp")  # this process again: already held, no error
-    lock.release_all()
-    assert (tmp_path / "exp" / lock.LOCK_NAME).read_text(encoding="utf-8") == ""
+def test_the_lock_pins_every_direct_dependency_at_its_version(repo):
+    project = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    direct = list(project["dependencies"])
+    direct += [r for extra in project["optional-dependencies"].values() for r in extra]
+    pins = lock_pins(repo)
+    for requirement in direct:
+        name, version = _name(requirement), requirement.split("==")[1].split(";")[0].strip()
+        assert name in pins, f"{name} is not in the lock: run make lock"
+        assert pins[name][0].split("+")[0] == version, (
+            f"{name}: lock {pins[name][0]}, pin {version}"
+        )
+    assert pins["torch"][0] == "2.13.0+cpu"
+    assert all(hashes for _, hashes in pins.values())
+    assert len(pins) > 100  # the transitive set, not only the direct pins
 
 
-def test_details_left_by_another_host_refuse(tmp_path):
-    (tmp_path / lock.LOCK_NAME).write_text(
-        json.dumps(
-            {"host": "node-elsewhere", "pid": 1, "cwd": "/x", "start": "2026-01-01 00:00:00 +0000"}
-        ),
-        encoding="utf-8",
-    )
-    with pytest.raises(
-        WordorderError, match="may still be running on another host .*host node-elsewhere"
-    ) as e:
-        lock.take(tmp_path)
-    assert f"delete {tmp_path / lock.LOCK_NAME}" in e.value.hint
+def test_requires_python_admits_no_version_the_pins_cannot_run_on(repo):
+    project = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["requires-python"] == ">=3.11"
