@@ -4,7 +4,10 @@ shapes: one compilation with dynamic shapes serves both (measured: 23 s, then 1.
 second shape). The RNN on one, of one-word targets: its decoder loops over the target positions
 in Python, which the compiler unrolls, so every new target length compiles anew and the time
 grows with it (2 decoder steps: 36 s in a first run on the project's 2-core machine; 4 steps:
-75 s in a CI run). The compile times are printed (``-s``)."""
+75 s in a CI run). So inductor compiles the Transformer (the generated code is checked once),
+and the RNN goes through ``aot_eager``: Dynamo's graph and AOT autograd's backward, which is
+what the equality is about, without C++ code generation (issue 47). The compile times are
+printed (``-s``)."""
 
 from __future__ import annotations
 
@@ -33,7 +36,9 @@ def test_compiled_loss_and_gradients_equal_eager(family):
     torch.manual_seed(1)
     model = build_model({"preset": PRESETS[family], "dropout": 0.0}, VOCAB).train()
     compiled_model = copy.deepcopy(model)
-    eager, compiled = loss_function(0.1, None), loss_function(0.1, None, compile_it=True)
+    backend = "inductor" if family == "transformer" else "aot_eager"
+    eager = loss_function(0.1, None)
+    compiled = loss_function(0.1, None, compile_it=True, backend=backend)
     pairs = make_data(300, 2, seed=5)[0]
     if family == "rnn":
         pairs = [(s, t[:1]) for s, t in pairs]

@@ -61,16 +61,20 @@ LossFn = Callable[[Seq2SeqModel, Batch], tuple[torch.Tensor, torch.Tensor]]
 
 
 def loss_function(
-    smoothing: float, amp_dtype: torch.dtype | None, compile_it: bool = False
+    smoothing: float,
+    amp_dtype: torch.dtype | None,
+    compile_it: bool = False,
+    backend: str = "inductor",
 ) -> LossFn:
     """``(model, batch) → (summed loss, summed NLL)``: :func:`batch_loss` with these settings;
     ``compile_it``: through ``torch.compile`` (dynamic shapes, so one compilation serves every
-    batch shape; inductor on the CPU, Triton kernels on CUDA)."""
+    batch shape; inductor on the CPU, Triton kernels on CUDA; ``backend`` another of
+    torch.compile's, e.g. ``aot_eager`` in tests that check equality, not generated code)."""
 
     def loss(model: Seq2SeqModel, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         return batch_loss(model, batch, smoothing, amp_dtype)
 
-    return torch.compile(loss, dynamic=True) if compile_it else loss
+    return torch.compile(loss, dynamic=True, backend=backend) if compile_it else loss
 
 
 def make_optimizer(
