@@ -185,3 +185,31 @@ def test_the_checks_see_a_planted_back_edge_and_loop(tmp_path):
         "wordorder.errors -> wordorder.decode.beam"
     ]
     assert cycles(graph) == [["wordorder.decode.beam", "wordorder.errors"]]
+
+
+def test_the_steps_that_need_no_model_start_without_torch():
+    """Importing torch costs ~3 s of CPU on these machines, paid by every job that does: the
+    parsing, tree, alignment, preordering (but RvNN), scoring and table steps never load it
+    (binarize.py once did, through the tree distances: ~3 s for each syntax-project,
+    preorder-gold, btg-train and btg-apply job)."""
+    steps = [
+        "wordorder.cli",
+        "wordorder.corpus.runner",
+        "wordorder.syntax.parse",
+        "wordorder.syntax.project",
+        "wordorder.align.eflomal_run",
+        "wordorder.preorder.runner",
+        "wordorder.preorder.wordclass",
+        "wordorder.evaluate.scores",
+        "wordorder.evaluate.report",
+        "wordorder.evaluate.findings",
+        "wordorder.ledger.record",
+    ]
+    code = (
+        "import importlib, sys\n"
+        "sys.modules['torch'] = None  # an import of torch raises\n"
+        f"for name in {steps!r}:\n"
+        "    importlib.import_module(name)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -13,9 +13,12 @@ A·Aᵀ is one (batched) matrix product: no Python loop over tokens.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch loads in the batch functions: the tree code is read by jobs without it
+    import torch
 
 PAD_DISTANCE = -1  # value of mask entries that involve padding in the batched form
 
@@ -75,6 +78,8 @@ def batch_tree_distances(
     Returns:
         [B, J, J] long distances; entries involving padding are ``PAD_DISTANCE``.
     """
+    import torch
+
     bsz, j = heads.shape
     valid = torch.arange(j, device=heads.device)[None, :] < lengths[:, None]  # [B, J]
     parent = torch.where(valid, heads - 1, torch.full_like(heads, -1))  # [B, J]
@@ -127,6 +132,7 @@ def batch_project_to_subwords(dist: torch.Tensor, word_index: torch.Tensor) -> t
     Returns:
         [B, S, S] subword-level masks.
     """
+
     bsz, s = word_index.shape
     rows = dist.gather(1, word_index[:, :, None].expand(bsz, s, dist.shape[2]))  # [B, S, J]
     return rows.gather(2, word_index[:, None, :].expand(bsz, s, s))
