@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_pipeline import tiny_config
+from dag import tiny_config
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_pipeline import snakemake, tiny_config
+from dag import snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 

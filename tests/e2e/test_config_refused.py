@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from test_pipeline import snakemake, tiny_config
+from dag import snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_pipeline import snakemake
+from dag import snakemake
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_pipeline import snakemake
+from dag import snakemake
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_pipeline import tiny_config
+from dag import tiny_config
 
 GOOD = "Congratulations, your workflow is in a good condition!"
 

@@ -10,7 +10,7 @@ import re
 import shlex
 
 import pytest
-from test_pipeline import snakemake, tiny_config
+from dag import snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_pipeline import snakemake, write_gold
+from dag import snakemake, write_gold
 
 pytestmark = pytest.mark.slow
 

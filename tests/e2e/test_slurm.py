@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from test_pipeline import snakemake, tiny_config
+from dag import snakemake, tiny_config
 
 from wordorder.resources import MEMORY, memory_mb
 

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_pipeline import snakemake, tiny_config
+from dag import snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 

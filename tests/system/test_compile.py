@@ -16,7 +16,7 @@ import time
 
 import pytest
 import torch
-from test_learns_reordering import VOCAB, make_data
+from reordering_task import VOCAB, make_data
 
 from wordorder.model_io.batching import collate, make_batches
 from wordorder.models import build_model

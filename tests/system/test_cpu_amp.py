@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from reordering_task import BLEU_BAR
 from test_cuda import LEARNERS, MODELS, model_and_data, train_learner
-from test_learns_reordering import BLEU_BAR
 
 from wordorder.device import cpu_has_native_bf16
 from wordorder.model_io.batching import collate

@@ -14,7 +14,7 @@ import os
 
 import pytest
 import torch
-from test_learns_reordering import BLEU_BAR, TARGET_DEV_BLEU, VOCAB, bleu, make_data
+from reordering_task import BLEU_BAR, TARGET_DEV_BLEU, VOCAB, bleu, make_data
 from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
 from test_rnn_variants_learn_reordering import features as rnn_features
 from test_variants_learn_reordering import SIZES

@@ -20,7 +20,7 @@ WORKER = """
 import json, sys
 from pathlib import Path
 import torch
-from test_learns_reordering import VOCAB, bleu, make_data
+from reordering_task import VOCAB, bleu, make_data
 from wordorder.models import build_model
 from wordorder.train.loop import TrainOptions, train
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_finished_training import toy_corpus  # noqa: E402
+from training_jobs import toy_corpus  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 

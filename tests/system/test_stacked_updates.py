@@ -10,7 +10,7 @@ import copy
 
 import pytest
 import torch
-from test_learns_reordering import VOCAB, make_data
+from reordering_task import VOCAB, make_data
 from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
 from test_rnn_variants_learn_reordering import features as rnn_features
 from test_static_beam import MODELS as SEARCHED_MODELS

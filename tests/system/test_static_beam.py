@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_learns_reordering import VOCAB, make_data
+from reordering_task import VOCAB, make_data
 from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
 from test_rnn_variants_learn_reordering import features as rnn_features
 from test_variants_learn_reordering import SIZES, features

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_learns_reordering import VOCAB, make_data
+from reordering_task import VOCAB, make_data
 
 from wordorder.device import cuda_paths
 from wordorder.model_io.batching import collate, make_batches, round_width, static_shape

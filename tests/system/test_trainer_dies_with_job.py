@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_finished_training import toy_corpus  # noqa: E402
+from training_jobs import toy_corpus  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_bad_inputs import check, run
+from cli_checks import check, run
 
 from wordorder.config import SCHEMA_DIR
 

@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from test_bad_inputs import check, fetch_args, left_over, run, serve, small_disk
+from cli_checks import check, fetch_args, left_over, run, serve, small_disk
 
 from wordorder.cli import main
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_bad_inputs import check, left_over, run
+from cli_checks import check, left_over, run
 
 from wordorder.cli import main
 

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from test_bad_inputs import run
+from cli_checks import run
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.convergence import convergence_markdown, run_summary

@@ -12,8 +12,8 @@ import json
 import random
 
 import pytest
+from cli_checks import run
 from sacrebleu.metrics import BLEU
-from test_bad_inputs import run
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.findings import (

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_finished_training import toy_corpus
+from training_jobs import toy_corpus
 
 from wordorder.evaluate.cost import FOOTER
 from wordorder.resources import cpu_seconds

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_bad_inputs import run
+from cli_checks import run
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.readme import anchor, block, demote, markers, splice, summary

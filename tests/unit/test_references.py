@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_checks import check, left_over, run
 from sacrebleu.metrics import BLEU, CHRF
-from test_bad_inputs import check, left_over, run
 
 from wordorder.evaluate.scores import score_translations
 from wordorder.evaluate.significance import bleu_paired_bootstrap, bleu_sign_test

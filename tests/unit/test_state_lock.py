@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from test_finished_training import run
+from training_jobs import run
 
 from wordorder.errors import WordorderError
 from wordorder.train import exclusive
