@@ -40,7 +40,9 @@ def run(tmp_path: Path, out: Path, processes: int) -> subprocess.CompletedProces
     script.write_text(WORKER, encoding="utf-8")
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(HERE), str(HERE.parent / "helpers"), os.environ.get("PYTHONPATH", "")]
+        ),
         "OMP_NUM_THREADS": "1",
     }
     if processes == 1:

@@ -53,7 +53,9 @@ def start(tmp_path: Path, out: Path, state: Path | None) -> subprocess.Popen:
     script.write_text(WORKER, encoding="utf-8")
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(HERE), str(HERE.parent / "helpers"), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     args = [sys.executable, str(script), str(out)] + ([str(state)] if state else [])
     return subprocess.Popen(
