@@ -23,13 +23,13 @@ def load_variants(path: str | Path) -> dict[str, dict]:
     """Read and validate the variant registry; returns ``{name: entry}`` (a copy of its own:
     the file is read once a process while it stays unchanged, as every module of a workflow
     loads it)."""
-    stat = Path(path).stat() if Path(path).is_file() else None
-    key = (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size) if stat else None
-    if key is None or key not in _LOADED:
-        variants = _read_variants(path)
-        if key is None:
-            return variants
-        _LOADED[key] = variants
+    file = Path(path)
+    if not file.is_file():
+        return _read_variants(path)  # its error names the file
+    stat = file.stat()
+    key = (str(file.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _LOADED:
+        _LOADED[key] = _read_variants(path)
     return copy.deepcopy(_LOADED[key])
 
 
