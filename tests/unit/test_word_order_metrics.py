@@ -3,6 +3,7 @@ docs/algorithms.md §RIBES, §TER and §SIG."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -115,6 +116,41 @@ def test_sign_test_p_values():
     assert sign_test_p(60, 40) == pytest.approx(0.05689, abs=5e-6)
     assert sign_test_p(3, 9) == sign_test_p(9, 3)
     assert sign_test_p(0, 0) == 1.0
+
+
+def _log_space_sign_p(n_plus: int, n_minus: int) -> float:
+    # an independent reference: the binomial tail summed in log space
+    n, m = n_plus + n_minus, min(n_plus, n_minus)
+    logs = [math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) for k in range(m + 1)]
+    top = max(logs)
+    return min(1.0, 2 * math.exp(top - n * math.log(2)) * sum(math.exp(v - top) for v in logs))
+
+
+@pytest.mark.parametrize("n_plus,n_minus", [(520, 520), (1600, 1403), (1403, 1600), (2000, 1003)])
+def test_sign_test_p_at_the_size_of_newstest2014(n_plus, n_minus):
+    # 2.0**N overflows a float from N = 1,024 (issue 49): newstest2014 has 3,003 sentences
+    p = sign_test_p(n_plus, n_minus)
+    assert p == pytest.approx(_log_space_sign_p(n_plus, n_minus), rel=1e-9)
+    assert (p == 1.0) == (n_plus == n_minus)
+
+
+def test_significance_cli_on_a_test_set_of_3003_sentences(tmp_path, capsys):
+    # through the real CLI: 3,003 lines, well over 1,024 of them different between the systems
+    from wordorder.cli import main
+
+    refs, corrupt = _corpus(7, n=3003)
+    files = {"ref": refs, "hyp": corrupt(0.2), "base": corrupt(0.4)}
+    for name, lines in files.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "sig.json"
+    argv = ["significance", "--hyp", tmp_path / "hyp", "--baseline-hyp", tmp_path / "base"]
+    argv += ["--ref", tmp_path / "ref", "--lang", "en", "--output", out, "--pair", "x-en"]
+    argv += ["--variant", "good", "--baseline", "bad", "--testset", "test", "--seed", "1"]
+    assert main([str(a) for a in argv + ["--samples", "50"]]) == 0
+    sign = json.loads(out.read_text())["sign"]
+    assert sign["n_plus"] + sign["n_minus"] > 1024 and 0 <= sign["p"] < 0.01
+    assert sign["p"] == pytest.approx(_log_space_sign_p(sign["n_plus"], sign["n_minus"]), rel=1e-9)
+    assert "sign test p = 0.0000" in capsys.readouterr().out
 
 
 def test_markers():
