@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -203,6 +203,22 @@ def refuse_folders(*paths: str | Path) -> None:
                 path=path,
                 hint="give the output a file name (of a file in that folder, for instance)",
             )
+
+
+def refuse_clobbering(inputs: Mapping[str, str | Path], outputs: Mapping[str, str | Path]) -> None:
+    """An output that is one of the command's inputs (same path or link) or another of its
+    outputs is an error naming both options: the rename at the end would replace what the
+    user gave, or one output the other. ``inputs``/``outputs``: option name → path."""
+    seen: dict[str, str] = {}
+    for name, path in {**inputs, **outputs}.items():
+        key = os.path.realpath(path)
+        if key in seen and name in outputs:
+            raise WordorderError(
+                f"{name} is the same file as {seen[key]}",
+                path=Path(path),
+                hint=f"give {name} a path of its own: it would be written over",
+            )
+        seen.setdefault(key, name)
 
 
 @contextlib.contextmanager

@@ -107,3 +107,37 @@ def test_a_source_line_of_thousands_of_subwords(trained, tmp_path, capsys):
         "more than decode.max_source_len (1,024)",
     )
     assert left_over(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("clash", ["input", "output-tok", "link to input"])
+def test_an_output_that_is_an_input_or_the_other_output(trained, tmp_path, capsys, clash):
+    """Issue 49, case 9: ``--output`` equal to ``--input`` (or a link to it) or to
+    ``--output-tok`` was written over without a word; refused before decoding, naming both
+    options, the user's file unchanged."""
+    source = tmp_path / "test.src"
+    source.write_bytes(trained["dev.src"].read_bytes())
+    out, said = source, "--output is the same file as --input"
+    if clash == "output-tok":
+        out, said = tmp_path / "h.tok", "--output-tok is the same file as --output"
+    elif clash == "link to input":
+        out = tmp_path / "link"
+        out.symlink_to(source)
+    argv = ["translate", "--checkpoint", trained["model"], "--spm", trained["a"]]
+    argv += ["--input", source, "--lang", "de", "--output", out]
+    argv += ["--output-tok", tmp_path / "h.tok", "--options", json.dumps({"device": "cpu"})]
+    code, errors = run(argv, capsys)
+    check(f"translate --output <{clash}>", code, errors, said)
+    assert source.read_bytes() == trained["dev.src"].read_bytes()
+    assert not (tmp_path / "h.tok").exists()
+
+
+def test_threads_below_one(trained, tmp_path, capsys):
+    """Issue 49, case 12: ``--threads -4`` ended in torch's traceback; argparse's usage line."""
+    argv = ["translate", "--checkpoint", trained["model"], "--spm", trained["a"]]
+    argv += ["--input", trained["dev.src"], "--lang", "de", "--output", tmp_path / "h"]
+    argv += ["--output-tok", tmp_path / "h.tok", "--threads", "-4"]
+    with pytest.raises(SystemExit) as exit_:
+        main([str(a) for a in argv])
+    assert exit_.value.code == 2
+    assert "argument --threads: expected 1 or more, got -4" in capsys.readouterr().err
+    assert not (tmp_path / "h").exists()

@@ -19,7 +19,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Bottom first. ``wordorder.<part>``: a subpackage or a top-level module.
 LAYERS: list[set[str]] = [
-    {"errors", "temps", "specials", "progress", "resources"},  # import no wordorder module
+    # import no wordorder module
+    {"errors", "temps", "specials", "progress", "resources", "argtypes"},
     {"io", "yamlfile", "schema", "configfiles", "seeds", "device", "lock"},  # files, YAML, runs
     {"text"},  # normalisation, tokenizers, subword models
     {"corpus"},  # corpus sources, cleaning, splits, a pair's data block

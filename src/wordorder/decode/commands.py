@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from wordorder.argtypes import positive_int
+
 
 def cmd_translate(a: argparse.Namespace) -> None:
     from wordorder.decode.options import DecodeOptions
@@ -33,7 +35,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     for name in ("--checkpoint", "--spm", "--input", "--lang", "--output", "--output-tok"):
         s.add_argument(name, required=True)
     s.add_argument("--options", type=_json, default={})
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--threads", type=positive_int, default=None)
     s.add_argument(
         "--features", type=_json, default={}, help='extra source inputs: {"pos": PATH, ...}'
     )

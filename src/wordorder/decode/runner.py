@@ -12,7 +12,7 @@ from typing import Any
 
 from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
-from wordorder.io import read_lines, refuse_folders, write_parallel
+from wordorder.io import read_lines, refuse_clobbering, refuse_folders, write_parallel
 from wordorder.text.subword import SubwordModel
 
 
@@ -44,6 +44,10 @@ def run_translation(
     from wordorder.text.tokenize import get_tokenizer
 
     refuse_folders(output, output_tok)  # before the work, not at its end
+    given: dict[str, str | Path] = {"--checkpoint": checkpoint, "--spm": spm, "--input": source}
+    given |= {"--spm-tgt": spm_tgt} if spm_tgt else {}
+    given |= {f"--features {name}": path for name, path in (features or {}).items()}
+    refuse_clobbering(given, {"--output": output, "--output-tok": output_tok})
     if threads:
         torch.set_num_threads(threads)
     device = resolve_device(options.device)

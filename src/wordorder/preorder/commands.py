@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from wordorder.argtypes import positive_int
 from wordorder.errors import WordorderError
 
 
@@ -132,7 +133,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         s.add_argument(name, required=True)
     s.add_argument("--pos", default="xpos", choices=["xpos", "upos"])
     s.add_argument(
-        "--threads", type=int, default=None, help="decoding threads (default: the usable cores)"
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="decoding threads (default: the usable cores)",
     )
 
     s = add("rvnn-train", cmd_rvnn_train, "train the recursive-NN preorderer")
@@ -141,14 +145,14 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument(
         "--options", type=_json, default={}, help="the config's preorder.rvnn block as JSON"
     )
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--threads", type=positive_int, default=None)
     _add_fold_options(s)
 
     s = add("rvnn-apply", cmd_rvnn_apply, "preorder a split with a trained RvNN model")
     s.add_argument("--model", nargs="+", required=True, help=_MODELS_HELP)
     for name in ("--tok", "--conllu", "--tree", "--output"):
         s.add_argument(name, required=True)
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--threads", type=positive_int, default=None)
 
     s = add(
         "preorder-project",

@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from wordorder.argtypes import positive_int
+
 
 def cmd_train(a: argparse.Namespace) -> None:
     from wordorder.resources import cpu_seconds
@@ -61,7 +63,7 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     s.add_argument("--model-options", type=_json, required=True)
     s.add_argument("--train-options", type=_json, default={})
     s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--threads", type=positive_int, default=None)
     s.add_argument(
         "--features",
         type=_json,
