@@ -143,5 +143,5 @@ def test_snakemake_reads_each_helpers_parameters_without_inspecting_it(experimen
 
     assert SNAKEMAKE_PARAMS_ATTR == FUNC_OVERWRITE_PARAMS_ATTR
     assert list(get_function_params(experiment.train_inputs)) == ["w"]
-    assert list(get_function_params(experiment.reference_args)) == ["w", "input"]
+    assert list(get_function_params(experiment.extra_ref_args)) == ["w", "input"]
     assert list(get_function_params(experiment.findings_spec)) == ["wildcards"]

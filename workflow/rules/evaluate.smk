@@ -47,9 +47,10 @@ rule score:
         "../../envs/wordorder.yaml"
     params:
         lang=EX.tgt_lang,
-        refs=EX.reference_args,
+        refs=EX.extra_ref_args,
+        scoring=EX.scoring_args,
     shell:
-        "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q}"
+        "wordorder score --hyp {input.hyp:q} --ref {input.ref:q} {params.refs:q} {params.scoring:q}"
         " --hyp-tok {input.hyp_tok:q} --ref-tok {input.ref_tok:q} --lang {params.lang:q}"
         " --pair {wildcards.pair:q} --variant {wildcards.variant:q} --seed {wildcards.seed:q}"
         " --testset {wildcards.testset:q} --output {output:q} > {log:q} 2>&1"

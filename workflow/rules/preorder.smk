@@ -24,9 +24,10 @@ rule align:
         opts=as_json(config["align"]),
         seed=config["split_seed"],
         gold=EX.align_gold_args,
+        swap=EX.gold_swap_arg,
     shell:
         "wordorder align --src {input.src:q} --tgt {input.tgt:q} --splits {params.splits:q}"
-        " {params.gold:q} --options {params.opts:q} --seed {params.seed:q}"
+        " {params.gold:q} {params.swap:q} --options {params.opts:q} --seed {params.seed:q}"
         " --output {output.joint:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 

@@ -45,8 +45,8 @@ class Params(Inputs):
         gold = self.align_gold(w.pair)
         if not gold:
             return []
-        swap = ["--gold-swap"] if gold.get("swap") else []
-        return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1], *swap]
+        # the swap flag is a setting, passed apart (gold_swap_arg): see scoring_args
+        return ["--gold-pairs", input.gold[0], "--gold-links", input.gold[1]]
 
     def preorderer_options(self, method: str) -> str:
         """The training options of a learned preorderer as JSON, with the split seed.
@@ -77,14 +77,17 @@ class Params(Inputs):
     def test_features_json(self, w: Wildcards) -> str:
         return as_json(self.variant_features(w, w.testset))
 
-    def reference_args(self, w: Wildcards, input: Any) -> list[str]:
-        """--extra-ref per further reference, --lowercase where the pair is scored
-        case-insensitively, and --bleu-brevity shortest where the config asks for mteval's
-        rule."""
+    def extra_ref_args(self, w: Wildcards, input: Any) -> list[str]:
+        """--extra-ref per further reference (the input's files)."""
+        return [a for path in input.extra_refs for a in ("--extra-ref", path)]
+
+    def scoring_args(self, w: Wildcards) -> list[str]:
+        """--lowercase where the pair is scored case-insensitively and --bleu-brevity shortest
+        where the config asks for mteval's rule. Apart from the files: Snakemake records only
+        params that are not computed from the input, so a setting mixed into the file
+        arguments would change the command but rerun nothing (issue 49, case 1)."""
         evaluation = self.config["evaluation"]
-        args = [a for path in input.extra_refs for a in ("--extra-ref", path)]
-        if evaluation["bleu_brevity"] != "closest":
-            args += ["--bleu-brevity", evaluation["bleu_brevity"]]
+        args = ["--bleu-brevity", evaluation["bleu_brevity"]]
         return args + (["--lowercase"] if w.pair in evaluation["case_insensitive"] else [])
 
     def length_hyp_args(self, w: Wildcards, input: Any) -> list[str]:
