@@ -18,6 +18,7 @@ from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spe
 from wordorder.errors import WordorderError
 from wordorder.schema import REPO, SCHEMA_DIR, plain_copy, validate_schema  # noqa: F401 (re-exported)
 from wordorder.seeds import check_seeds_by_variant
+from wordorder.settings_check import check_settings
 from wordorder.variants import (  # noqa: F401 (re-exported: the workflow and tests import them here)
     apply_presets,
     check_model_options,
@@ -37,6 +38,7 @@ def check_config(
     tags). ``locate`` (from :func:`wordorder.configfiles.check_config_files`) lets errors
     name the config file and line."""
     check_repeats(config, locate)
+    check_settings(config)
     processes = int(config.get("train_processes", 1))
     accum = int(config.get("train", {}).get("accum_steps", 1))
     if accum % processes:

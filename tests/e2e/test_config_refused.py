@@ -55,6 +55,11 @@ def _replace(old: str, new: str):
             "variant 'transformer_tiny' on en-de: d_model=64 must be even and divisible by "
             "heads=128",
         ),
+        (
+            "decay_start without step_decay (issue 49, case 7)",
+            _replace("  log_every: 5\n", "  log_every: 5\n  decay_start: 7\n"),
+            "train.decay_start is set, but train.schedule is inverse_sqrt",
+        ),
         ("results: -out", _replace("\nresults: ", "\nresults: -out\nx: "), "at 'results'"),
         (
             "results: a file",

@@ -33,7 +33,11 @@ LAYERS: list[set[str]] = [
     {"train"},  # the training loop (which decodes dev: train -> decode)
     {"evaluate"},  # scores and the analyses (some decode)
     {"ledger"},  # the run ledger: records of finished runs (reads job logs as the cost table)
-    {"config", "variants"},  # the experiment config, the variant registry, their cross-checks
+    {
+        "config",
+        "variants",
+        "settings_check",
+    },  # the experiment config, the variant registry, their cross-checks
     {"flow"},  # the workflow layer: paths, input and params functions, targets of the rules
     {"cli"},  # the wordorder command
 ]
