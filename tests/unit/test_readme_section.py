@@ -183,3 +183,34 @@ def test_the_readme_summarises_its_docs_page():
         return text[text.index(begin) + len(begin) + 1 : text.index(end)]
 
     assert section("README.md") == summary(section("docs/findings.md"), "docs/findings.md")
+
+
+def test_a_second_writer_waits_and_keeps_the_first_writers_section(tmp_path):
+    """Issue 49, case 8: two experiments splicing one README at once both exited 0 and one
+    section kept its old text (each read the file, then renamed its own version over it). The
+    splice waits for the lock on the README's folder; what the holder wrote meanwhile stays."""
+    import fcntl
+    import os
+    import threading
+    import time
+
+    from wordorder.evaluate.readme import update_readme
+
+    a, b = markers("a"), markers("b")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# R\n{a[0]}\nold a\n{a[1]}\n{b[0]}\nold b\n{b[1]}\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("new b\n", encoding="utf-8")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # experiment a is writing
+    writer = threading.Thread(
+        target=update_readme, args=(readme, "b", [tmp_path / "b.md"], tmp_path / "b.block")
+    )
+    writer.start()
+    time.sleep(0.5)
+    assert writer.is_alive() and "old b" in readme.read_text(encoding="utf-8")
+    readme.write_text(readme.read_text(encoding="utf-8").replace("old a", "new a"), "utf-8")
+    os.close(fd)  # a is done
+    writer.join(timeout=30)
+    text = readme.read_text(encoding="utf-8")
+    assert "new a" in text and "new b" in text and "old" not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "b.block", "b.md"]

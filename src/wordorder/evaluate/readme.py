@@ -13,10 +13,12 @@ short while its numbers are still generated.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from wordorder.errors import WordorderError
@@ -172,6 +174,28 @@ def update_readme(
     if readme is not None:
         link = Path(os.path.relpath(page, readme.parent)).as_posix() if page else ""
         texts.append((readme, summary(content, link) if page else content))
+    # Two experiments may splice their sections into one README at once: each reads, splices
+    # and renames under a lock on the files' folders, or one would write back the other's old
+    # text. A folder, not a lock file, so nothing is left beside the user's README.
+    with contextlib.ExitStack() as held:
+        for folder in sorted({str(path.resolve().parent) for path, _ in texts}):
+            if os.path.isdir(folder):  # else _splice_all names the missing file
+                held.enter_context(_locked(folder))
+        _splice_all(texts, name, content, block_out)
+    return content
+
+
+@contextlib.contextmanager
+def _locked(folder: str) -> Iterator[None]:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd closes, however the process ends
+        yield
+    finally:
+        os.close(fd)
+
+
+def _splice_all(texts: list[tuple[Path, str]], name: str, content: str, block_out: Path) -> None:
     new = []
     for path, text in texts:
         if not path.is_file():
@@ -185,4 +209,3 @@ def update_readme(
     for path, text in new:
         with atomic_open(path) as f:
             f.write(text)
-    return content
