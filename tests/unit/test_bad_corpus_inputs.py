@@ -177,3 +177,31 @@ def test_an_archive_of_many_members_is_refused(site, tmp_path, capsys):
     )
     cache = tmp_path / "cache"
     assert sum(1 for _ in cache.rglob("*")) < 10 and left_over(tmp_path / "out") == []
+
+
+def test_decomposed_copies_leave_training_after_the_real_tokenizer(tmp_path, capsys):
+    """Issue 49, case 3: the tokenizer splits a decomposed mark off its letter (``nai ̈ ve
+    cafe ́``), so NFD copies of test pairs compared unequal after NFC and stayed in training
+    (3 of 3 kept). Through the tokenize and split steps, as the pipeline runs them."""
+    test_en = ["a naïve café owner", "the déjà vu of Zoë"]
+    test_de = ["ein naiver Café-Besitzer", "das Déjà-vu von Zoë"]
+    nfd = [unicodedata.normalize("NFD", line) for line in test_en + test_de]
+    train_en = ["one two", *nfd[:2], "three four", nfd[0]]
+    train_de = ["eins zwei", "x", nfd[3], "drei vier", nfd[2]]
+    raw, tok = tmp_path / "raw", tmp_path / "tok"
+    raw.mkdir()
+    for name, en, de in (("train", train_en, train_de), ("news", test_en, test_de)):
+        for lang, lines in (("en", en), ("de", de)):
+            (raw / f"{name}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            argv = ["tokenize", "--lang", lang, "--input", raw / f"{name}.{lang}"]
+            assert main([str(a) for a in argv + ["--output", tok / f"{name}.{lang}"]]) == 0
+    assert "nai ̈ ve" in (tok / "train.en").read_text(encoding="utf-8")  # what made it miss
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 1}, "test": {"news": {"kind": "local"}}}
+    out = tmp_path / "splits.json"
+    argv = ["split", "--pair", "en-de", "--data", json.dumps(data), "--clean", "{}"]
+    argv += ["--seed", "1", "--tok-dir", str(tok), "--output", str(out)]
+    assert main(argv) == 0
+    table = json.loads(out.read_text(encoding="utf-8"))
+    assert table["overlap"] == {"pair": 2, "source": 1, "target": 0, "removed": 3}
+    kept = table["splits"]["train"]["lines"] + table["splits"]["dev"]["lines"]
+    assert sorted(kept) == [0, 3]

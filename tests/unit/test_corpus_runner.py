@@ -140,3 +140,35 @@ def test_every_copy_of_a_held_out_sentence_leaves_training(tmp_path):
     assert table["overlap"]["removed"] == len(removed) > 0
     assert sum(table["overlap"][r] for r in ("pair", "source", "target")) == len(removed)
     assert make_splits("en-ja", data, {}, seed=4, tok_dir=tmp_path) == table
+
+
+def test_copies_of_test_pairs_in_the_corpus_are_never_drawn_into_dev(tmp_path):
+    """Issue 49, case 2: test pairs copied into the training corpus were drawn into the dev
+    holdout before the overlap removal (3 of 20 dev sentences were test sentences), so the best
+    checkpoint was chosen partly on the test set. The holdouts are drawn from the rest."""
+    test_src, test_tgt = [f"t{i} q" for i in range(10)], [f"u{i} r" for i in range(10)]
+    src = [f"w{i} x" for i in range(40)] + test_src * 3
+    tgt = [f"v{i} y" for i in range(40)] + test_tgt * 3
+    corpus(tmp_path, "train", src, tgt)
+    corpus(tmp_path, "news", test_src, test_tgt)
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 20}, "test": {"news": {"kind": "local"}}}
+    for seed in range(5):
+        table = make_splits("en-ja", data, {}, seed=seed, tok_dir=tmp_path)
+        dev = table["splits"]["dev"]["lines"]
+        assert len(dev) == 20 and all(i < 40 for i in dev), (seed, dev)
+        assert table["overlap"]["removed"] == 30 and table["sizes"]["train"] == 20
+        assert table["dev_test"] == {}
+
+
+def test_dev_pairs_repeated_in_a_held_out_test_set_are_counted(tmp_path):
+    """A corpus that repeats a sentence can place one copy in dev and another in a held-out
+    test set: splits.json counts them (``dev_test``) and the step warns."""
+    src = [f"s{i} a" for i in range(30)] * 2
+    tgt = [f"t{i} b" for i in range(30)] * 2
+    corpus(tmp_path, "train", src, tgt)
+    data = {"train": {"kind": "local"}, "dev": {"holdout": 10}, "test": {"held": {"holdout": 10}}}
+    table = make_splits("en-ja", data, {}, seed=2, tok_dir=tmp_path)
+    dev = {src[i] for i in table["splits"]["dev"]["lines"]}
+    held = {src[i] for i in table["splits"]["held"]["lines"]}
+    assert table["dev_test"] == ({"held": len(dev & held)} if dev & held else {})
+    assert dev & held  # this seed draws some (the count above is then not vacuous)

@@ -44,22 +44,36 @@ def make_splits(
     holdouts = {
         n: split_spec(data, n)["holdout"] for n in names[1:] if is_holdout(split_spec(data, n))
     }
-    parts = holdout_split(len(kept), holdouts, seed)
     splits: dict[str, dict] = {}
-    held: list[tuple[str, str]] = []  # every dev/test pair, tokenized
-    for name in names:
-        if name == "train" or name in holdouts:
-            splits[name] = {"corpus": "train", "lines": [kept[i] for i in parts[name]]}
-            if name != "train":
-                held.extend((train_src[i], train_tgt[i]) for i in splits[name]["lines"])
-        else:
+    sets: dict[str, list[tuple[str, str]]] = {}  # every dev/test set's pairs, tokenized
+    for name in names[1:]:
+        if name not in holdouts:
             s, t = read_parallel(tok_dir / f"{name}.{src}", tok_dir / f"{name}.{tgt}")
             _refuse_empty_lines(name, s, t, src, tgt, tok_dir.parent / "raw")
             splits[name] = {"corpus": name, "lines": list(range(len(s)))}
-            held.extend(zip(s, t))
+            sets[name] = list(zip(s, t))
+    # A copy of an external dev/test pair in the corpus must not be drawn into a holdout (a test
+    # sentence in dev would choose the best checkpoint on the test set): draw from the rest.
+    external = [p for pairs in sets.values() for p in pairs]
+    pool, _ = remove_overlap(kept, train_src, train_tgt, external) if external else (kept, {})
+    parts = holdout_split(len(pool), holdouts, seed)
+    for name in ["train", *holdouts]:
+        splits[name] = {"corpus": "train", "lines": [pool[i] for i in parts[name]]}
+        if name != "train":
+            sets[name] = [(train_src[i], train_tgt[i]) for i in splits[name]["lines"]]
+    splits = {name: splits[name] for name in names}
+    held = [p for name in names[1:] for p in sets[name]]
+    train_lines = splits["train"]["lines"] + sorted(set(kept) - set(pool))
     splits["train"]["lines"], overlap = remove_overlap(
-        splits["train"]["lines"], train_src, train_tgt, held
+        sorted(train_lines), train_src, train_tgt, held
     )
+    dev_test = _dev_test_overlap(sets, names)
+    if dev_test:
+        log.warning(
+            "%s: dev sentences that also occur in a test set (the corpus repeats them): %s",
+            pair,
+            dev_test,
+        )
     log.info(
         "%s: %d training pairs removed because they occur in a dev/test set (same pair %d, same "
         "source %d, same target %d)",
@@ -83,9 +97,24 @@ def make_splits(
         "seed": seed,
         "clean": stats,
         "overlap": overlap,
+        "dev_test": dev_test,
         "sizes": {n: len(s["lines"]) for n, s in splits.items()},
         "splits": splits,
     }
+
+
+def _dev_test_overlap(sets: Mapping[str, list[tuple[str, str]]], names: list[str]) -> dict:
+    """For each test set, how many dev pairs share its source or target side ({} if none)."""
+    if "dev" not in sets:
+        return {}
+    out = {}
+    for name in names[1:]:
+        if name != "dev":
+            dev_src, dev_tgt = [s for s, _ in sets["dev"]], [t for _, t in sets["dev"]]
+            _, counts = remove_overlap(range(len(dev_src)), dev_src, dev_tgt, sets[name])
+            if counts["removed"]:
+                out[name] = counts["removed"]
+    return out
 
 
 def _refuse_empty_lines(
