@@ -173,6 +173,14 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
 
             extra_refs(pair_data["test"][split], where)
         if is_holdout(spec):
+            others = sorted(set(spec) - {"holdout"})
+            if others:  # a holdout is drawn from train: the source keys would be ignored
+                raise WordorderError(
+                    f"{where}: holdout draws the set from the training corpus, so "
+                    f"{', '.join(others)} would be ignored",
+                    hint=f"either keep holdout: {spec['holdout']} alone, or drop holdout to "
+                    "read the set from its own source",
+                )
             continue
         try:
             make_source(spec)

@@ -106,3 +106,26 @@ def test_consistent_settings_pass(tmp_path, capsys):
         "evaluation.readme": readme(tmp_path, text),
     }
     assert check_config(tmp_path, capsys, changes) == (0, [])
+
+
+@pytest.mark.parametrize("split", ["dev", "test.held"])
+def test_a_holdout_with_a_source_of_its_own(split, tmp_path, capsys):
+    """Issue 49, case 4: ``dev: {holdout: 20, kind: local, src, tgt}`` passed check-config; the
+    run drew dev from train and never read the given files."""
+    config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
+    pair = config["pairs"][0]
+    spec = {"holdout": 20, "kind": "local", "src": "dev.src", "tgt": "dev.tgt"}
+    if split == "dev":
+        config["data"][pair]["dev"] = spec
+    else:
+        config["data"][pair]["test"]["held"] = spec
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    code, errors = run(["check-config", "--config", path], capsys)
+    check(
+        "a holdout with a source of its own",
+        code,
+        errors,
+        f"data.{pair}.{split}: holdout draws the set from the training corpus, so kind, src, tgt "
+        "would be ignored",
+    )
