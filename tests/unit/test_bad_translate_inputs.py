@@ -141,3 +141,42 @@ def test_threads_below_one(trained, tmp_path, capsys):
     assert exit_.value.code == 2
     assert "argument --threads: expected 1 or more, got -4" in capsys.readouterr().err
     assert not (tmp_path / "h").exists()
+
+
+def _older_checkpoint(trained: dict[str, Path], tmp_path: Path, spm_path: str) -> Path:
+    """The trained checkpoint as older versions wrote it: no digest of the subword pieces."""
+    import torch
+
+    obj = torch.load(trained["model"], weights_only=True)
+    del obj["meta"]["spm_vocab"]
+    obj["meta"]["spm"] = spm_path
+    path = tmp_path / "old.pt"
+    torch.save(obj, path)
+    return path
+
+
+def test_an_older_checkpoint_is_checked_against_the_subword_model_it_names(
+    trained, tmp_path, capsys
+):
+    """Issue 49, case 5: a checkpoint without the digest decoded with another experiment's
+    subword model without a word. The subword model its meta names, where it still is, gives
+    the digest; where it is gone, a warning names the checkpoint."""
+    old = _older_checkpoint(trained, tmp_path, str(trained["a"]))
+    files = {**trained, "model": old}
+    code, errors = translate(files, trained["b"], trained["dev.b"], tmp_path / "out", capsys)
+    check("an older checkpoint, another subword model", code, errors, "has other pieces")
+    code, errors = translate(files, trained["a"], trained["dev.src"], tmp_path / "out", capsys)
+    assert code == 0 and errors == []
+
+
+def test_an_older_checkpoint_whose_subword_model_is_gone_warns(trained, tmp_path, capsys, caplog):
+    old = _older_checkpoint(trained, tmp_path, str(tmp_path / "gone.model"))
+    files = {**trained, "model": old}
+    code, errors = translate(files, trained["b"], trained["dev.b"], tmp_path / "out", capsys)
+    assert code == 0 and errors == []
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any(
+        f"{old} keeps no digest of its subword model and the one it names "
+        f"({tmp_path / 'gone.model'}) is gone: --spm {trained['b']} cannot be checked" in m
+        for m in warned
+    ), warned

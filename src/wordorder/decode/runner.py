@@ -6,6 +6,7 @@ in the pipeline's tokenization (for tokenized BLEU and the word-level analyses).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from wordorder.decode.options import DecodeOptions
 from wordorder.errors import WordorderError
 from wordorder.io import read_lines, refuse_clobbering, refuse_folders, write_parallel
 from wordorder.text.subword import SubwordModel
+
+log = logging.getLogger(__name__)
 
 
 def run_translation(
@@ -117,8 +120,21 @@ def check_pieces(
 
     for key, sp, side in (("spm_vocab", sp_src, "--spm"), ("spm_tgt_vocab", sp_tgt, "--spm-tgt")):
         want = meta.get(key)
-        if want is None or (key == "spm_tgt_vocab" and sp_tgt is sp_src):
+        if key == "spm_tgt_vocab" and sp_tgt is sp_src:
             continue
+        if want is None:  # an older checkpoint: the subword model it names, where it still is
+            recorded = meta.get(key.replace("_vocab", ""))
+            if not recorded or not Path(recorded).is_file():
+                log.warning(
+                    "%s keeps no digest of its subword model and the one it names (%s) is gone: "
+                    "%s %s cannot be checked against it",
+                    checkpoint,
+                    recorded or "none",
+                    side,
+                    sp.path,
+                )
+                continue
+            want = vocab_digest(SubwordModel(Path(recorded)))
         if vocab_digest(sp) != want:
             raise WordorderError(
                 f"the subword model {sp.path} ({side}) has other pieces than the one the "
