@@ -95,6 +95,12 @@ def check_config(
                     **_at(locate, ("evaluation", "findings", i, key), claim[key]),
                     hint="name a registry entry",
                 )
+        if claim["system"] == claim["baseline"]:
+            raise WordorderError(
+                f"evaluation.findings[{i}] compares {claim['system']} with itself",
+                **_at(locate, ("evaluation", "findings", i, "baseline"), claim["baseline"]),
+                hint="name the paper's baseline system as baseline",
+            )
         tests = config["data"].get(claim["pair"], {}).get("test", {})
         if claim["testset"] not in tests:
             raise WordorderError(

@@ -129,3 +129,30 @@ def test_a_holdout_with_a_source_of_its_own(split, tmp_path, capsys):
         f"data.{pair}.{split}: holdout draws the set from the training corpus, so kind, src, tgt "
         "would be ignored",
     )
+
+
+def test_a_claim_of_a_system_against_itself(tmp_path, capsys):
+    """Issue 49, case 7: such a claim got a verdict."""
+    config = yaml.safe_load((REPO / "configs" / "effects_long.yaml").read_text(encoding="utf-8"))
+    claim = config["evaluation"]["findings"][0]
+    claim["baseline"] = claim["system"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    code, errors = run(["check-config", "--config", path], capsys)
+    check(
+        "a findings claim of a system against itself",
+        code,
+        errors,
+        "evaluation.findings[0] compares kawara2021_relative_btg with itself",
+    )
+
+
+@pytest.mark.parametrize("option", ["--baseline-runs", "--runs"])
+def test_power_with_zero_runs(option, capsys):
+    """Issue 49, case 7: ``power --baseline-runs 0`` was read as "the same as --runs"."""
+    from wordorder.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["power", "--sd", "0.8", "--delta", "1.34", "--runs", "8", option, "0"])
+    assert exit_.value.code == 2
+    assert f"argument {option}: expected 1 or more, got 0" in capsys.readouterr().err

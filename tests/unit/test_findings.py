@@ -182,6 +182,26 @@ def test_markdown_row_and_footnote():
     assert "Hsu's df" in md and "added once" in md
 
 
+def test_free_text_with_a_bar_or_a_line_break_stays_in_its_cell():
+    """Issue 49, case 7: a "|" or a newline in a claim's paper or what broke the table."""
+    md = findings_markdown(judge([row(paper="Kawara | 2021\nTable III", what="a|b")]), "F")
+    line = next(x for x in md.splitlines() if x.startswith("| Kawara"))
+    assert line.startswith("| Kawara \\| 2021 Table III | ja-en / test | rel_btg vs base (a\\|b) |")
+    assert line.replace("\\|", "").count("|") == 14  # 13 cells
+
+
+def test_claims_the_run_cannot_judge_are_listed():
+    claim = {"paper": "Kawara 2021", "pair": "ja-en", "testset": "bible", "paper_delta": 12.51}
+    claim |= {"system": "gold", "baseline": "base", "reason": "variant gold not in this run"}
+    md = findings_markdown(judge([row()]), "F", [claim])
+    assert md.rstrip().endswith(
+        "- Kawara 2021: gold vs base on ja-en / bible, paper Δ +12.51: variant gold not in this run"
+    )
+    assert "No claim of the config can be judged by this run." in findings_markdown(
+        [], "F", [claim]
+    )
+
+
 def test_findings_cli(tmp_path, capsys, refs):
     paths = {}
     for name, lines in (

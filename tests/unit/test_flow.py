@@ -88,6 +88,22 @@ def test_findings_spec_names_each_claims_runs_and_references(experiment):
     assert files == sorted(set(files)) and primary["system_hyps"][7] in files
 
 
+def test_a_claim_this_run_cannot_judge_is_listed_with_its_reason(repo, tmp_path, monkeypatch):
+    """Issue 49, case 7: a findings claim on a variant not in the run was dropped without a
+    word (and with no claim left, so was the table)."""
+    monkeypatch.chdir(repo)
+    overrides = {"results": str(tmp_path / "results"), "variants": [BASE, BTG]}
+    overrides["seeds_by_variant"] = {}  # it names the gold variant
+    experiment = Experiment(load_config("configs/effects_long.yaml", overrides))
+    spec = json.loads(experiment.findings_spec())
+    assert len(spec["claims"]) == 3
+    [gold] = spec["unjudged"]
+    assert gold["reason"] == "variant kawara2021_relative_gold not in this run"
+    alone = Experiment(load_config("configs/effects_long.yaml", {**overrides, "variants": [BASE]}))
+    assert alone.findings_claims() == [] and len(alone.findings_unjudged()) == 4
+    assert alone.paths.FINDINGS_MD in alone.all_targets()
+
+
 def test_all_targets_are_the_tables_the_config_asks_for(experiment):
     p = experiment.paths
     targets = experiment.all_targets()

@@ -153,7 +153,10 @@ def test_write_table_uniform_seeds(score_files, tmp_path):
     assert "over 2 seeds" in md
 
 
-def _log(path, rows):
+def _log(path, rows, summary=True):
+    """A metric log as a finished training writes it: its records, then its summary."""
+    rows = [*rows, {"summary": {"steps": 100, "stop_reason": "max_steps"}}] if summary else rows
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -176,6 +179,17 @@ def test_plot_training_curves(tmp_path):
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert [p.name for p in out.parent.iterdir()] == ["curves.png"]
+
+
+def test_a_log_cut_at_a_line_boundary_is_refused(tmp_path):
+    """Issue 49, case 7: a metrics.jsonl cut after 2 of its 5 lines (no summary) built tables
+    of part of a run without a word."""
+    cut = _log(tmp_path / "m.jsonl", [{"step": 50, "train_loss": 7.0}, {"step": 100}], False)
+    with pytest.raises(WordorderError) as e:
+        read_metric_log(cut)
+    assert str(e.value).startswith(
+        f"{cut}: no summary line after 2 records: the training did not finish, or the file was cut"
+    )
 
 
 def test_plot_bad_log(tmp_path):
@@ -364,3 +378,24 @@ def test_report_command_writes_its_tables_and_curves(score_files, tmp_path):
         "| baseline | 1.0 ± 0.0 (n=5) | 2.0 ± 0.0 (n=5) | 3.0 ± 0.0 (n=5) | 4.0 ± 0.0 (n=5) |"
         in ngram
     )
+
+
+def test_a_score_that_is_nan_is_refused_by_the_report(score_files, tmp_path, capsys):
+    """Issue 49, case 7: ``"bleu": NaN`` in a score file (no metric writes one: the file is
+    broken) was shown as "–" in the table. The report names the file."""
+    from wordorder.cli import main
+
+    runs = [
+        _write(tmp_path, f"b{s}", "baseline", "en-ja", "test", s, 12.0 + s, 40.0, SIG_JA)
+        for s in (1, 2)
+    ]
+    runs[1].write_text(runs[1].read_text(encoding="utf-8").replace('"bleu": 14.0', '"bleu": NaN'))
+    assert "NaN" in runs[1].read_text(encoding="utf-8")
+    log = _log(tmp_path / "m.jsonl", [{"step": 100, "train_loss": 7.0}])
+    out = tmp_path / "out"
+    argv = ["report", "--scores", *map(str, runs), "--metrics", str(log), "--variants", "baseline"]
+    argv += ["--title", "t", "--csv", str(out / "r.csv"), "--md", str(out / "r.md")]
+    assert main([*argv, "--curves", str(out / "c.png")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {runs[1]}: a score is NaN, not a number" in err
+    assert not out.exists() or list(out.iterdir()) == []

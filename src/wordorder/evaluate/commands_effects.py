@@ -10,6 +10,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from wordorder.argtypes import positive_int
+
 
 def cmd_findings(a: argparse.Namespace) -> None:
     from wordorder.evaluate.cost import cost_summary
@@ -60,7 +62,11 @@ def cmd_findings(a: argparse.Namespace) -> None:
             f"[{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}] (paper {r['paper_delta']:+.2f}), "
             f"p = {r['p']:.3f} ({r['test']}), Holm {r['p_holm']:.3f}: {r['verdict']}"
         )
-    write_findings(rows, Path(a.md), Path(a.json), a.spec.get("title", "Findings"), cost)
+    unjudged = a.spec.get("unjudged", [])
+    for c in unjudged:
+        print(f"not judged: {c['paper']}: {c['system']} vs {c['baseline']}: {c['reason']}")
+    title = a.spec.get("title", "Findings")
+    write_findings(rows, Path(a.md), Path(a.json), title, cost, unjudged)
 
 
 def cmd_power(a: argparse.Namespace) -> None:
@@ -154,8 +160,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
     )
     s.add_argument("--alpha", type=float, default=0.05, help="the family's two-sided α")
     s.add_argument("--power", type=float, default=0.8)
-    s.add_argument("--runs", type=int, help="runs per system: the MDE and powers at this n")
-    s.add_argument("--baseline-runs", type=int, help="the baseline's runs, if not --runs")
+    s.add_argument(
+        "--runs", type=positive_int, help="runs per system: the MDE and powers at this n"
+    )
+    s.add_argument("--baseline-runs", type=positive_int, help="the baseline's runs, if not --runs")
 
     s = add(
         "cross-paper-table", cmd_cross_paper, "every system of a run in one table, sorted by BLEU"

@@ -42,8 +42,13 @@ _SECTIONS = {
 }
 
 
+def _cell(text: str) -> str:
+    """Free text in a table cell: a "|" would end the cell and a line break the row."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def _row(r: Mapping[str, Any]) -> str:
-    what = f" ({r['what']})" if r.get("what") else ""
+    what = f" ({_cell(r['what'])})" if r.get("what") else ""
     subset = ""
     if r.get("min_source_words"):
         subset = f" (source ≥ {r['min_source_words']} words: {r['sentences']:,} sentences)"
@@ -53,7 +58,7 @@ def _row(r: Mapping[str, Any]) -> str:
         size = f"{r['ratio']:.2f} [{r['ratio_ci'][0]:.2f}, {r['ratio_ci'][1]:.2f}]"
     test = _TEST_TAGS.get(r["test"], r["test"].replace(" over ", ", "))
     return (
-        f"| {r['paper']} | {r['pair']} / {r['testset']}{subset} | {r['system']} vs "
+        f"| {_cell(r['paper'])} | {r['pair']} / {r['testset']}{subset} | {r['system']} vs "
         f"{r['baseline']}{what} | {r['paper_delta']:+.2f} "
         f"| {_bleu(r['system_mean'], r['system_sd'], r['system_runs'])} "
         f"| {_bleu(r['baseline_mean'], r['baseline_sd'], r['baseline_runs'])} "
@@ -63,10 +68,19 @@ def _row(r: Mapping[str, Any]) -> str:
     )
 
 
-def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
+def findings_markdown(
+    rows: Sequence[Mapping[str, Any]],
+    title: str,
+    unjudged: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """The findings table (one section per family where the rows have more than one), and a
-    footnote saying what each column is."""
+    footnote saying what each column is; the claims of the config this run cannot judge
+    (``unjudged``, each with its ``reason``) are listed after it."""
     lines = [f"# {title}", ""]
+    if not rows:
+        return "\n".join([*lines, "No claim of the config can be judged by this run.", ""]) + (
+            _unjudged(unjudged)
+        )
     families = [f for f in FAMILIES if any(r.get("family", "primary") == f for r in rows)]
     for family in families if len(families) > 1 else [None]:
         members = [r for r in rows if family in (None, r.get("family", "primary"))]
@@ -122,6 +136,19 @@ def findings_markdown(rows: Sequence[Mapping[str, Any]], title: str) -> str:
         "(MDE x.xx)*. A paper Δ of 0 claims no direction: *difference found* or *no difference "
         "detected*.",
     ]
+    return "\n".join(lines) + "\n" + _unjudged(unjudged)
+
+
+def _unjudged(claims: Sequence[Mapping[str, Any]]) -> str:
+    if not claims:
+        return ""
+    lines = ["", "**Not judged in this run** (claims of the config whose systems it lacks):", ""]
+    for c in claims:
+        what = f" ({_cell(c['what'])})" if c.get("what") else ""
+        lines.append(
+            f"- {_cell(c['paper'])}: {c['system']} vs {c['baseline']}{what} on {c['pair']} / "
+            f"{c['testset']}, paper Δ {c['paper_delta']:+.2f}: {c['reason']}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -131,12 +158,14 @@ def write_findings(
     json_path: Path,
     title: str,
     cost: Mapping[str, Any] | None = None,
+    unjudged: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """The table (and, given the experiment's cost, a line on its
     CPU-hours) as Markdown and JSON (with every run's score)."""
     from wordorder.evaluate.cost import cost_markdown
 
+    text = findings_markdown(rows, title, unjudged)
     with atomic_open(md_path) as f:
-        f.write(findings_markdown(rows, title) + ("\n" + cost_markdown(cost) if cost else ""))
+        f.write(text + ("\n" + cost_markdown(cost) if cost else ""))
     with atomic_open(json_path) as f:
-        json.dump({"findings": list(rows), "cost": cost}, f, indent=1)
+        json.dump({"findings": list(rows), "unjudged": list(unjudged), "cost": cost}, f, indent=1)

@@ -15,10 +15,12 @@ __all__ = ["read_metric_log", "plot_training_curves", "plot_bleu_lines"]
 
 
 def read_metric_log(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines metric log (blank lines skipped).
+    """The records of a finished training's JSON-lines metric log (blank lines skipped).
 
     Raises:
-        WordorderError: the file is missing, or a line is not a JSON object (naming the line).
+        WordorderError: the file is missing, a line is not a JSON object (naming the line), or
+        the log has no ``summary`` record (the last line the training writes): a log cut at a
+        line boundary would otherwise build tables of part of a run without a word.
     """
     path = Path(path)
     records: list[dict[str, Any]] = []
@@ -32,6 +34,14 @@ def read_metric_log(path: Path) -> list[dict[str, Any]]:
         if not isinstance(rec, dict):
             raise WordorderError("each line must be a JSON object", path=path, line=number)
         records.append(rec)
+    if not any(isinstance(r.get("summary"), dict) for r in records):
+        raise WordorderError(
+            f"no summary line after {len(records)} records: the training did not finish, or the "
+            "file was cut",
+            path=path,
+            hint="rerun the training (snakemake reruns it once the file is deleted; a resumable "
+            "run continues from its saved state)",
+        )
     return records
 
 

@@ -44,15 +44,23 @@ def write_scores(path: Path, scores: Mapping[str, Any], meta: Mapping[str, Any])
         f.write("\n")
 
 
+def _not_a_number(constant: str) -> float:
+    raise ValueError(constant)
+
+
 def read_scores(path: Path) -> dict[str, Any]:
     """Read a file written by :func:`write_scores`."""
     path = Path(path)
     if not path.is_file():
         raise WordorderError("scores file not found", path=path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_a_number)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise WordorderError(f"not a valid scores JSON file ({e})", path=path) from None
+    except ValueError as e:  # NaN or Infinity: no metric gives one, the file is broken
+        raise WordorderError(
+            f"a score is {e}, not a number", path=path, hint="rerun the step that wrote it"
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("meta", {}), dict):
         raise WordorderError(
             "a scores file must hold a JSON object with a 'meta' object", path=path

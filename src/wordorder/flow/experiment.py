@@ -52,7 +52,7 @@ class Experiment(Ledgered):
             targets.append(p.AER_MD)
         if evaluation["head_similarity"] and self.transformer_variants():
             targets += [p.HEAD_SIMILARITY_MD.format(**x) for x in per_testset]
-        effects = [p.FINDINGS_MD, p.FINDINGS_JSON] if self.findings_claims() else []
+        effects = [p.FINDINGS_MD, p.FINDINGS_JSON] if self.findings_wanted() else []
         if evaluation["cross_paper"]:
             effects += [p.CROSS_PAPER_MD, p.CROSS_PAPER_CSV]
         if effects:

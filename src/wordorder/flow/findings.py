@@ -19,6 +19,21 @@ class Findings(Params):
             if c["pair"] in self.config["pairs"] and {c["system"], c["baseline"]} <= variants
         ]
 
+    def findings_unjudged(self) -> list[dict[str, Any]]:
+        """The claims this run cannot answer, each with the reason (the table lists them, so a
+        claim never disappears without a word)."""
+        variants, pairs = self.config["variants"], self.config["pairs"]
+        out = []
+        for c in self.config["evaluation"]["findings"]:
+            missing = [f"pair {c['pair']}"] if c["pair"] not in pairs else []
+            missing += [f"variant {c[k]}" for k in ("system", "baseline") if c[k] not in variants]
+            if missing:
+                out.append({**c, "reason": f"{' and '.join(missing)} not in this run"})
+        return out
+
+    def findings_wanted(self) -> bool:
+        return bool(self.config["evaluation"]["findings"])
+
     def findings_claim_specs(self) -> list[dict[str, Any]]:
         """Each claim with the files and settings the findings rule needs to judge it."""
         evaluation = self.config["evaluation"]
@@ -51,7 +66,8 @@ class Findings(Params):
 
     def findings_spec(self, wildcards: Any = None) -> str:
         title = f"{self.config['experiment']}: the papers' effects"
-        return as_json({"title": title, "claims": self.findings_claim_specs()})
+        claims, unjudged = self.findings_claim_specs(), self.findings_unjudged()
+        return as_json({"title": title, "claims": claims, "unjudged": unjudged})
 
     def findings_inputs(self, wildcards: Any = None) -> list[str]:
         """Every claim's translations and references, and the tokenized source of a length
@@ -71,7 +87,7 @@ class Findings(Params):
     def readme_sources(self, wildcards: Any = None) -> list[str]:
         """The tables of the README section, in reading order: findings, AER, cross-paper."""
         p = self.paths
-        sources = [p.FINDINGS_MD] if self.findings_claims() else []
+        sources = [p.FINDINGS_MD] if self.findings_wanted() else []
         sources.append(p.CONVERGENCE_MD)
         if self.aer_pairs():
             sources.append(p.AER_MD)
