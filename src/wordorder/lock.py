@@ -131,16 +131,22 @@ def take(folder: str | Path) -> None:
                 f"note: {path}: taking over the lock of a run that is gone ({_describe(holder)})",
                 file=sys.stderr,
             )
-        _write(
-            fd,
-            {
-                "host": here,
-                "pid": os.getpid(),
-                "cwd": os.getcwd(),
-                "start": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-                "argv": sys.argv,
-            },
-        )
+        holder = {
+            "host": here,
+            "pid": os.getpid(),
+            "cwd": os.getcwd(),
+            "start": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+            "argv": sys.argv,
+        }
+        try:
+            _write(fd, holder)
+        except OSError as e:  # a full disk or quota: the raw error named no file
+            raise WordorderError(
+                f"cannot write the lock of the results folder: {e.strerror or e}",
+                path=path,
+                hint="free space on that disk (or point results: at another), then rerun: "
+                "finished steps are kept",
+            ) from None
     except BaseException:
         os.close(fd)
         raise
