@@ -110,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return 143 if isinstance(e, TrainingInterrupted) else 2  # 128 + SIGTERM, as a killed job
     except OSError as e:
+        if e.errno == errno.ELOOP and e.filename:  # a path through a loop of symbolic links
+            print(
+                f"error: {e.filename}: a loop of symbolic links ({e.strerror})\n  hint: point "
+                "the config at the file itself (ls -l each folder on the path shows the links)",
+                file=sys.stderr,
+            )
+            return 2
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         # Outputs are written to temporary names and renamed: nothing partial is left behind.

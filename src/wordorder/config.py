@@ -8,6 +8,8 @@ so listing the DAG stays fast.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -153,6 +155,12 @@ def _check_roots(config: Mapping[str, Any], locate: Locator | None) -> None:
         if key not in config:
             continue
         folder = Path(config[key]) / str(config.get("experiment", ""))
+        if _loops(folder):
+            raise WordorderError(
+                f"{key}: {config[key]} goes through a loop of symbolic links",
+                **_at(locate, (key,), config[key]),
+                hint=f"point {key}: at a real folder (ls -l each folder on the path)",
+            )
         for path in (folder, *folder.parents):
             if path.exists() and not path.is_dir():
                 raise WordorderError(
@@ -160,6 +168,16 @@ def _check_roots(config: Mapping[str, Any], locate: Locator | None) -> None:
                     **_at(locate, (key,), config[key]),
                     hint=f"point {key}: at a folder (it is created if missing)",
                 )
+
+
+def _loops(path: Path) -> bool:
+    """Whether ``path`` (or a folder on it) is a loop of symbolic links: ``exists()`` says
+    False, and Snakemake would fail on it with a traceback."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False
 
 
 def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
@@ -189,9 +207,15 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
                 )
             continue
         try:
-            make_source(spec)
+            source = make_source(spec)
         except WordorderError as e:
             raise WordorderError(f"{where}: {e.message}", hint=e.hint) from None
+        for path in source.local_files(*pair.split("-")):
+            if _loops(path):
+                raise WordorderError(
+                    f"{where}: {path} goes through a loop of symbolic links",
+                    hint="point the source at the file itself (ls -l each folder on the path)",
+                )
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

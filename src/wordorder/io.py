@@ -44,7 +44,7 @@ def iter_lines(path: str | Path, max_chars: int | None = None) -> Iterator[str]:
     """
     path = Path(path)
     if not path.is_file():
-        raise WordorderError("file not found", path=path, hint="check the path in your config")
+        raise _missing(path)
     limit = -1 if max_chars is None else 4 * max_chars + 2
     number = 0
     with _open_binary(path) as f:
@@ -191,6 +191,21 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise disk_full(targets[0], e.strerror or str(e)) from None
         raise
+
+
+def _missing(path: Path) -> WordorderError:
+    """Why ``path`` is not a readable file: missing, or a loop of symbolic links (which
+    ``is_file()`` reports as missing)."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return WordorderError(
+                f"a loop of symbolic links ({e.strerror})",
+                path=path,
+                hint="point the config at the file itself (ls -l each folder on the path)",
+            )
+    return WordorderError("file not found", path=path, hint="check the path in your config")
 
 
 def refuse_folders(*paths: str | Path) -> None:

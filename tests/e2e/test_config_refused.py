@@ -113,3 +113,17 @@ def test_a_read_only_results_folder(repo, shared_data, tmp_path):
         assert "Traceback" not in out and "Errno" not in out
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_results_through_a_loop_of_links(repo, shared_data, tmp_path):
+    """Issue 49, case 10: Snakemake's 65-line traceback at -n; now the one line of the check."""
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    path = tiny_config(repo, shared_data, tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(f"results: {tmp_path / 'results'}", f"results: {tmp_path}/a/r"))
+    run = snakemake(repo, "-n", "--configfile", str(path), timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out[-3000:]
+    assert f"results: {tmp_path}/a/r goes through a loop of symbolic links" in out, out[-3000:]
+    assert "Traceback" not in out
