@@ -63,13 +63,19 @@ def _btg_apply_models(out: str) -> dict[str, list[str]]:
 
 def test_cross_fit_adds_fold_models_for_the_training_split_only(repo, shared_data, tmp_path):
     """preorder.btg.cross_fit 3 and rvnn.cross_fit 2: the train preorders take the fold models
-    (fold0..K-1, in order), dev and the test sets the full model; the default plans exactly the
-    jobs and commands of before (no fold model, the options without cross_fit)."""
+    (fold0..K-1, in order), dev and the test sets the full model; K = 1 (the tiny config's)
+    plans exactly the jobs and commands of before (no fold model, the options without
+    cross_fit); the defaults cross-fit BTG in 5 folds and not RvNN (issue 49, case 6)."""
     path = tiny_config(repo, shared_data, tmp_path)
     default = snakemake(repo, "-n", "-p", "--configfile", str(path), timeout=180)
     text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("hash_bits: 16, cross_fit: 1}", "hash_bits: 16}"), "utf-8")
+    unset = snakemake(repo, "-n", "-p", "--configfile", str(path), timeout=180)
+    assert unset.returncode == 0, (unset.stdout + unset.stderr)[-3000:]
+    unset_folds = {job for job in _jobs(unset.stdout + unset.stderr) if "_train_fold" in job[0]}
+    assert sorted(rule for rule, _ in unset_folds) == ["btg_train_fold"] * 5
     for old, new in [
-        ("hash_bits: 16}", "hash_bits: 16, cross_fit: 3}"),
+        ("hash_bits: 16, cross_fit: 1}", "hash_bits: 16, cross_fit: 3}"),
         ("hidden: 16}", "hidden: 16, cross_fit: 2}"),
     ]:
         assert old in text
