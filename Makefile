@@ -9,13 +9,15 @@ BIN := $(VENV)/bin
 .PHONY: install demo lint test lock
 
 # The install is the lock: every package at its pinned version and wheel hash (pip refuses any
-# other file), then wordorder itself without dependencies; `pip check` confirms the set is whole.
+# other file), then wordorder itself without dependencies; `pip check` confirms the set is whole;
+# last, the .pth file that has Snakemake read --configfile files with wordorder's strict reader.
 LOCK := requirements/lock-cpu.txt
 $(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -c constraints.txt -e .
 	$(BIN)/pip check -q
+	$(BIN)/python -m wordorder.snakemake_config_guard
 	touch $@
 
 # Regenerate the lock after a change of pyproject.toml's pins (uv, in a venv of its own):

@@ -127,3 +127,32 @@ def test_results_through_a_loop_of_links(repo, shared_data, tmp_path):
     assert run.returncode != 0, out[-3000:]
     assert f"results: {tmp_path}/a/r goes through a loop of symbolic links" in out, out[-3000:]
     assert "Traceback" not in out
+
+
+def nested_mapping_bomb(levels: int = 9) -> str:
+    """Nine levels of mappings of nine aliases each: Snakemake's merge of the configs copied
+    them all (past 60 s) before the Snakefile could look."""
+    lines = ["a0: &a0 {x: 1, y: 2}"]
+    for k in range(1, levels + 1):
+        lines.append(f"a{k}: &a{k} {{" + ", ".join(f"k{j}: *a{k - 1}" for j in range(9)) + "}")
+    return "\n".join(lines) + f"\nexperiment: *a{levels}\n"
+
+
+@pytest.mark.parametrize(
+    "case, content, must",
+    [
+        ("a Latin-1 byte", "experiment: t\xe9st\n".encode("latin-1"), ":1: not UTF-8: byte 0xe9"),
+        ("nested mappings of aliases", nested_mapping_bomb().encode(), ":6: aliases expand"),
+    ],
+)
+def test_snakemakes_own_config_loader_gives_one_line(case, content, must, repo, tmp_path):
+    """Issue 49, case 11: Snakemake reads --configfile before the Snakefile: a Latin-1 byte ended
+    in its 49-line loader traceback, the alias bomb hung past 60 s. The venv's
+    wordorder-config-guard.pth (make install) has it read each file with the strict reader."""
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    start = time.perf_counter()
+    run = snakemake(repo, "-n", "--configfile", str(path), timeout=120)
+    out = (run.stdout + run.stderr).strip()
+    assert run.returncode == 2 and out.startswith(f"error: {path}{must}"), out[-3000:]
+    assert len(out.splitlines()) == 2 and time.perf_counter() - start < 30  # error and hint

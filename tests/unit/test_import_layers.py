@@ -21,7 +21,16 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 LAYERS: list[set[str]] = [
     # import no wordorder module
     {"errors", "temps", "specials", "progress", "resources", "argtypes"},
-    {"io", "yamlfile", "schema", "configfiles", "seeds", "device", "lock"},  # files, YAML, runs
+    {
+        "io",
+        "yamlfile",
+        "schema",
+        "configfiles",
+        "seeds",
+        "device",
+        "lock",
+        "snakemake_config_guard",
+    },  # files, YAML, runs
     {"text"},  # normalisation, tokenizers, subword models
     {"corpus"},  # corpus sources, cleaning, splits, a pair's data block
     {"syntax"},  # parsing, CoNLL-U, syntax distances, binary trees
