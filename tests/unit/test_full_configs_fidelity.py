@@ -160,8 +160,8 @@ def test_chen2019_and_chen2020(stem, monkeypatch):
         assert systems["en-de", "chen2020_loc_diverse"].loc_kernel == 5
 
 
-# OpenNMT-py's defaults (onmt/opts.py of v1.0.0, commit 1fd9d6df; 0.9.2 to 2.0.0 agree), the
-# values Kawara et al. 2021 §V-C leave to the toolkit it names
+# OpenNMT-py's defaults (onmt/opts.py of v1.0.0, commit 1fd9d6df; 0.9.2 to 2.0.0 agree on
+# these), the values Kawara et al. 2021 §V-C leave to the toolkit it names
 OPENNMT_PY = {
     "dropout": 0.3,
     "attention_dropout": 0.1,
@@ -225,6 +225,8 @@ def test_kawara2021(stem, monkeypatch):
         dropout=OPENNMT_PY["dropout"],
         attention_dropout=OPENNMT_PY["attention_dropout"],
         activation_dropout=OPENNMT_PY["dropout"],  # position_ffn.py: dropout after the ReLU
+        # decoders/transformer.py of v1.0.0: the decoder self-attention drops at `dropout`
+        decoder_self_attention_dropout=OPENNMT_PY["dropout"],
         norm="pre",  # encoders/transformer.py: LayerNorm before each sublayer
         tie_embeddings=False,  # share_embeddings off
         tie_output=False,  # share_decoder_embeddings off

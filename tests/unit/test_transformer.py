@@ -152,6 +152,19 @@ def test_dropout_only_in_training():
         assert not torch.equal(model(src, tgt), model(src, tgt))
 
 
+@pytest.mark.parametrize("p_self, expected", [(None, 0.1), (0.3, 0.3)])
+def test_decoder_self_attention_dropout(p_self, expected):
+    """OpenNMT-py 1.0.0 drops the decoder self-attention's weights at ``dropout`` (issue 48):
+    ``decoder_self_attention_dropout`` sets that rate alone; None keeps attention_dropout."""
+    options = {"preset": "tiny", "attention_dropout": 0.1, "decoder_self_attention_dropout": p_self}
+    model = build_model(options, 100)
+    assert [layer.self_attn.dropout for layer in model.decoder] == [expected] * len(model.decoder)
+    assert {layer.cross_attn.dropout for layer in model.decoder} == {0.1}
+    assert {layer.self_attn.dropout for layer in model.encoder} == {0.1}
+    with pytest.raises(WordorderError, match="decoder_self_attention_dropout must be in"):
+        build_model({**options, "decoder_self_attention_dropout": 1.5}, 100)
+
+
 def test_presets_and_explicit_keys():
     small = build_model({"family": "transformer", "preset": "small"}, 100)
     assert small.options.d_model == 256 and small.options.d_ff == 1024 and small.options.heads == 4

@@ -26,6 +26,9 @@ class ModelOptions:
         encoder_layers, decoder_layers: stack depths.
         dropout: on embeddings and every residual branch.
         attention_dropout: on attention weights.
+        decoder_self_attention_dropout: on the decoder self-attention's weights (None: as
+            attention_dropout); OpenNMT-py 0.9.2 and 1.0.0 drop them at ``dropout``
+            (``onmt/decoders/transformer.py``), 1.0.1 on at ``attention_dropout``.
         activation_dropout: after the FFN's ReLU.
         tie_embeddings: one matrix for the source and target embeddings (needs one joint
             vocabulary: ``subword.joint``); False = a matrix per side, each of its side's size.
@@ -54,6 +57,7 @@ class ModelOptions:
     dropout: float = 0.1
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
+    decoder_self_attention_dropout: float | None = None
     tie_embeddings: bool = True
     tie_output: bool = True
     norm: str = "post"
@@ -184,6 +188,8 @@ class ModelOptions:
                 )
         for name in ("dropout", "attention_dropout", "activation_dropout"):
             self._fraction(name, getattr(self, name))
+        if self.decoder_self_attention_dropout is not None:
+            self._fraction("decoder_self_attention_dropout", self.decoder_self_attention_dropout)
         self._choice("norm", ("post", "pre"))
         self._choice("positions", ("absolute", "none"))
         self._choice("relative_sides", SIDES[1:])
@@ -200,7 +206,7 @@ class ModelOptions:
 
 # Options added after checkpoints began to store the flat dict, with their defaults: to_dict
 # leaves them out at these values (from_dict fills them in).
-LATER_OPTIONS: dict[str, Any] = {"position_unit": "subword"}
+LATER_OPTIONS: dict[str, Any] = {"position_unit": "subword", "decoder_self_attention_dropout": None}
 
 # Each family's options class, by family name. models/options.py fills it when it defines the
 # classes (the models package imports it first), so this module never imports that one.

@@ -119,9 +119,9 @@ class DecoderLayer(nn.Module):
     def __init__(self, o: TransformerOptions) -> None:
         super().__init__()
         pre = o.norm == "pre"
-        self.self_attn = MultiHeadAttention(
-            o.d_model, o.heads, o.attention_dropout, self_attention=True
-        )
+        p_self = o.decoder_self_attention_dropout
+        p_self = o.attention_dropout if p_self is None else p_self
+        self.self_attn = MultiHeadAttention(o.d_model, o.heads, p_self, self_attention=True)
         self.cross_attn = MultiHeadAttention(o.d_model, o.heads, o.attention_dropout)
         self.ffn = FeedForward(o.d_model, o.d_ff, o.activation_dropout)
         self.sub_self = Sublayer(o.d_model, o.dropout, pre)
