@@ -100,6 +100,7 @@ def test_second_run_on_one_results_folder_is_refused_until_the_first_ends(
         .replace("{DATA}", str(shared_data))
     )
     config["data"]["en-de"].pop("align_gold")
+    config["evaluation"]["readme"] = None  # its {GOLD} folder is not written here
     # a lighter parse
     config.update(variants=["transformer_tiny"], preorder={"methods": []}, syntax={"parse": False})
     side = {
