@@ -8,8 +8,6 @@ so listing the DAG stays fast.
 
 from __future__ import annotations
 
-import errno
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from wordorder.configfiles import at as _at
 from wordorder.configfiles import check_repeats
 from wordorder.corpus.pairdata import SPLITS, is_holdout, split_names, split_spec
 from wordorder.errors import WordorderError
+from wordorder.io import link_loop
 from wordorder.schema import REPO, SCHEMA_DIR, plain_copy, validate_schema  # noqa: F401 (re-exported)
 from wordorder.seeds import check_seeds_by_variant
 from wordorder.settings_check import check_settings
@@ -155,7 +154,7 @@ def _check_roots(config: Mapping[str, Any], locate: Locator | None) -> None:
         if key not in config:
             continue
         folder = Path(config[key]) / str(config.get("experiment", ""))
-        if _loops(folder):
+        if link_loop(folder):
             raise WordorderError(
                 f"{key}: {config[key]} goes through a loop of symbolic links",
                 **_at(locate, (key,), config[key]),
@@ -168,16 +167,6 @@ def _check_roots(config: Mapping[str, Any], locate: Locator | None) -> None:
                     **_at(locate, (key,), config[key]),
                     hint=f"point {key}: at a folder (it is created if missing)",
                 )
-
-
-def _loops(path: Path) -> bool:
-    """Whether ``path`` (or a folder on it) is a loop of symbolic links: ``exists()`` says
-    False, and Snakemake would fail on it with a traceback."""
-    try:
-        os.stat(path)
-    except OSError as e:
-        return e.errno == errno.ELOOP
-    return False
 
 
 def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
@@ -211,7 +200,7 @@ def _check_sources(pair: str, pair_data: Mapping[str, Any]) -> None:
         except WordorderError as e:
             raise WordorderError(f"{where}: {e.message}", hint=e.hint) from None
         for path in source.local_files(*pair.split("-")):
-            if _loops(path):
+            if link_loop(path):
                 raise WordorderError(
                     f"{where}: {path} goes through a loop of symbolic links",
                     hint="point the source at the file itself (ls -l each folder on the path)",

@@ -193,18 +193,24 @@ def atomic_paths(*paths: str | Path) -> Iterator[list[Path]]:
         raise
 
 
-def _missing(path: Path) -> WordorderError:
-    """Why ``path`` is not a readable file: missing, or a loop of symbolic links (which
-    ``is_file()`` reports as missing)."""
+def link_loop(path: str | Path) -> bool:
+    """Whether ``path`` (or a folder on it) is a loop of symbolic links, which ``exists()`` and
+    ``is_file()`` report as missing."""
     try:
         os.stat(path)
     except OSError as e:
-        if e.errno == errno.ELOOP:
-            return WordorderError(
-                f"a loop of symbolic links ({e.strerror})",
-                path=path,
-                hint="point the config at the file itself (ls -l each folder on the path)",
-            )
+        return e.errno == errno.ELOOP
+    return False
+
+
+def _missing(path: Path) -> WordorderError:
+    """Why ``path`` is not a readable file: missing, or a loop of symbolic links."""
+    if link_loop(path):
+        return WordorderError(
+            f"a loop of symbolic links ({os.strerror(errno.ELOOP)})",
+            path=path,
+            hint="point the config at the file itself (ls -l each folder on the path)",
+        )
     return WordorderError("file not found", path=path, hint="check the path in your config")
 
 

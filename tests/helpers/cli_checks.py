@@ -32,6 +32,15 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
+def check_config(tmp_path: Path, capsys, config: dict) -> tuple[int, list[str]]:
+    """``wordorder check-config`` on ``config`` written to tmp_path/config.yaml."""
+    import yaml
+
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return run(["check-config", "--config", path], capsys)
+
+
 def run(argv, capsys) -> tuple[int, list[str]]:
     code = main([str(a) for a in argv])
     err = capsys.readouterr().err

@@ -9,22 +9,25 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_checks import check, run
+from cli_checks import check, check_config
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def check_config(tmp_path: Path, capsys, changes: dict) -> tuple[int, list[str]]:
-    config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
+def load(name: str = "default") -> dict:
+    return yaml.safe_load((REPO / "configs" / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+def check_changed(tmp_path: Path, capsys, changes: dict) -> tuple[int, list[str]]:
+    """check-config on the demo config with ``changes`` ({"train.lr": 0.5, ...}) applied."""
+    config = load()
     for dotted, value in changes.items():
         *parents, key = dotted.split(".")
         node = config
         for name in parents:
             node = node.setdefault(name, {})
         node[key] = value
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return run(["check-config", "--config", path], capsys)
+    return check_config(tmp_path, capsys, config)
 
 
 def readme(tmp_path: Path, text: str) -> str:
@@ -89,7 +92,7 @@ def test_refused_when_the_config_is_validated(case, changes, must, tmp_path, cap
     for name, value in names.items():
         changes = {k: value if v == name else v for k, v in changes.items()}
         must = must.replace(name, value)
-    code, errors = check_config(tmp_path, capsys, changes)
+    code, errors = check_changed(tmp_path, capsys, changes)
     check(case, code, errors, must)
 
 
@@ -105,23 +108,21 @@ def test_consistent_settings_pass(tmp_path, capsys):
         "evaluation.length_bins": [5, 10, 40],
         "evaluation.readme": readme(tmp_path, text),
     }
-    assert check_config(tmp_path, capsys, changes) == (0, [])
+    assert check_changed(tmp_path, capsys, changes) == (0, [])
 
 
 @pytest.mark.parametrize("split", ["dev", "test.held"])
 def test_a_holdout_with_a_source_of_its_own(split, tmp_path, capsys):
     """Issue 49, case 4: ``dev: {holdout: 20, kind: local, src, tgt}`` passed check-config; the
     run drew dev from train and never read the given files."""
-    config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
+    config = load()
     pair = config["pairs"][0]
     spec = {"holdout": 20, "kind": "local", "src": "dev.src", "tgt": "dev.tgt"}
     if split == "dev":
         config["data"][pair]["dev"] = spec
     else:
         config["data"][pair]["test"]["held"] = spec
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    code, errors = run(["check-config", "--config", path], capsys)
+    code, errors = check_config(tmp_path, capsys, config)
     check(
         "a holdout with a source of its own",
         code,
@@ -133,12 +134,10 @@ def test_a_holdout_with_a_source_of_its_own(split, tmp_path, capsys):
 
 def test_a_claim_of_a_system_against_itself(tmp_path, capsys):
     """Issue 49, case 7: such a claim got a verdict."""
-    config = yaml.safe_load((REPO / "configs" / "effects_long.yaml").read_text(encoding="utf-8"))
+    config = load("effects_long")
     claim = config["evaluation"]["findings"][0]
     claim["baseline"] = claim["system"]
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    code, errors = run(["check-config", "--config", path], capsys)
+    code, errors = check_config(tmp_path, capsys, config)
     check(
         "a findings claim of a system against itself",
         code,

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import yaml
-from cli_checks import check, run
+from cli_checks import check, check_config, run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,17 +22,15 @@ def loop(folder: Path) -> Path:
     return folder / "a"
 
 
-def check_config(tmp_path: Path, capsys, edit) -> tuple[int, list[str]]:
+def check_edited(tmp_path: Path, capsys, edit) -> tuple[int, list[str]]:
     config = yaml.safe_load((REPO / "configs" / "default.yaml").read_text(encoding="utf-8"))
     edit(config)
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return run(["check-config", "--config", path], capsys)
+    return check_config(tmp_path, capsys, config)
 
 
 def test_results_through_a_loop(tmp_path, capsys):
     looped = loop(tmp_path / "links")
-    code, errors = check_config(tmp_path, capsys, lambda c: c.update(results=str(looped / "r")))
+    code, errors = check_edited(tmp_path, capsys, lambda c: c.update(results=str(looped / "r")))
     check("results: through a loop", code, errors, f"results: {looped / 'r'} goes through a loop")
 
 
@@ -48,7 +46,7 @@ def test_a_local_corpus_through_a_loop(tmp_path, capsys):
             "tgt": str(looped / f"train.{tgt}"),
         }
 
-    code, errors = check_config(tmp_path, capsys, edit)
+    code, errors = check_edited(tmp_path, capsys, edit)
     check("a local corpus through a loop", code, errors, "goes through a loop of symbolic links")
     assert f"{looped}/train." in errors[0] and ".train: " in errors[0]
 

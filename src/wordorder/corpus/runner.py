@@ -63,10 +63,8 @@ def make_splits(
             sets[name] = [(train_src[i], train_tgt[i]) for i in splits[name]["lines"]]
     splits = {name: splits[name] for name in names}
     held = [p for name in names[1:] for p in sets[name]]
-    train_lines = splits["train"]["lines"] + sorted(set(kept) - set(pool))
-    splits["train"]["lines"], overlap = remove_overlap(
-        sorted(train_lines), train_src, train_tgt, held
-    )
+    train_lines = sorted(splits["train"]["lines"] + list(set(kept) - set(pool)))
+    splits["train"]["lines"], overlap = remove_overlap(train_lines, train_src, train_tgt, held)
     dev_test = _dev_test_overlap(sets, names)
     if dev_test:
         log.warning(
@@ -107,10 +105,10 @@ def _dev_test_overlap(sets: Mapping[str, list[tuple[str, str]]], names: list[str
     """For each test set, how many dev pairs share its source or target side ({} if none)."""
     if "dev" not in sets:
         return {}
+    dev_src, dev_tgt = [s for s, _ in sets["dev"]], [t for _, t in sets["dev"]]
     out = {}
     for name in names[1:]:
         if name != "dev":
-            dev_src, dev_tgt = [s for s, _ in sets["dev"]], [t for _, t in sets["dev"]]
             _, counts = remove_overlap(range(len(dev_src)), dev_src, dev_tgt, sets[name])
             if counts["removed"]:
                 out[name] = counts["removed"]

@@ -12,24 +12,25 @@ from wordorder.flow.params import Params
 class Findings(Params):
     def findings_claims(self) -> list[dict[str, Any]]:
         """The claims this run can answer: pair, system and baseline all in the run."""
-        variants = set(self.config["variants"])
-        return [
-            c
-            for c in self.config["evaluation"]["findings"]
-            if c["pair"] in self.config["pairs"] and {c["system"], c["baseline"]} <= variants
-        ]
+        return [c for c in self.config["evaluation"]["findings"] if not self._lacks(c)]
 
     def findings_unjudged(self) -> list[dict[str, Any]]:
         """The claims this run cannot answer, each with the reason (the table lists them, so a
         claim never disappears without a word)."""
-        variants, pairs = self.config["variants"], self.config["pairs"]
-        out = []
-        for c in self.config["evaluation"]["findings"]:
-            missing = [f"pair {c['pair']}"] if c["pair"] not in pairs else []
-            missing += [f"variant {c[k]}" for k in ("system", "baseline") if c[k] not in variants]
-            if missing:
-                out.append({**c, "reason": f"{' and '.join(missing)} not in this run"})
-        return out
+        return [
+            {**c, "reason": f"{' and '.join(self._lacks(c))} not in this run"}
+            for c in self.config["evaluation"]["findings"]
+            if self._lacks(c)
+        ]
+
+    def _lacks(self, claim: dict[str, Any]) -> list[str]:
+        """What of a claim's pair and systems this run does not have."""
+        missing = [f"pair {claim['pair']}"] if claim["pair"] not in self.config["pairs"] else []
+        return missing + [
+            f"variant {claim[k]}"
+            for k in ("system", "baseline")
+            if claim[k] not in self.config["variants"]
+        ]
 
     def findings_wanted(self) -> bool:
         return bool(self.config["evaluation"]["findings"])

@@ -82,8 +82,8 @@ class Params(Inputs):
         return [a for path in input.extra_refs for a in ("--extra-ref", path)]
 
     def scoring_args(self, w: Wildcards) -> list[str]:
-        """--lowercase where the pair is scored case-insensitively and --bleu-brevity shortest
-        where the config asks for mteval's rule. Apart from the files: Snakemake records only
+        """--bleu-brevity (the config's rule) and --lowercase where the pair is scored
+        case-insensitively. Apart from the files: Snakemake records only
         params that are not computed from the input, so a setting mixed into the file
         arguments would change the command but rerun nothing (issue 49, case 1)."""
         evaluation = self.config["evaluation"]
