@@ -204,3 +204,55 @@ def test_errors(tmp_path):
         train_sentencepiece([empty], tmp_path / "m", vocab_size=100)
     with pytest.raises(WordorderError):
         train_sentencepiece([empty], tmp_path / "m", vocab_size=100, model_type="wordpiece")
+
+
+# -- word-level models (model_type: word) ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def word_model(corpus_files, tmp_path_factory):
+    """The 10 most frequent tokens of the corpus (and the specials) as a word vocabulary."""
+    prefix = tmp_path_factory.mktemp("spm_word") / "words"
+    return SubwordModel(train_sentencepiece(corpus_files, prefix, 14, model_type="word"))
+
+
+def test_word_model_keeps_the_most_frequent_whole_tokens(word_model, corpus_files):
+    from collections import Counter
+
+    counts = Counter(t for f in corpus_files for t in f.read_text(encoding="utf-8").split())
+    vocab = {word_model.id_to_piece(i) for i in range(4, word_model.vocab_size)}
+    assert word_model.word_level and word_model.vocab_size == 14
+    assert vocab == {"▁" + t for t, _ in counts.most_common(10)}
+
+
+def test_word_model_maps_each_unknown_token_to_its_own_unk(word_model):
+    known = word_model.id_to_piece(4)[1:]
+    tokens = ["zebra", "unbelievablyunknown", known, "ＸＹＺ", "qq"]
+    # sentencepiece alone merges neighbouring unknowns into one piece: 3 pieces for 5 tokens
+    assert len(word_model._sp.encode(" ".join(tokens), out_type=str)) == 3
+    assert word_model.encode(tokens) == ["▁" + t for t in tokens]
+    assert word_model.encode_ids(tokens) == [UNK_ID, UNK_ID, 4, UNK_ID, UNK_ID]
+    assert word_model.encode_batch([" ".join(tokens), ""], out_type=int) == [
+        [UNK_ID, UNK_ID, 4, UNK_ID, UNK_ID],
+        [],
+    ]
+    assert word_index(word_model.encode(tokens)) == [0, 1, 2, 3, 4]
+    assert word_model.decode_ids([4, UNK_ID, 4]) == [known, "⁇", known]
+
+
+def test_word_model_encode_file_and_read_ids(word_model, tmp_path):
+    from wordorder.model_io.subwords import read_ids
+
+    inp = tmp_path / "in.tok"
+    inp.write_text("the zebra  sat\n\nΩ\n", encoding="utf-8")
+    out = tmp_path / "out.sp"
+    assert encode_file(inp, out, word_model, progress=False) == 3
+    lines = out.read_text(encoding="utf-8").split("\n")[:-1]
+    assert lines == ["▁the ▁zebra ▁sat", "", "▁Ω"]
+    ids = read_ids(lines, word_model, out)
+    assert ids == [word_model.encode_ids(line.split()) for line in ["the zebra sat", "", "Ω"]]
+    assert ids[2] == [UNK_ID]
+
+
+def test_bpe_models_are_not_word_level(model):
+    assert not model.word_level

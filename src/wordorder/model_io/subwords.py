@@ -12,13 +12,14 @@ from wordorder.text.subword import SPECIAL_IDS, WORD_START, SubwordModel
 
 
 def read_ids(lines: list[str], spm: SubwordModel, path: Path) -> list[list[int]]:
-    """Map lines of space-separated pieces to ids; a piece unknown to the model is an error."""
+    """Map lines of space-separated pieces to ids; a piece unknown to the model is an error,
+    except under a word-level model, where a word outside the vocabulary is ``<unk>``."""
     unk = spm.piece_to_id("<unk>")
     out = []
     for number, line in enumerate(lines, start=1):
         pieces = line.split()
         ids = [spm.piece_to_id(p) for p in pieces]
-        if unk in ids and "<unk>" not in pieces:
+        if unk in ids and "<unk>" not in pieces and not spm.word_level:
             bad = pieces[ids.index(unk)]
             raise WordorderError(
                 f"subword '{bad}' is not in the vocabulary {spm.path}",

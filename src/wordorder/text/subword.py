@@ -14,6 +14,9 @@ Conventions that the rest of the project relies on:
   ``4 + 256 + (number of distinct characters kept)`` entries; a smaller ``vocab_size`` is
   raised to that minimum (with a warning). ``hard_vocab_limit=False`` lets a tiny corpus
   train with a ``vocab_size`` larger than it can fill.
+* Word-level models (``model_type: word``) have no byte fallback: each token is one piece
+  (``▁`` + the token), a token outside the vocabulary maps to ``<unk>``. Sentencepiece would
+  merge a run of unknown tokens into one piece, so these models encode token by token.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ SPECIAL_IDS = frozenset({PAD_ID, UNK_ID, BOS_ID, EOS_ID})
 
 #: Marks the start of a word in sentencepiece pieces.
 WORD_START = "\u2581"
+#: How an unknown piece reads in decoded text (the trainer's ``unk_surface``).
+UNK_SURFACE = "\u2047"
 
 __all__ = [
     "PAD_ID",
@@ -107,6 +112,8 @@ class SubwordModel:
                 path=self.path,
                 hint="retrain the model with wordorder's train_sentencepiece",
             )
+        # byte pieces follow the four specials in every model trained with byte fallback
+        self.word_level = self._sp.get_piece_size() > 4 and not self._sp.is_byte(4)
 
     @property
     def vocab_size(self) -> int:
@@ -124,6 +131,8 @@ class SubwordModel:
         _check_tokens(tokens)
         if not tokens:
             return []
+        if self.word_level:
+            return [WORD_START + t for t in tokens]
         return list(self._sp.encode(" ".join(tokens), out_type=str))
 
     def encode_ids(self, tokens: Sequence[str]) -> list[int]:
@@ -131,6 +140,8 @@ class SubwordModel:
         _check_tokens(tokens)
         if not tokens:
             return []
+        if self.word_level:
+            return [int(self._sp.piece_to_id(WORD_START + t)) for t in tokens]
         return list(self._sp.encode(" ".join(tokens), out_type=int))
 
     def encode_batch(self, lines: Sequence[str], out_type: type = str) -> list[list]:
@@ -139,6 +150,11 @@ class SubwordModel:
         for line in lines:
             if WORD_START in line:
                 _check_tokens(line.split())
+        if self.word_level:
+            pieces = [_word_pieces(line) for line in lines]
+            if out_type is str:
+                return pieces
+            return [[int(i) for i in self._sp.piece_to_id(p)] if p else [] for p in pieces]
         return self._sp.encode(lines, out_type=out_type)
 
     # -- decoding ---------------------------------------------------------------------
@@ -151,6 +167,9 @@ class SubwordModel:
         bad = [i for i in ids if not 0 <= i < n]
         if bad:
             raise ValueError(f"piece ids out of range [0, {n}): {bad[:5]}")
+        if self.word_level:  # an unknown is a word of its own, not glued to its neighbour
+            pieces = self._sp.id_to_piece(ids)
+            return [UNK_SURFACE if i == UNK_ID else p[1:] for i, p in zip(ids, pieces, strict=True)]
         return self._sp.decode(ids).split()
 
     def decode_pieces(self, pieces: Sequence[str]) -> list[str]:
@@ -158,6 +177,8 @@ class SubwordModel:
         pieces = [p for p in pieces if p]
         if not pieces:
             return []
+        if self.word_level:  # the pieces hold the words, unknown ones too
+            return [p.removeprefix(WORD_START) for p in pieces]
         return self._sp.decode_pieces(list(pieces)).split()
 
     def piece_to_id(self, piece: str) -> int:
@@ -167,6 +188,11 @@ class SubwordModel:
         if not 0 <= int(i) < self.vocab_size:
             raise ValueError(f"piece id {i} out of range [0, {self.vocab_size})")
         return str(self._sp.id_to_piece(int(i)))
+
+
+def _word_pieces(line: str) -> list[str]:
+    """A word model's pieces of a whitespace-normalised line: ``▁`` before every token."""
+    return (WORD_START + line.replace(" ", " " + WORD_START)).split(" ") if line else []
 
 
 def _batches(it: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -195,7 +221,10 @@ def encode_file(inp: Path, out: Path, model: SubwordModel, progress: bool = True
                         raise WordorderError(
                             e.message, path=inp, line=n + k + 1, hint=e.hint
                         ) from None
-            encoded = model._sp.encode(batch, out_type=str)
+            if model.word_level:
+                encoded = [_word_pieces(line) for line in batch]
+            else:
+                encoded = model._sp.encode(batch, out_type=str)
             f.write("".join(" ".join(pieces) + "\n" for pieces in encoded))
             n += len(batch)
             bar.update(len(batch))

@@ -21,6 +21,7 @@ from typing import IO, Any
 from wordorder.errors import WordorderError
 from wordorder.io import iter_lines
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from wordorder.text.subword import UNK_SURFACE
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +86,11 @@ def train_sentencepiece(
         inputs: tokenized text files (``.gz`` ok); all of them are used jointly.
         model_prefix: output prefix, e.g. ``work/spm/en-ja`` gives ``work/spm/en-ja.model``.
         vocab_size: target vocabulary size (soft: see the module docstring).
-        model_type: ``bpe`` or ``unigram`` (``char``/``word`` also accepted).
+        model_type: ``bpe`` or ``unigram`` (``char`` also accepted), or ``word``: one piece
+            per token, the ``vocab_size`` most frequent tokens, every other token ``<unk>``
+            (a word-level vocabulary as the papers before subwords had; no byte fallback).
         character_coverage: share of characters covered by the vocabulary; the rest go
-            through byte fallback.
+            through byte fallback (not read by ``word``).
         seed: seeds the sentence sample and sentencepiece's random generator.
         max_sentences: train on a seeded sample of at most this many lines (all if None).
 
@@ -147,13 +150,13 @@ def train_sentencepiece(
             remove_extra_whitespaces=True,
             add_dummy_prefix=True,
             split_by_whitespace=True,
-            byte_fallback=True,
+            byte_fallback=model_type != "word",
             hard_vocab_limit=False,
             pad_id=PAD_ID,
             unk_id=UNK_ID,
             bos_id=BOS_ID,
             eos_id=EOS_ID,
-            unk_surface="\u2047",  # no surrounding spaces: an unknown stays inside its word
+            unk_surface=UNK_SURFACE,  # no surrounding spaces: an unknown stays inside its word
             # BPE merges are deterministic whatever the thread count; unigram EM is not.
             num_threads=min(8, os.cpu_count() or 1) if model_type == "bpe" else 1,
         )
