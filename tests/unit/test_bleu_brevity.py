@@ -68,6 +68,9 @@ def test_scores_significance_and_findings_follow_the_rule():
     assert short["bleu_signature"].endswith("|bp:shortest")
     assert (short["bleu_detail"]["ref_len"], close["bleu_detail"]["ref_len"]) == (7, 11)
     assert short["bleu"] == pytest.approx(100 * (35 / 64) ** 0.25)
+    # the shortest rule reports the closest reading beside it (Chen 2018's unversioned NIST BLEU)
+    assert short["bleu_closest"] == close["bleu"] and "bleu_closest" not in close
+    assert short["bleu_closest_signature"] == close["bleu_signature"]
     tok = score_translations(
         HYPS, refs, "en", HYPS, refs, extra_refs=extra, extra_refs_tok=extra, brevity="shortest"
     )

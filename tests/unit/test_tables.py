@@ -11,7 +11,7 @@ import pytest
 
 from wordorder.errors import WordorderError
 from wordorder.evaluate.plots import plot_training_curves, read_metric_log
-from wordorder.evaluate.scores import write_scores
+from wordorder.evaluate.scores import read_scores, write_scores
 from wordorder.evaluate.table_render import write_table
 from wordorder.evaluate.tables import collect_scores, results_table
 
@@ -399,3 +399,31 @@ def test_a_score_that_is_nan_is_refused_by_the_report(score_files, tmp_path, cap
     err = capsys.readouterr().err
     assert f"error: {runs[1]}: a score is NaN, not a number" in err
     assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_shortest_brevity_scores_show_the_closest_reading_beside_them(tmp_path):
+    """Scores made with ``bleu_brevity: shortest`` carry ``bleu_closest``: the report puts it in
+    a column of its own next to BLEU; scores without it keep the plain columns."""
+    from wordorder.evaluate.report import write_report
+    from wordorder.evaluate.scores import score_translations
+
+    hyps, refs = ["a b c d", "e f g h i"], ["a b c d x", "e f g h i y"]
+    extra = [["a b", "e f"]]  # shorter than the hypotheses: no penalty by the shortest
+    paths = []
+    for variant, brevity in (("s", "shortest"), ("c", "closest")):
+        scores = score_translations(hyps, refs, "en", extra_refs=extra, brevity=brevity)
+        meta = {"pair": "zh-en", "variant": variant, "seed": 1, "testset": "mt03"}
+        write_scores(tmp_path / f"{variant}.json", scores, meta)
+        paths.append(tmp_path / f"{variant}.json")
+    short, close = (read_scores(p) for p in paths)  # meta aside, the score dicts
+    log = _log(tmp_path / "metrics.jsonl", [{"step": 100, "train_loss": 7.0}])
+    assert short["bleu"] > short["bleu_closest"] == close["bleu"]
+    write_report(
+        paths[:1], [log], ["s"], "x: r", tmp_path / "r.csv", tmp_path / "r.md", tmp_path / "c.png"
+    )
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "BLEU (closest ref.)" in md and f"{short['bleu_closest']:.1f}" in md
+    write_report(
+        paths[1:], [log], ["c"], "x: r", tmp_path / "q.csv", tmp_path / "q.md", tmp_path / "d.png"
+    )
+    assert "closest ref." not in (tmp_path / "q.md").read_text(encoding="utf-8")

@@ -37,6 +37,8 @@ def write_report(
     df = collect_scores(scores)
     word_order = "ribes" in df.columns and df["ribes"].notna().all()
     metrics = ("bleu", "ribes", "chrf") if word_order else ("bleu", "chrf")
+    if "bleu_closest" in df.columns and df["bleu_closest"].notna().all():
+        metrics = ("bleu", "bleu_closest", *metrics[1:])  # bleu_brevity: shortest, both readings
     marked = run_level_markers(df, baseline, variants)
     write_table(
         results_table(df, metrics=metrics, variants=variants),

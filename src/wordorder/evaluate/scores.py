@@ -141,7 +141,8 @@ def score_translations(
             Zhang et al. 2018 on NIST); also lowercases ``bleu_tok``.
         brevity: the reference length of BLEU's brevity penalty with several references,
             ``closest`` (sacreBLEU, multi-bleu.perl) or ``shortest`` (NIST's mteval-v11b), for
-            ``bleu`` and ``bleu_tok`` (:mod:`wordorder.evaluate.bleu`).
+            ``bleu`` and ``bleu_tok`` (:mod:`wordorder.evaluate.bleu`); with ``shortest`` the
+            result also holds ``bleu_closest`` (and its signature), the other reading.
 
     Returns:
         A JSON-ready dict: ``bleu``, ``bleu_signature``, ``chrf``, ``chrf_signature``,
@@ -190,6 +191,11 @@ def score_translations(
         "bleu_detail": _detail(bleu, tokenizer),
         "bleu_tok_detail": None,
     }
+    if brevity == "shortest":
+        # "NIST BLEU" names no mteval version: the closest-reference reading beside it
+        closest_metric = bleu_metric(tokenizer, lowercase, "closest")
+        result["bleu_closest"] = _finite(closest_metric.corpus_score(hyps, all_refs).score)
+        result["bleu_closest_signature"] = signature(closest_metric)
 
     if (hyps_tok is None) != (refs_tok is None):
         raise WordorderError(

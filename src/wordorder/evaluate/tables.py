@@ -38,6 +38,7 @@ METRIC_NAMES = {
     "bleu": "BLEU",
     "chrf": "chrF",
     "bleu_tok": "BLEU (tok)",
+    "bleu_closest": "BLEU (closest ref.)",
     "ribes": "RIBES",
     "nkt": "NKT",
     "under_generation": "under-gen./sent.",
