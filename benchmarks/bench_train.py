@@ -6,7 +6,7 @@ real loss (label-smoothed cross-entropy) and the trainer's update (fused Adam); 
 are not timed. Runs on the CPU with ``--threads`` threads, and on CUDA when a GPU is present:
 fp32, then bf16 AMP in each of ``--modes`` at each of ``--amp-batch-tokens``:
 
-* ``eager``: the trainer's eager update (``wordorder.train.update.update``), as the trainer
+* ``eager``: the trainer's eager update (the ``eager``/``stacked`` route, ``wordorder.train.routes``), as the trainer
   runs it by default: on CUDA its parameters stacked by shape after the first update
   (``wordorder.train.stacked``, ``train.stack_parameters: auto``), on the CPU not;
 * ``stacked`` / ``unstacked``: the same update with the parameters stacked / with a leaf per
@@ -51,8 +51,9 @@ from wordorder.model_io.batching import collate, make_batches, static_shape
 from wordorder.models import PRESETS, build_model
 from wordorder.specials import PAD_ID
 from wordorder.train.options import TrainOptions
-from wordorder.train.stacked import StackedParameters, use_stacks, used_parameters
-from wordorder.train.update import loss_function, make_optimizer, update
+from wordorder.train.routes import route_from_options
+from wordorder.train.stacked import use_stacks
+from wordorder.train.update import loss_function, make_optimizer
 
 VOCAB = 8000
 WIDTH_STEPS = 8
@@ -81,40 +82,25 @@ def throughput(
     loss_fn = loss_function(opts.label_smoothing, amp_dtype, compile_it=mode == "compile")
     steps_wide = WIDTH_STEPS if graphs else 0
     batches = make_batches(pairs, batch_tokens, seed=1, width_steps=steps_wide)
+    dev = torch.device(device)
     if graphs:
-        from wordorder.train.graphs import GraphedUpdates
-
-        runner = GraphedUpdates(model, optimizer, loss_fn, 0.0, torch.device(device))
+        route = route_from_options(
+            "graphed", model, optimizer, opts, dev, amp_dtype, scaler, loss_fn
+        )
         collated = [
             collate(pairs, b, shape=static_shape(pairs, b, batch_tokens, WIDTH_STEPS))
             for b in batches
         ]
         warmup_steps = max(warmup_steps, 2 * len(batches) + 1)
-
-        def step(batch):
-            runner.update([batch], batch.target_tokens)
-
     else:
         collated = [collate(pairs, b) for b in batches]
-        stacked: list[StackedParameters] = []
         setting = {"eager": "auto", "stacked": True}.get(mode, False)
-        stack = use_stacks(setting, torch.device(device), 1, mode == "compile", False)
+        stack = use_stacks(setting, dev, 1, mode == "compile", False)
+        name = "stacked" if stack else "eager"  # stacked: as the trainer, after the 1st update
+        route = route_from_options(name, model, optimizer, opts, dev, amp_dtype, scaler, loss_fn)
 
-        def step(batch):
-            update(
-                model,
-                optimizer,
-                scaler,
-                [batch],
-                opts,
-                torch.device(device),
-                amp_dtype,
-                n_tokens=batch.target_tokens,
-                loss_fn=loss_fn,
-                stacked=stacked[0] if stacked else None,
-            )
-            if stack and not stacked:  # as the trainer: after the first update
-                stacked.append(StackedParameters(model, amp_dtype, used_parameters(model)))
+    def step(batch):
+        route.update([batch], batch.target_tokens)
 
     tokens, flops, start, padded = 0, 0.0, 0.0, 0
     t0 = time.perf_counter()
@@ -140,7 +126,7 @@ def throughput(
         "warmup_s": warm_s,
     }
     if graphs:
-        out["graphs"] = runner.shapes
+        out["graphs"] = route.shapes
     if busy:
         out.update(gpu_busy(step, collated[:5], device))
     return out

@@ -55,7 +55,8 @@ from wordorder.models.registry import resolve_options
 from wordorder.specials import PAD_ID
 from wordorder.text.subword import SubwordModel
 from wordorder.text.subword_train import train_sentencepiece
-from wordorder.train.loop import TrainOptions, make_optimizer, update
+from wordorder.train.loop import TrainOptions, make_optimizer
+from wordorder.train.routes import route_from_options
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ja-en_small_parallel_enja"
@@ -170,6 +171,7 @@ def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float
     model.to(device)
     optimizer = make_optimizer(model, opts)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+    route = route_from_options("eager", model, optimizer, opts, device, amp_dtype, scaler)
     n_enc, n_dec = linear_weights(model)
     model.train()
     queue: list[list[int]] = []
@@ -184,7 +186,7 @@ def train_speed(model, pairs, feats, batch_tokens: int, args) -> dict[str, float
         idx = queue.pop()
         t0 = time.perf_counter()
         batch = collate(pairs, idx, feats)
-        update(model, optimizer, scaler, [batch], opts, device, amp_dtype)
+        route.update([batch], batch.target_tokens)
         sync(device)  # per update: the median needs each update's time
         dt = time.perf_counter() - t0
         if step >= args.timed_from:

@@ -26,7 +26,8 @@ from wordorder.model_io.batching import collate
 from wordorder.model_io.checkpoint import load_model
 from wordorder.models import build_model
 from wordorder.train.loop import TrainOptions, train
-from wordorder.train.update import batch_loss, make_optimizer, update
+from wordorder.train.routes import route_from_options
+from wordorder.train.update import batch_loss, make_optimizer
 
 DEVICE = os.environ.get("WORDORDER_TEST_DEVICE") or ("cuda" if torch.cuda.is_available() else "")
 pytestmark = pytest.mark.skipif(
@@ -134,14 +135,14 @@ def test_mixed_precision_losses_are_close_and_updates_finite(name):
     assert abs(float(bf16) - float(fp32)) <= 0.02 * float(fp32)
 
     opts = TrainOptions(device=DEVICE, lr=1e-3, warmup=1, label_smoothing=0.1)
-    optimizer = make_optimizer(model, opts)
     scaler = torch.amp.GradScaler(torch.device(DEVICE).type, enabled=True)
+    route = route_from_options(
+        "eager", model, make_optimizer(model, opts), opts, batch.src.device, torch.float16, scaler
+    )
     before = [p.detach().clone() for p in model.parameters()]
     # 5 updates: the scaler skips the first ones if its initial scale (2^16) overflows fp16
     for _ in range(5):
-        loss, _, _ = update(
-            model, optimizer, scaler, [batch], opts, batch.src.device, torch.float16
-        )
+        loss, _ = route.update([batch], batch.target_tokens)
         assert torch.isfinite(loss)
     assert all(torch.isfinite(p).all() for p in model.parameters())
     assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
@@ -226,7 +227,7 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
     """Updates replayed from CUDA graphs (two batch shapes, interleaved; a two-batch update with
     accumulation; clipping; the schedule's rate) leave the weights where eager updates do."""
     from wordorder.model_io.batching import make_batches, static_shape
-    from wordorder.train.graphs import GraphedUpdates
+    from wordorder.train.graphs import GraphedRoute
     from wordorder.train.schedule import make_scheduler
     from wordorder.train.update import loss_function
 
@@ -251,19 +252,17 @@ def test_cuda_graph_updates_equal_eager_updates(amp):
     eager = copy.deepcopy(model).to(DEVICE).train()
     optimizer = make_optimizer(eager, opts)
     scheduler = make_scheduler(optimizer, opts)
-    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    route = route_from_options("eager", eager, optimizer, opts, torch.device(DEVICE), amp)
     eager_losses = []
     for group in plan:
-        loss, _, _ = update(
-            eager, optimizer, scaler, group, opts, torch.device(DEVICE), amp, n_tokens=tokens(group)
-        )
+        loss, _ = route.update(group, tokens(group))
         scheduler.step()
         eager_losses.append(float(loss))
 
     graphed_model = copy.deepcopy(model).to(DEVICE).train()
     optimizer = make_optimizer(graphed_model, opts, capturable=True)
     scheduler = make_scheduler(optimizer, opts)
-    runner = GraphedUpdates(
+    runner = GraphedRoute(
         graphed_model, optimizer, loss_function(0.1, amp), opts.clip_norm, torch.device(DEVICE)
     )
     graph_losses = []
@@ -368,3 +367,26 @@ def test_graphed_beam_search_equals_the_eager_searches(name):
     assert graphed == eager
     assert sum(a != b for a, b in zip(graphed, default)) <= 1
     assert len({len(s[0]) for s in default if s}) >= 2  # the stopping rules were exercised
+
+
+@pytest.mark.parametrize("name", ["eager", "stacked", "graphed"])
+def test_a_resumed_run_keeps_its_schedule_on_every_route(name, tmp_path):
+    """Kill-and-resume at update 5 of 10 on the device, the saved state read onto the CPU as
+    resume reads it: each update runs at the uninterrupted run's rate (read from the optimizer)
+    and the weights end where it ends. With CUDA graphs before the fix, the resumed optimizer
+    kept its rate in a CPU tensor, which the captured step read once: every later update ran at
+    the rate of the capture while the scheduler and the log moved on."""
+    from route_runs import plan_and_batches, run_with_resume
+
+    torch.manual_seed(1)
+    model = build_model({"preset": "tiny", "dropout": 0.0}, VOCAB)
+    plan = plan_and_batches()
+    device = torch.device(DEVICE)
+    rates, weights, _ = run_with_resume(model, name, plan, None, tmp_path, device)
+    rates_r, weights_r, state_r = run_with_resume(model, name, plan, 5, tmp_path, device)
+    assert rates_r == pytest.approx(rates, rel=1e-6) and len(set(rates)) > 4
+    start = [p.detach().to(device) for p in model.parameters()]
+    gap = sum(float((a - b).norm()) ** 2 for a, b in zip(weights_r, weights)) ** 0.5
+    path = sum(float((a - b).norm()) ** 2 for a, b in zip(weights, start)) ** 0.5
+    assert gap / path < 0.02, gap / path
+    assert all(s["step"].device == device for s in state_r.values())

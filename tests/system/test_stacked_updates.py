@@ -18,9 +18,11 @@ from test_variants_learn_reordering import features
 
 from wordorder.model_io.batching import collate
 from wordorder.models import build_model
+from wordorder.train.gpu_table import tried
 from wordorder.train.options import TrainOptions
-from wordorder.train.stacked import StackedParameters, used_parameters
-from wordorder.train.update import make_optimizer, update
+from wordorder.train.routes import route_from_options
+from wordorder.train.stacked import StackedParameters
+from wordorder.train.update import make_optimizer
 
 # the static search's variants, and flexible attention (which decodes with the default search)
 MODELS = {
@@ -47,20 +49,19 @@ def run(model, amp, stack, batches, updates=3, device="cpu"):
     """Losses, and gradients and weights after each update."""
     opts = TrainOptions(device=device, lr=1e-3, warmup=1, label_smoothing=0.1, clip_norm=1.0)
     optimizer = make_optimizer(model, opts)
-    scaler = torch.amp.GradScaler("cuda", enabled=False)
-    stacked, seen = None, []
+    route = route_from_options(
+        "stacked" if stack else "eager", model, optimizer, opts, torch.device(device), amp
+    )
+    seen = []
     for k in range(updates):
         torch.manual_seed(100 + k)  # the same dropout masks in both runs
         group = batches[2 * k : 2 * k + 2]
-        loss, nll, _ = update(
-            model, optimizer, scaler, group, opts, torch.device(device), amp, stacked=stacked
-        )
+        loss, nll = route.update(group, sum(b.target_tokens for b in group))
         grads = {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}
         weights = {n: p.detach().clone() for n, p in model.named_parameters()}
         seen.append((loss.item(), nll.item(), grads, weights))
-        if stack and stacked is None:
-            stacked = StackedParameters(model, amp, used_parameters(model))
-            assert stacked.stacks, "nothing was stacked"
+    if stack:
+        assert route.stacked is not None and route.stacked.stacks, "nothing was stacked"
     return seen
 
 
@@ -116,7 +117,7 @@ def test_where_parameters_are_stacked():
     from wordorder.train.stacked import use_stacks
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
-    assert use_stacks("auto", cuda, 1, False, False)
+    assert use_stacks("auto", cuda, 1, False, False) is tried("stacked", "fp32", "transformer")
     assert not use_stacks("auto", cpu, 1, False, False)  # a CPU has no host work to save
     assert use_stacks(True, cpu, 1, False, False)
     assert not use_stacks(False, cuda, 1, False, False)

@@ -19,7 +19,10 @@ from wordorder.device import cuda_paths
 from wordorder.model_io.batching import collate, make_batches, round_width, static_shape
 from wordorder.models import build_model
 from wordorder.train.options import TrainOptions
-from wordorder.train.update import make_optimizer, update
+from wordorder.train.routes import route_from_options
+from wordorder.train.update import make_optimizer
+
+CPU = torch.device("cpu")
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -30,17 +33,14 @@ def loss_curve(pairs, batches, shaped: bool, budget: int, steps: int) -> list[fl
     torch.manual_seed(1)
     model = build_model({"preset": "tiny", "dropout": 0.0}, VOCAB).train().double()
     opts = TrainOptions(device="cpu", lr=2e-3, warmup=50, label_smoothing=0.1)
-    optimizer = make_optimizer(model, opts)
-    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    route = route_from_options("eager", model, make_optimizer(model, opts), opts, CPU)
     curve = []
     with cuda_paths():
         for idx in batches:
             shape = static_shape(pairs, idx, budget, steps) if shaped else None
             batch = collate(pairs, idx, shape=shape)
-            loss, _, tokens = update(
-                model, optimizer, scaler, [batch], opts, torch.device("cpu"), None
-            )
-            curve.append(float(loss) / tokens)
+            loss, _ = route.update([batch], batch.target_tokens)
+            curve.append(float(loss) / batch.target_tokens)
     return curve
 
 

@@ -32,7 +32,19 @@ def test_false_never_graphs(models):
             assert use_graphs(False, device, model, 1, BF16) is False
 
 
-def test_auto_graphs_only_where_they_can_be_used(models, capsys):
+@pytest.fixture
+def graphs_passed(monkeypatch):
+    """The route table as it will read once graphed Transformer updates pass the GPU checks
+    with the pinned torch (tests/unit/test_gpu_table.py: auto without that row)."""
+    from wordorder.train import gpu_table
+
+    pinned = (gpu_table.PINNED_TORCH, gpu_table.PINNED_TORCH)
+    rows = {("graphed", p, "transformer"): pinned for p in ("fp32", "bf16")}
+    monkeypatch.setattr(gpu_table, "PASSED", {**gpu_table.PASSED, **rows})
+    monkeypatch.setattr(torch, "__version__", gpu_table.PINNED_TORCH + "+cu130")
+
+
+def test_auto_graphs_only_where_they_can_be_used(models, capsys, graphs_passed):
     transformer, rnn = models["transformer"], models["rnn"]
     assert use_graphs("auto", CUDA, transformer, 1, BF16) is True
     assert use_graphs("auto", CUDA, transformer, 1, None) is True  # float32

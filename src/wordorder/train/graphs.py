@@ -23,22 +23,25 @@ saying to turn the option off.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from wordorder.errors import WordorderError
 from wordorder.model_io.batching import Batch
 from wordorder.models.base import Seq2SeqModel
+from wordorder.train.gpu_table import family_of, precision_of, tried, untried
 
 
 @dataclass
 class _Captured:
     """A graph of one micro-batch shape: its static inputs and the outputs of its replays."""
 
-    graph: torch.cuda.CUDAGraph
+    graph: Any  # a torch.cuda.CUDAGraph, or what a stand-in backend captures
     batch: Batch  # the static input tensors, on the device
     loss: torch.Tensor
     nll: torch.Tensor
@@ -48,12 +51,21 @@ class _Captured:
         # on (a copy from pageable memory waits for the device: measured 36 ms an update at
         # 25k tokens on an H100, time the host could have spent on the next batch).
         for static, new in zip(_tensors(self.batch), _tensors(batch)):
-            static.copy_(new.pin_memory() if new.is_cpu else new, non_blocking=True)
+            static.copy_(
+                new.pin_memory() if new.is_cpu and static.is_cuda else new, non_blocking=True
+            )
 
 
 def _tensors(batch: Batch) -> list[torch.Tensor]:
     feats = [batch.feats[k] for k in sorted(batch.feats)] if batch.feats else []
     return [batch.src, batch.tgt_in, batch.tgt_out, *feats]
+
+
+def _own(batch: Batch) -> Batch:
+    """The graph's own input tensors: later batches are copied into them, so they must not be
+    the caller's (on a CPU, ``Batch.to`` returns the same tensors)."""
+    feats = {k: v.clone() for k, v in batch.feats.items()} if batch.feats else batch.feats
+    return Batch(batch.src.clone(), batch.tgt_in.clone(), batch.tgt_out.clone(), feats)
 
 
 def _shape_key(batch: Batch) -> tuple:
@@ -71,8 +83,9 @@ def use_graphs(
     """Whether a run's updates replay from CUDA graphs. ``train.cuda_graphs``: ``true`` demands
     them (a :class:`WordorderError` saying why where they cannot be used), ``auto`` uses them
     where they can be: on a CUDA device, in one process, in bf16 or float32, for a model whose
-    update never reads the device (``model.capture_blocker`` is None; every model today). ``auto``
-    lets one config run on any device: graphs on a GPU, eager updates on a CPU."""
+    update never reads the device (``model.capture_blocker`` is None; every model today), and
+    only where the route table says graphs passed the GPU checks with the pinned torch
+    (:mod:`wordorder.train.gpu_table`). ``auto`` lets one config run on any device."""
     if not setting:
         return False
     if device.type != "cuda":
@@ -88,6 +101,8 @@ def use_graphs(
         )
     elif model.capture_blocker is not None:
         why = f"{type(model).__name__} cannot be captured: {model.capture_blocker}"
+    elif setting == "auto" and not tried("graphed", precision_of(amp_dtype), family_of(model)):
+        why = untried("graphed", precision_of(amp_dtype), family_of(model))
     else:
         return True
     if setting == "auto":
@@ -100,41 +115,77 @@ def use_graphs(
     )
 
 
-class GraphedUpdates:
-    """Runs training updates of ``model`` through CUDA graphs (see the module docstring).
+class CudaGraphs:
+    """The graphs of a CUDA device: captured on a side stream into one memory pool (they never
+    run at the same time). :class:`GraphedRoute` takes any object with this interface, so its
+    bookkeeping runs in CI with a stand-in (tests/helpers/graph_standin.py)."""
 
-    ``loss_fn(model, batch)`` → (summed loss, summed NLL) of a batch on the device, as
-    :func:`wordorder.train.update.batch_loss`; ``optimizer`` must be a capturable Adam whose
-    learning rate is a device tensor (:func:`wordorder.train.update.make_optimizer`).
-    """
-
-    def __init__(
-        self,
-        model: Seq2SeqModel,
-        optimizer: torch.optim.Optimizer,
-        loss_fn,
-        clip_norm: float,
-        device: torch.device,
-        max_graphs: int = 32,
-    ) -> None:
+    def __init__(self, device: torch.device) -> None:
         if device.type != "cuda":
             raise WordorderError(
                 f"train.cuda_graphs needs a CUDA device, but this run trains on {device}",
                 hint="set train.cuda_graphs: false, or train on a GPU",
             )
+        self.device = device
+        self.stream = torch.cuda.Stream(device)
+        self.pool = torch.cuda.graph_pool_handle()
+
+    @contextlib.contextmanager
+    def side_stream(self) -> Iterator[None]:
+        """An update's work, queued on the capture stream behind the main stream's."""
+        main = torch.cuda.current_stream(self.device)
+        self.stream.wait_stream(main)
+        with torch.cuda.stream(self.stream):
+            yield
+        main.wait_stream(self.stream)
+
+    def capture(self, fn: Callable[[], None]) -> Any:
+        """A graph of the kernels ``fn`` issues (run by its ``replay()``, not now)."""
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
+            fn()
+        return graph
+
+
+class GraphedRoute:
+    """Training updates of ``model`` through graphs (see the module docstring): the route
+    ``graphed`` of :mod:`wordorder.train.routes`, sharing its :class:`StepOps`.
+
+    ``loss_fn(model, batch)`` → (summed loss, summed NLL) of a batch on the device, as
+    :func:`wordorder.train.update.batch_loss`; ``optimizer`` a capturable Adam whose learning
+    rate is a tensor on the parameters' device (:func:`wordorder.train.update.prepare_optimizer`).
+    ``backend``: :class:`CudaGraphs` of ``device`` unless given.
+    """
+
+    name = "graphed"
+
+    def __init__(
+        self,
+        model: Seq2SeqModel,
+        optimizer: torch.optim.Optimizer,
+        loss_fn: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+        clip_norm: float,
+        device: torch.device,
+        max_graphs: int = 32,
+        backend: Any = None,
+    ) -> None:
+        from wordorder.train.routes import StepOps
+
+        self.backend = backend if backend is not None else CudaGraphs(device)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
-        self.clip_norm, self.device, self.max_graphs = clip_norm, device, max_graphs
+        self.device, self.max_graphs = device, max_graphs
         self.params = [p for p in model.parameters() if p.requires_grad]
+        # loss scaling cannot be captured (use_graphs refuses fp16): a disabled scaler
+        scaler = torch.amp.GradScaler(device.type, enabled=False)
+        self.ops = StepOps(optimizer, scaler, self.params, clip_norm, foreach=True)
         # the static gradients every graph adds into
         self.grads: list[torch.Tensor] = [torch.zeros_like(p) for p in self.params]
         for p, g in zip(self.params, self.grads):
             p.grad = g
         self.scale = torch.zeros((), device=device)
-        self.stream = torch.cuda.Stream(device)
-        self.pool = torch.cuda.graph_pool_handle()
         self.graphs: dict[tuple, _Captured] = {}
         self.seen: Counter[tuple] = Counter()
-        self.step_graph: torch.cuda.CUDAGraph | None = None
+        self.step_graph: Any = None
         self.eager_steps = 0
 
     @property
@@ -145,22 +196,17 @@ class GraphedUpdates:
     def update(self, group: Sequence[Batch], n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
         """One optimizer update over the micro-batches ``group`` (on the host; copied in here)
         holding ``n_tokens`` target tokens; returns the summed loss and NLL (device scalars)."""
-        main = torch.cuda.current_stream(self.device)
-        self.stream.wait_stream(main)
-        with torch.cuda.stream(self.stream):
+        from wordorder.train.routes import accumulate
+
+        with self.backend.side_stream():
             self.scale.fill_(1.0 / n_tokens)
-            loss_sum = torch.zeros((), device=self.device)
-            nll_sum = torch.zeros((), device=self.device)
-            for batch in group:
-                loss, nll = self._micro_batch(batch)
-                loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
+            sums = accumulate(group, lambda _k, batch: self._micro_batch(batch), self.device)
             self._step()
-        main.wait_stream(self.stream)
-        return loss_sum, nll_sum
+        return sums
 
     def _forward_backward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         loss, nll = self.loss_fn(self.model, batch)
-        (loss * self.scale).backward()
+        self.ops.backward(loss, self.scale)
         return loss.detach(), nll
 
     def _micro_batch(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -172,17 +218,22 @@ class GraphedUpdates:
                 # the first time eagerly: lazy initialisations (cuBLAS, kernels) stay out of
                 # the capture
                 return self._forward_backward(batch.to(self.device))
-            captured = self._capture(key, batch.to(self.device))
+            captured = self._capture(key, _own(batch.to(self.device)))
         else:
             captured.load(batch)
         captured.graph.replay()
         return captured.loss, captured.nll
 
     def _capture(self, key: tuple, batch: Batch) -> _Captured:
-        graph = torch.cuda.CUDAGraph()
+        loss, nll = torch.zeros((), device=self.device), torch.zeros((), device=self.device)
+
+        def forward_backward() -> None:  # its outputs land in the static loss and nll
+            out = self._forward_backward(batch)
+            loss.copy_(out[0])
+            nll.copy_(out[1])
+
         try:
-            with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
-                loss, nll = self._forward_backward(batch)
+            graph = self.backend.capture(forward_backward)
         except RuntimeError as e:
             raise WordorderError(
                 f"this model cannot be captured in a CUDA graph ({str(e).splitlines()[0]})",
@@ -193,10 +244,8 @@ class GraphedUpdates:
         return captured
 
     def _step_ops(self) -> None:
-        if self.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.params, self.clip_norm, foreach=True)
-        self.optimizer.step()
-        torch._foreach_zero_(self.grads)
+        self.ops.step()
+        torch._foreach_zero_(self.grads)  # in place: the graphs add into these tensors
 
     def _step(self) -> None:
         if self.step_graph is not None:
@@ -205,8 +254,5 @@ class GraphedUpdates:
             self._step_ops()
             self.eager_steps += 1
         else:
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
-                self._step_ops()
-            self.step_graph = graph
-            graph.replay()
+            self.step_graph = self.backend.capture(self._step_ops)
+            self.step_graph.replay()

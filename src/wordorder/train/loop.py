@@ -33,9 +33,9 @@ from wordorder.train.options import TrainOptions
 from wordorder.train.resume import Feats, data_digest, fingerprint
 from wordorder.train.state import DevSet
 from wordorder.train.trainer import Trainer
-from wordorder.train.update import batch_loss, dev_loss, make_optimizer, update
+from wordorder.train.update import batch_loss, dev_loss, make_optimizer
 
-__all__ = ["TrainOptions", "batch_loss", "dev_loss", "make_optimizer", "train", "update"]
+__all__ = ["TrainOptions", "batch_loss", "dev_loss", "make_optimizer", "train"]
 
 
 def train(

@@ -98,36 +98,35 @@ def count_update(
     **train_options: Any,
 ) -> OpCount:
     """The operators of one training update of ``model`` on ``batch`` (forward, backward,
-    clipping, Adam), as :func:`wordorder.train.update.update` runs it in the trainer (``stack``:
-    its parameters stacked by shape, :mod:`wordorder.train.stacked`); the first update (which
-    creates the optimizer's state) runs uncounted before it."""
+    clipping, Adam), as the trainer's route runs it (:mod:`wordorder.train.routes`; ``stack``:
+    the ``stacked`` route, its parameters stacked by shape after the first update); the first
+    update (which creates the optimizer's state and the stacks) runs uncounted before it."""
     from wordorder.train.options import TrainOptions
-    from wordorder.train.stacked import StackedParameters, used_parameters
-    from wordorder.train.update import make_optimizer, update
+    from wordorder.train.routes import StackedRoute, make_route
+    from wordorder.train.update import loss_function, make_optimizer
 
     opts = TrainOptions(device="cpu", **{"lr": 1e-4, "warmup": 1, **train_options})
     device = next(model.parameters()).device
     optimizer = make_optimizer(model, opts)  # type: ignore[arg-type]
     scaler = torch.amp.GradScaler("cuda", enabled=False)
-    stacked: StackedParameters | None = None
-
+    loss_fn = loss_function(opts.label_smoothing, amp_dtype)
+    route = make_route(
+        "stacked" if stack else "eager",
+        model,  # type: ignore[arg-type]
+        optimizer,
+        scaler,
+        loss_fn,
+        device,
+        opts.clip_norm,
+        amp_dtype=amp_dtype,
+    )
     n_tokens = batch.target_tokens  # the trainer counts them from the id lists: no tensor read
 
     def step() -> None:
-        update(
-            model,  # type: ignore[arg-type]
-            optimizer,
-            scaler,
-            [batch],
-            opts,
-            device,
-            amp_dtype,
-            n_tokens=n_tokens,
-            stacked=stacked,
-        )
+        route.update([batch], n_tokens)
 
     with cuda_paths() if as_on_cuda else nullcontext():
         step()
-    if stack:  # as the trainer: the parameters the first update used
-        stacked = StackedParameters(model, amp_dtype, used_parameters(model))
+    if isinstance(route, StackedRoute):
+        route.stack()  # as its next update would: stacking is not part of the counted update
     return count_ops(step, as_on_cuda)

@@ -72,7 +72,7 @@ class StackedParameters:
     Create it after the model is on its device (moving a module replaces its parameters'
     storage); an update calls :meth:`zero_grad` instead of the optimizer's, runs the loss
     through it (``stacked(loss_fn, batch)``) and calls :meth:`link_grads` after the backward
-    passes (:func:`wordorder.train.update.update` does all three).
+    passes (the ``stacked`` route of :mod:`wordorder.train.routes` does all three).
     """
 
     def __init__(
@@ -154,13 +154,29 @@ def used_parameters(model: nn.Module) -> set[int]:
 
 
 def use_stacks(
-    setting: bool | str, device: torch.device, processes: int, compiled: bool, graphs: bool
+    setting: bool | str,
+    device: torch.device,
+    processes: int,
+    compiled: bool,
+    graphs: bool,
+    precision: str = "fp32",
+    family: str = "transformer",
 ) -> bool:
     """Whether a run stacks its parameters (``train.stack_parameters``): ``auto`` on a CUDA
-    device, ``true`` on any; either only for one process's eager updates, where ``true``
+    device where the route table says stacked updates of this precision and family passed the
+    GPU checks with the pinned torch (:mod:`wordorder.train.gpu_table`; else eager, said in the
+    log), ``true`` on any; either only for one process's eager updates, where ``true``
     elsewhere is an error saying why."""
+    from wordorder.train.gpu_table import tried, untried
+
     if not setting:
         return False
+    if setting == "auto" and device.type == "cuda" and processes == 1 and not compiled:
+        if not graphs and not tried("stacked", precision, family):
+            print(
+                f"train.stack_parameters auto: unstacked ({untried('stacked', precision, family)})"
+            )
+            return False
     if processes > 1:
         why = "DDP hooks each parameter"
     elif compiled:

@@ -28,14 +28,14 @@ from wordorder.model_io.packed import PackedPairs
 from wordorder.models.base import Seq2SeqModel, trainable_parameters
 from wordorder.train import finished, kept
 from wordorder.train.distributed import barrier, flag_any, init_from_env, shutdown, sum_all, wrap
-from wordorder.train.graphs import GraphedUpdates, use_graphs
+from wordorder.train.graphs import GraphedRoute
 from wordorder.train.options import TrainOptions
 from wordorder.train.outputs import TrainerOutputs
 from wordorder.train.resume import Feats, StopSignal, load_state, open_metrics
+from wordorder.train.routes import choose_route, make_route
 from wordorder.train.schedule import make_scheduler
-from wordorder.train.stacked import StackedParameters, use_stacks, used_parameters
 from wordorder.train.state import DevSet, TrainingState, Window
-from wordorder.train.update import loss_function, make_optimizer, set_capturable, update
+from wordorder.train.update import loss_function, make_optimizer, prepare_optimizer
 
 
 class Trainer(TrainerOutputs):
@@ -75,8 +75,12 @@ class Trainer(TrainerOutputs):
         model.to(device).train()
         self.amp_dtype = amp_dtype = autocast_dtype(device, opts.amp, opts.cpu_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-        graphs = use_graphs(opts.cuda_graphs, device, model, d.world, amp_dtype)
-        self.optimizer = make_optimizer(model, opts, capturable=graphs)
+        # How updates run, decided once; the optimizer is built, loaded and prepared for it
+        route = choose_route(opts, device, model, d.world, amp_dtype)
+        graphed = route == "graphed"
+        if d.main:
+            print(f"updates: the {route} route ({precision_name(amp_dtype)})", flush=True)
+        self.optimizer = make_optimizer(model, opts, capturable=graphed)
         self.scheduler = make_scheduler(self.optimizer, opts)
         self.options, self.base_meta, self.key = identity
         saved = (
@@ -86,24 +90,27 @@ class Trainer(TrainerOutputs):
             if state_path
             else None
         )
-        set_capturable(self.optimizer, graphs)  # a loaded state carries its own run's setting
+        prepare_optimizer(self.optimizer, graphed)  # a loaded state carries its own run's
         self.loss_fn = loss_function(opts.label_smoothing, amp_dtype, opts.compile)
         self.ddp = wrap(model, self.loss_fn, d)
-        # Parameters stacked by shape after the first update (wordorder.train.stacked)
-        self.stack = use_stacks(opts.stack_parameters, device, d.world, opts.compile, graphs)
-        self.stacked: StackedParameters | None = None
-        self.graphed = (
-            GraphedUpdates(
-                model, self.optimizer, self.loss_fn, opts.clip_norm, device, opts.max_graphs
-            )
-            if graphs
-            else None
+        self.route = make_route(
+            route,
+            model,
+            self.optimizer,
+            self.scaler,
+            self.loss_fn,
+            device,
+            opts.clip_norm,
+            amp_dtype=amp_dtype,
+            ddp=self.ddp,
+            world=d.world,
+            max_graphs=opts.max_graphs,
         )
         # Batches padded by vectorised gathers (collate's Python loops cost the GPU an update's
         # time in host work: model_io/packed.py)
         self.packed = PackedPairs(train_pairs, train_feats)
         # Static shapes for the graphs: widths counted rounded up (see static_shape).
-        self.width_steps = opts.width_steps if graphs else 0
+        self.width_steps = opts.width_steps if graphed else 0
         self.state = s = TrainingState.begin(saved, d.rank, d.world)
         if saved and state_path and d.main:  # saved implies state_path; said for the type checker
             kept.restore(state_path, saved.kept, out_dir)
@@ -150,7 +157,7 @@ class Trainer(TrainerOutputs):
                 "device": self.device.type,
                 "precision": precision_name(self.amp_dtype),
                 "params": trainable_parameters(self.model),
-                **({"cuda_graphs": self.graphed.shapes} if self.graphed is not None else {}),
+                **({"cuda_graphs": r.shapes} if isinstance(r := self.route, GraphedRoute) else {}),
             }
             self.complete_metrics()
             if self.state_path and d.main:  # kept until Snakemake has the outputs (see finished)
@@ -207,38 +214,17 @@ class Trainer(TrainerOutputs):
         packed = self.packed
         total = sum(packed.target_tokens(idx) for idx in share)
         mine = share[d.rank :: d.world]
-        if self.graphed is not None:
-            group = [
-                packed.batch(idx, packed.static_shape(idx, opts.batch_tokens, self.width_steps))
-                for idx in mine
-            ]
-            loss, nll = self.graphed.update(group, total)
-            n_tokens = total
+        if self.width_steps:  # the graphs' static shapes
+            steps, budget = self.width_steps, opts.batch_tokens
+            group = [packed.batch(i, packed.static_shape(i, budget, steps)) for i in mine]
         else:
             group = [packed.batch(idx) for idx in mine]
-            loss, nll, n_tokens = update(
-                self.model,
-                self.optimizer,
-                self.scaler,
-                group,
-                opts,
-                self.device,
-                self.amp_dtype,
-                self.ddp,
-                d.world,
-                total,
-                self.loss_fn,
-                self.stacked,
-            )
-            if self.stack and self.stacked is None:
-                self.stacked = StackedParameters(
-                    self.model, self.amp_dtype, used_parameters(self.model)
-                )
+        loss, nll = self.route.update(group, total)
         lr = self.optimizer.param_groups[0]["lr"]
         if isinstance(lr, torch.Tensor):  # the scheduler writes the next rate into it
             lr = lr.clone()
         self.scheduler.step()
-        self.state.record_update(loss, nll, n_tokens)
+        self.state.record_update(loss, nll, total)
         self.bar.update(1)
         return lr
 

@@ -1,9 +1,9 @@
-"""One optimizer update: the label-smoothed loss of a batch, gradient accumulation over the
-batches of an update (with DDP: over this process' share), Adam; and the dev loss."""
+"""The parts of an update that every route shares (:mod:`wordorder.train.routes`): the
+label-smoothed loss of a batch, Adam (built, and made ready after loading a saved state); and
+the dev loss."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
@@ -14,7 +14,6 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import PAD_ID
 from wordorder.train.loss import linear_cross_entropy, logits_loss
 from wordorder.train.options import TrainOptions
-from wordorder.train.stacked import StackedParameters
 
 Feats = Mapping[str, Sequence[Sequence[int]]]
 
@@ -102,74 +101,32 @@ def make_optimizer(
     )
 
 
-def set_capturable(optimizer: torch.optim.Optimizer, capturable: bool) -> None:
-    """Make a loaded optimizer state match :func:`make_optimizer`'s ``capturable`` (a state
-    saved by a run with the other setting carries that run's flag and rate type)."""
-    for group in optimizer.param_groups:
-        lr = group["lr"]
-        device = group["params"][0].device
-        group["capturable"] = capturable
-        if capturable and not isinstance(lr, torch.Tensor):
-            group["lr"] = torch.tensor(lr, device=device)
-        elif not capturable and isinstance(lr, torch.Tensor):
-            group["lr"] = float(lr)
+def prepare_optimizer(optimizer: torch.optim.Optimizer, capturable: bool) -> None:
+    """Make an optimizer, loaded or not, what :func:`make_optimizer` builds for ``capturable``.
 
-
-def update(
-    model: Seq2SeqModel,
-    optimizer: torch.optim.Optimizer,
-    scaler: torch.amp.GradScaler,
-    group: Sequence[Batch],
-    opts: TrainOptions,
-    device: torch.device,
-    amp_dtype: torch.dtype | None,
-    ddp: torch.nn.parallel.DistributedDataParallel | None = None,
-    world: int = 1,
-    n_tokens: int | None = None,
-    loss_fn: LossFn | None = None,
-    stacked: StackedParameters | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """One optimizer update over the micro-batches ``group`` (gradient accumulation).
-
-    With ``ddp`` (:mod:`wordorder.train.distributed`), ``group`` is this process' share of the
-    update and ``n_tokens`` the target tokens of the whole update (all processes); gradients
-    are all-reduced once, at the last micro-batch.
-
-    ``loss_fn(model, batch)``: the loss of a batch on the device (:func:`loss_function`).
-    ``stacked``: the model's parameters stacked by shape (:mod:`wordorder.train.stacked`; not
-    with ``ddp``): the loss runs through it, and it hands the parameters their gradients.
-
-    Returns the summed loss and NLL (detached tensors, not synchronised) and the number of
-    target tokens; the loss is averaged per target token over the whole update.
+    A loaded state carries the settings of the run that saved it (``Optimizer.load_state_dict``
+    keeps the saved groups' values), read by :mod:`wordorder.train.resume` onto the CPU: its
+    ``capturable`` flag, a rate that is a float or a CPU tensor, and Adam's step counters where
+    that run kept them. A captured step reads the rate tensor it was captured with; one left on
+    the CPU is read once, into the graph, and the scheduler's writes never reach the weights.
+    So the rate becomes a tensor on the parameters' device (capturable) or a float (not), and
+    a capturable Adam's step counters move to the parameters' device too.
     """
-    loss_fn = loss_fn or loss_function(opts.label_smoothing, amp_dtype)
-    if n_tokens is None:
-        n_tokens = sum(b.target_tokens for b in group)  # counted on the CPU: no device sync
-    if stacked is not None:
-        stacked.zero_grad()
-    else:
-        optimizer.zero_grad(set_to_none=True)
-    loss_sum = nll_sum = torch.zeros((), device=device)
-    for k, batch in enumerate(group):
-        # DDP averages gradients over processes: scale by world so that the result is the sum.
-        sync = ddp is None or k == len(group) - 1
-        with contextlib.nullcontext() if sync or ddp is None else ddp.no_sync():
-            if stacked is not None:
-                loss, nll = stacked(loss_fn, batch.to(device))
-            elif ddp is None:
-                loss, nll = loss_fn(model, batch.to(device))
-            else:
-                loss, nll = ddp(batch.to(device))
-            scaler.scale(loss * (world / n_tokens)).backward()
-        loss_sum, nll_sum = loss_sum + loss.detach(), nll_sum + nll
-    if stacked is not None:
-        stacked.link_grads()
-    if opts.clip_norm > 0:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss_sum, nll_sum, n_tokens
+    for group in optimizer.param_groups:
+        device = group["params"][0].device
+        lr = group["lr"]
+        group["capturable"] = capturable
+        if capturable:
+            if not isinstance(lr, torch.Tensor) or lr.device != device:
+                group["lr"] = torch.tensor(float(lr), device=device)
+        elif isinstance(lr, torch.Tensor):
+            group["lr"] = float(lr)
+        if not capturable:
+            continue
+        for p in group["params"]:
+            step = optimizer.state.get(p, {}).get("step")
+            if isinstance(step, torch.Tensor) and step.device != p.device:
+                optimizer.state[p]["step"] = step.to(p.device)
 
 
 @torch.inference_mode()
