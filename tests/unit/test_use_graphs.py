@@ -84,20 +84,15 @@ def test_the_option_takes_true_false_and_auto_only():
             TrainOptions.from_dict({"cuda_graphs": bad})
 
 
-def test_dev_evaluations_decode_from_graphs_with_train_cuda_graphs_on_a_gpu(models):
-    """The dev evaluations take decode.cuda_graphs' search where train.cuda_graphs is on, the
-    device CUDA and the model decodes with static shapes (Transformers and RNNs, not flexible
-    attention)."""
+def test_dev_evaluations_follow_the_training_route(models):
+    """The dev evaluations take decode.cuda_graphs' search where the training's updates replay
+    from graphs (the graphed route: a CUDA device, one process, no fp16, so never where
+    use_graphs refused) and the model decodes with static shapes (not flexible attention)."""
     from wordorder.train.state import eval_graphs
-
-    def opts(setting):
-        return TrainOptions(device="cpu", cuda_graphs=setting)
 
     transformer, rnn = models["transformer"], models["rnn"]
     flexible = build_model({"preset": "rnn_tiny", "attention": "flexible"}, 40)
-    assert eval_graphs(opts(True), CUDA, transformer)
-    assert eval_graphs(opts("auto"), CUDA, transformer)
-    assert eval_graphs(opts("auto"), CUDA, rnn)
-    assert not eval_graphs(opts(False), CUDA, transformer)
-    assert not eval_graphs(opts("auto"), CPU, transformer)
-    assert not eval_graphs(opts(True), CUDA, flexible)
+    assert eval_graphs("graphed", transformer) and eval_graphs("graphed", rnn)
+    assert not eval_graphs("graphed", flexible)
+    for route in ("eager", "stacked", "ddp"):
+        assert not eval_graphs(route, transformer)

@@ -30,7 +30,8 @@ from wordorder.train.resume import (
     rng_state,
     save_state,
 )
-from wordorder.train.state import DevSet, TrainingState, score_dev
+from wordorder.train.routes import Route
+from wordorder.train.state import DevSet, TrainingState, eval_graphs, score_dev
 
 
 class TrainerOutputs:
@@ -48,6 +49,7 @@ class TrainerOutputs:
     scaler: torch.amp.GradScaler
     optimizer: Optimizer
     scheduler: LambdaLR
+    route: Route  # how its updates run (wordorder.train.routes)
     options: dict[str, Any]  # the model's options
     base_meta: dict[str, Any]  # every checkpoint's metadata
     key: str  # the resume key
@@ -154,7 +156,8 @@ class TrainerOutputs:
         s, opts, out = self.state, self.opts, self.out_dir
         _sync(self.device)
         t0 = time.perf_counter()
-        scores = score_dev(self.model, self.dev, opts, self.device, self.amp_dtype)
+        graphs = eval_graphs(self.route.name, self.model)
+        scores = score_dev(self.model, self.dev, opts, self.device, self.amp_dtype, graphs)
         if opts.best_by == "bleu":
             score = scores.bleu
         else:
@@ -192,7 +195,8 @@ class TrainerOutputs:
         history: list[Path] = sorted((out / "history").glob("step*.pt"), key=step_of)
         averaged = average_checkpoints(history)
         self.model.load_state_dict(averaged)
-        scores = score_dev(self.model, self.dev, self.opts, self.device, self.amp_dtype)
+        graphs = eval_graphs(self.route.name, self.model)
+        scores = score_dev(self.model, self.dev, self.opts, self.device, self.amp_dtype, graphs)
         self.log({"step": s.step, "averaged_last": n, **scores.fields()})
         os.replace(out / "best.pt", out / "best_single.pt")
         save_checkpoint(

@@ -211,13 +211,14 @@ class DevSet:
     feats: Feats | None = None
 
 
-def eval_graphs(opts: TrainOptions, device: torch.device, model: Seq2SeqModel) -> bool:
+def eval_graphs(route: str, model: Seq2SeqModel) -> bool:
     """Whether the dev evaluations decode from CUDA graphs (``decode.cuda_graphs``' search):
-    with ``train.cuda_graphs`` on (``true`` or ``auto``), on a CUDA device, for a model that
-    decodes with static shapes (Transformers, RNNs without flexible attention). On a GPU the
-    greedy dev decoding was ~75 % of a small training's wall time (the long pilot, 2026-11-27),
-    each step waiting for the host."""
-    return bool(opts.cuda_graphs) and device.type == "cuda" and model.static_decoding
+    where the training's updates replay from graphs (the ``graphed`` route, so the run's device,
+    processes and precision allowed them: not fp16, not DDP), for a model that decodes with
+    static shapes (Transformers, RNNs without flexible attention). On a GPU the greedy dev
+    decoding was ~75 % of a small training's wall time (the long pilot, 2026-11-27), each step
+    waiting for the host."""
+    return route == "graphed" and bool(getattr(model, "static_decoding", False))
 
 
 def score_dev(
@@ -226,9 +227,11 @@ def score_dev(
     opts: TrainOptions,
     device: torch.device,
     amp_dtype: torch.dtype | None,
+    graphs: bool = False,
 ) -> DevScores:
-    """Translate dev (beam ``eval_beam``) and score it; with dev targets also the dev loss
-    (both in batches of ``eval_batch_tokens``)."""
+    """Translate dev (beam ``eval_beam``; ``graphs``: the search of static shapes replayed from
+    CUDA graphs, :func:`eval_graphs`) and score it; with dev targets also the dev loss (both in
+    batches of ``eval_batch_tokens``)."""
     batch_tokens = opts.eval_batch_tokens or opts.batch_tokens
     hyps = translate_batches(
         model,
@@ -238,7 +241,7 @@ def score_dev(
         device=device,
         progress=False,
         feats=dev.feats,
-        cuda_graphs=eval_graphs(opts, device, model),
+        cuda_graphs=graphs,
     )
     bleu = float(dev.score(hyps))
     if dev.tgt is None:
