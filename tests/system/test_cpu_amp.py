@@ -15,7 +15,8 @@ from test_cuda import LEARNERS, MODELS, model_and_data, train_learner
 from wordorder.device import cpu_has_native_bf16
 from wordorder.model_io.batching import collate
 from wordorder.train.loop import TrainOptions
-from wordorder.train.update import batch_loss, make_optimizer, update
+from wordorder.train.routes import route_from_options
+from wordorder.train.update import batch_loss, make_optimizer
 
 pytestmark = pytest.mark.skipif(
     not cpu_has_native_bf16(), reason="this CPU has no native bf16 (AVX512-BF16 or AMX)"
@@ -52,12 +53,10 @@ def test_bf16_loss_and_gradients_are_close_to_float32_and_updates_move(name):
 
     opts = TrainOptions(device="cpu", cpu_amp=True, lr=1e-3, warmup=1, label_smoothing=0.1)
     optimizer = make_optimizer(model, opts)
-    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    route = route_from_options("eager", model, optimizer, opts, batch.src.device, torch.bfloat16)
     before = [p.detach().clone() for p in model.parameters()]
     for _ in range(3):
-        loss, _, _ = update(
-            model, optimizer, scaler, [batch], opts, batch.src.device, torch.bfloat16
-        )
+        loss, _ = route.update([batch], batch.target_tokens)
         assert torch.isfinite(loss)
     assert all(torch.isfinite(p).all() for p in model.parameters())
     assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
