@@ -6,9 +6,9 @@ real loss (label-smoothed cross-entropy) and the trainer's update (fused Adam); 
 are not timed. Runs on the CPU with ``--threads`` threads, and on CUDA when a GPU is present:
 fp32, then bf16 AMP in each of ``--modes`` at each of ``--amp-batch-tokens``:
 
-* ``eager``: the trainer's eager update (the ``eager``/``stacked`` route, ``wordorder.train.routes``), as the trainer
-  runs it by default: on CUDA its parameters stacked by shape after the first update
-  (``wordorder.train.stacked``, ``train.stack_parameters: auto``), on the CPU not;
+* ``eager``: the update as the trainer runs it by default (``train.stack_parameters: auto``,
+  ``wordorder.train.routes``): stacked by shape after the first update where the route table
+  says stacked updates passed on a GPU (``wordorder.train.gpu_table``), else per parameter;
 * ``stacked`` / ``unstacked``: the same update with the parameters stacked / with a leaf per
   parameter (``stack_parameters`` true / false);
 * ``graphs``: ``train.cuda_graphs`` (``wordorder.train.graphs``: batches padded to static shapes,
