@@ -15,7 +15,7 @@ from reordering_task import VOCAB
 from route_runs import plan_and_batches, run_with_resume
 
 from wordorder.models import build_model
-from wordorder.train import gpu_table, graphs, routes, update
+from wordorder.train import gpu_table, graphs, routes, step, update
 from wordorder.train.options import TrainOptions
 from wordorder.train.routes import choose_route, route_from_options
 from wordorder.train.schedule import make_scheduler
@@ -47,7 +47,7 @@ def test_the_route_is_chosen_once_from_the_options(model):
 def test_one_implementation_of_accumulation_clipping_and_the_step():
     """The routes share StepOps: clip_grad_norm_, the optimizer's step and zero_grad are each
     called in one place of the training code."""
-    sources = {m.__name__: inspect.getsource(m) for m in (routes, graphs, update)}
+    sources = {m.__name__: inspect.getsource(m) for m in (routes, graphs, step, update)}
     text = "\n".join(sources.values())
     for call in ("clip_grad_norm_(", ".step(self.optimizer)", "zero_grad(set_to_none"):
         assert text.count(call) == 1, call

@@ -35,6 +35,7 @@ from wordorder.errors import WordorderError
 from wordorder.model_io.batching import Batch
 from wordorder.models.base import Seq2SeqModel
 from wordorder.train.gpu_table import family_of, precision_of, tried, untried
+from wordorder.train.step import StepOps, accumulate
 
 
 @dataclass
@@ -169,8 +170,6 @@ class GraphedRoute:
         max_graphs: int = 32,
         backend: Any = None,
     ) -> None:
-        from wordorder.train.routes import StepOps
-
         self.backend = backend if backend is not None else CudaGraphs(device)
         self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
         self.device, self.max_graphs = device, max_graphs
@@ -196,8 +195,6 @@ class GraphedRoute:
     def update(self, group: Sequence[Batch], n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
         """One optimizer update over the micro-batches ``group`` (on the host; copied in here)
         holding ``n_tokens`` target tokens; returns the summed loss and NLL (device scalars)."""
-        from wordorder.train.routes import accumulate
-
         with self.backend.side_stream():
             self.scale.fill_(1.0 / n_tokens)
             sums = accumulate(group, lambda _k, batch: self._micro_batch(batch), self.device)

@@ -27,7 +27,9 @@ import torch
 
 from wordorder.model_io.batching import Batch
 from wordorder.models.base import Seq2SeqModel
+from wordorder.train.graphs import GraphedRoute, use_graphs
 from wordorder.train.stacked import StackedParameters, use_stacks, used_parameters
+from wordorder.train.step import StepOps, accumulate
 
 LossFn = Callable[[Seq2SeqModel, Batch], tuple[torch.Tensor, torch.Tensor]]
 ROUTES = ("eager", "stacked", "ddp", "graphed")
@@ -43,47 +45,6 @@ class Route(Protocol):
     def update(
         self, group: Sequence[Batch], n_tokens: int
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
-
-
-@dataclass
-class StepOps:
-    """Accumulation, scaling, clipping, stepping and zeroing: the one implementation the routes
-    share. ``foreach``: clip with the multi-tensor kernels (the graphed route: fewer kernels to
-    capture; None lets torch choose, as the eager routes always have)."""
-
-    optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler
-    params: list[torch.nn.Parameter]
-    clip_norm: float
-    foreach: bool | None = None
-
-    def backward(self, loss: torch.Tensor, scale: float | torch.Tensor) -> None:
-        """Add ``loss · scale`` (scale: world / tokens of the update) to the gradients."""
-        self.scaler.scale(loss * scale).backward()
-
-    def step(self) -> None:
-        if self.clip_norm > 0:
-            self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.params, self.clip_norm, foreach=self.foreach)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-
-    def zero(self) -> None:
-        """Drop the gradients: the next backward pass hands each parameter a new one."""
-        self.optimizer.zero_grad(set_to_none=True)
-
-
-def accumulate(
-    group: Sequence[Batch],
-    micro_batch: Callable[[int, Batch], tuple[torch.Tensor, torch.Tensor]],
-    device: torch.device,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run ``micro_batch(k, batch)`` over the group; the sums of its losses and NLLs."""
-    loss_sum = nll_sum = torch.zeros((), device=device)
-    for k, batch in enumerate(group):
-        loss, nll = micro_batch(k, batch)
-        loss_sum, nll_sum = loss_sum + loss, nll_sum + nll
-    return loss_sum, nll_sum
 
 
 @dataclass
@@ -189,7 +150,6 @@ def choose_route(
     own rules: :func:`~wordorder.train.graphs.use_graphs`,
     :func:`~wordorder.train.stacked.use_stacks`)."""
     from wordorder.train.gpu_table import family_of, precision_of
-    from wordorder.train.graphs import use_graphs
 
     graphs = use_graphs(opts.cuda_graphs, device, model, world, amp_dtype)
     if graphs:
@@ -219,8 +179,6 @@ def make_route(
     prepared: :func:`wordorder.train.update.prepare_optimizer`) and its loss. ``backend``: the
     graphed route's graphs (CUDA's by default; tests inject a stand-in)."""
     if name == "graphed":
-        from wordorder.train.graphs import GraphedRoute
-
         return GraphedRoute(model, optimizer, loss_fn, clip_norm, device, max_graphs, backend)
     ops = StepOps(optimizer, scaler, list(model.parameters()), clip_norm)
     if name == "ddp":
