@@ -143,16 +143,7 @@ def paper_text(name: str) -> str:
 
 def departures(title: str) -> list[str]:
     """The "what" cells of the departures table under the heading ``### <title>``."""
-    text = (REPO / "docs" / "papers.md").read_text(encoding="utf-8")
-    start = text.index("## Departures from the papers")
-    at = text.index(f"\n### {title}\n", start)
-    end = text.find("\n#", at + 1)
-    rows = [
-        line
-        for line in text[at : end if end >= 0 else len(text)].splitlines()
-        if line.startswith("|") and not line.startswith(("|---", "| what"))
-    ]
-    return [cells(line)[0] for line in rows]
+    return [row[0] for row in _section_rows(title)]
 
 
 def cells(line: str) -> list[str]:

@@ -19,7 +19,7 @@ A compiled loss (``train.compile``) is a property of ``loss_fn``, not a route.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,8 +30,8 @@ from wordorder.models.base import Seq2SeqModel
 from wordorder.train.graphs import GraphedRoute, use_graphs
 from wordorder.train.stacked import StackedParameters, use_stacks, used_parameters
 from wordorder.train.step import StepOps, accumulate
+from wordorder.train.update import LossFn
 
-LossFn = Callable[[Seq2SeqModel, Batch], tuple[torch.Tensor, torch.Tensor]]
 ROUTES = ("eager", "stacked", "ddp", "graphed")
 
 
@@ -68,14 +68,19 @@ class EagerRoute:
         scale = self.world / n_tokens
 
         def micro_batch(k: int, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-            loss, nll = self.forward(batch.to(self.device))
-            self.ops.backward(loss, scale)
+            with self.context(last=k == len(group) - 1):  # the backward runs inside it too
+                loss, nll = self.forward(batch.to(self.device))
+                self.ops.backward(loss, scale)
             return loss.detach(), nll
 
         sums = accumulate(group, micro_batch, self.device)
         self.end()
         self.ops.step()
         return sums
+
+    def context(self, last: bool) -> contextlib.AbstractContextManager[Any]:
+        """Around a micro-batch's forward and backward."""
+        return contextlib.nullcontext()
 
     def begin(self) -> None:
         self.ops.zero()
@@ -91,21 +96,11 @@ class DDPRoute(EagerRoute):
     ddp: Any = None
     name: str = "ddp"
 
-    def update(self, group: Sequence[Batch], n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
-        # the backward of each micro-batch must run inside its no_sync context as well
-        self.begin()
-        scale = self.world / n_tokens
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.ddp(batch)
 
-        def micro_batch(k: int, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-            last = k == len(group) - 1
-            with contextlib.nullcontext() if last else self.ddp.no_sync():
-                loss, nll = self.ddp(batch.to(self.device))
-                self.ops.backward(loss, scale)
-            return loss.detach(), nll
-
-        sums = accumulate(group, micro_batch, self.device)
-        self.ops.step()
-        return sums
+    def context(self, last: bool) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext() if last else self.ddp.no_sync()
 
 
 @dataclass
