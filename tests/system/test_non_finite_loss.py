@@ -13,9 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from training_jobs import toy_corpus  # noqa: E402
+from training_jobs import toy_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 

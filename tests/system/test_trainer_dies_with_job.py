@@ -17,9 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from training_jobs import toy_corpus  # noqa: E402
+from training_jobs import toy_corpus
 
 pytestmark = pytest.mark.slow
 

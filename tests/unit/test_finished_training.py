@@ -359,3 +359,23 @@ def test_a_best_checkpoint_snakemake_deleted_before_the_state_was_saved_survives
     assert best["meta"]["step"] == 3 and best["meta"]["best"] is True
     # finished: the live link is gone with the step folders, the final outputs are kept
     assert sorted(p.name for p in (tmp_path / "resume" / "state.pt.kept").iterdir()) == ["final"]
+
+
+def test_best_pt_deleted_while_an_evaluation_writes_it(tmp_path, monkeypatch):
+    """Snakemake stopping the job deletes best.pt at any moment, here right after each
+    new best checkpoint is written (the race seen in CI 2026-11-29: the evaluation then linked
+    a best.pt that was gone and died with FileNotFoundError instead of saving its state). The
+    new best is written beyond Snakemake's reach first, so the run goes on and ends whole."""
+    from wordorder.train import outputs
+
+    written = outputs.save_checkpoint
+
+    def save_then_lose_best(path, *args, **kwargs):
+        written(path, *args, **kwargs)
+        if Path(path).name == "best.pt":
+            (tmp_path / "out" / "best.pt").unlink(missing_ok=True)
+
+    monkeypatch.setattr(outputs, "save_checkpoint", save_then_lose_best)
+    summary = run(tmp_path, average_last=0)  # averaging rewrites best.pt at the end, itself
+    assert summary["steps"] == 8 and summary["stop_reason"] == "max_steps"
+    assert torch.load(tmp_path / "out" / "best.pt", weights_only=False)["meta"]["best"]

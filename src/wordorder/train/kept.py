@@ -15,8 +15,8 @@ removed only after that, so a kill at any moment leaves the state's folder intac
 
 Snakemake may delete best.pt before the state is saved: stopped (Ctrl-C, SIGTERM), it removes
 the outputs of the jobs it kills while they still write their last state. So each new best
-checkpoint is also linked into ``<state>.kept/live/`` when it is written (and again when a
-resumed run restores it), and a snapshot takes it from there, not from best.pt (seen
+checkpoint is written into ``<state>.kept/live/`` and linked from there to best.pt (a resumed
+run restores it there too), and a snapshot takes it from there, not from best.pt (seen
 2026-11-26: a resumed run whose best evaluation came before the kill ended with no best
 checkpoint at all).
 """
@@ -76,10 +76,17 @@ def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
     return name
 
 
-def keep_best(state_path: Path, out_dir: Path) -> None:
-    """Link the best.pt just written into ``<state>.kept/live/``, beyond Snakemake's reach."""
+def live_best(state_path: Path) -> Path:
+    """Where a new best checkpoint is written first: ``<state>.kept/live/best.pt``, beyond
+    Snakemake's reach (it may delete the output's best.pt at any moment of a stopped job;
+    seen in CI 2026-11-29: written to the output first, the link then found it gone)."""
     (folder_of(state_path) / LIVE).mkdir(parents=True, exist_ok=True)
-    place(out_dir / BEST, folder_of(state_path) / LIVE / BEST)
+    return folder_of(state_path) / LIVE / BEST
+
+
+def publish_best(state_path: Path, out_dir: Path) -> None:
+    """Link the live best checkpoint (written by the caller) to ``out_dir/best.pt``."""
+    place(folder_of(state_path) / LIVE / BEST, out_dir / BEST)
 
 
 def prune(state_path: Path, keep: str, live: bool = True) -> None:

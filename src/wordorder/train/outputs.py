@@ -174,9 +174,10 @@ class TrainerOutputs:
             "dev_ppl": scores.ppl,
         }
         if improved:
-            save_checkpoint(out / "best.pt", self.model, self.options, {**meta, "best": True})
+            live = out / "best.pt" if self.state_path is None else kept.live_best(self.state_path)
+            save_checkpoint(live, self.model, self.options, {**meta, "best": True})
             if self.state_path is not None:
-                kept.keep_best(self.state_path, out)
+                kept.publish_best(self.state_path, out)
         save_checkpoint(out / "last.pt", self.model, self.options, meta)
         if opts.average_last:
             keep_recent(out / "history", s.step, self.model, self.options, meta, opts.average_last)
