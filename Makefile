@@ -44,14 +44,15 @@ lint: install
 	$(BIN)/mypy
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint --configfile configs/default.yaml
 
-# The conventions first, then the tests. The SLURM test mostly waits on the scheduler, so it runs
-# in a second pytest process beside the others (its own temporary folder; its report follows).
+# The conventions first, then the tests: one pytest-xdist worker per core (work stealing, as the
+# tests' lengths differ a hundredfold). The SLURM test mostly waits on the scheduler, so it runs
+# in a third pytest process beside them (its own temporary folder; its report follows).
 SLURM_TEST := tests/e2e/test_slurm.py
 test: lint
 	@mkdir -p logs
 	@PATH="$(abspath $(BIN)):$$PATH"; \
 	$(BIN)/pytest -q -p no:cacheprovider --basetemp=$(CURDIR)/.pytest-slurm $(SLURM_TEST) > logs/test_slurm.log 2>&1 & slurm=$$!; \
-	$(BIN)/pytest -q --durations=30 --ignore=$(SLURM_TEST); rest=$$?; \
+	$(BIN)/pytest -q -n $(CORES) --dist worksteal --durations=30 --ignore=$(SLURM_TEST); rest=$$?; \
 	wait $$slurm; slurm_rc=$$?; \
 	echo; echo "== $(SLURM_TEST) (run beside the others; logs/test_slurm.log)"; cat logs/test_slurm.log; \
 	exit $$(( rest != 0 ? rest : slurm_rc ))

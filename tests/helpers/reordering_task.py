@@ -4,6 +4,7 @@ learners must reach. Shared here rather than imported from a test module (issue 
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -25,6 +26,9 @@ BLEU_BAR = 90.0
 # loaded machine (CI runs the SLURM test beside) takes longer, never trains fewer updates.
 TARGET_DEV_BLEU = 98.0
 EXACT_BAR = 0.7
+# Intra-op threads of a learner's training: the machine's two cores, or one under pytest-xdist,
+# where `make test` runs two workers side by side (two threads each would oversubscribe).
+THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 
 
 def sample_pair(rng: random.Random) -> tuple[list[int], list[int]]:

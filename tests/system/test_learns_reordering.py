@@ -17,7 +17,15 @@ import time
 
 import pytest
 import torch
-from reordering_task import BLEU_BAR, EXACT_BAR, TARGET_DEV_BLEU, VOCAB, bleu, make_data
+from reordering_task import (
+    BLEU_BAR,
+    EXACT_BAR,
+    TARGET_DEV_BLEU,
+    THREADS,
+    VOCAB,
+    bleu,
+    make_data,
+)
 
 from wordorder.decode.beam import beam_search
 from wordorder.model_io.batching import pad
@@ -49,7 +57,7 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
         log_every=100,
         label_smoothing=0.1,
         seed=1,
-        threads=2,
+        threads=THREADS,
     )
     try:
         summary = train(

@@ -18,6 +18,7 @@ from reordering_task import (
     NOUNS,
     PREPS,
     TARGET_DEV_BLEU,
+    THREADS,
     VERBS,
     VOCAB,
     make_data,
@@ -98,7 +99,7 @@ def test_rnn_variant_learns_svo_to_sov(name, tmp_path):
         log_every=100,
         label_smoothing=0.1,
         seed=1,
-        threads=2,
+        threads=THREADS,
     )
     score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR

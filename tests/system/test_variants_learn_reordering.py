@@ -19,6 +19,7 @@ from reordering_task import (
     PREPS,
     TARGET_DEV_BLEU,
     TARGET_OFFSET,
+    THREADS,
     VERBS,
     VOCAB,
     make_data,
@@ -104,7 +105,7 @@ def test_variant_learns_svo_to_sov(name, tmp_path):
         log_every=100,
         label_smoothing=0.1,
         seed=1,
-        threads=2,
+        threads=THREADS,
     )
     score, exact = train_and_score(name, model, data, feats, opts, tmp_path)
     assert score >= BLEU_BAR
@@ -138,7 +139,7 @@ def test_gold_absolute_preorder_encoding_learns_at_least_as_fast_as_the_baseline
         log_every=100,
         label_smoothing=0.1,
         seed=1,
-        threads=2,
+        threads=THREADS,
     )
     scores = {}
     for name, extra in [("baseline", {}), ("gold_absolute", {"preorder_encoding": "absolute"})]:
