@@ -161,3 +161,24 @@ def test_snakemake_reads_each_helpers_parameters_without_inspecting_it(experimen
     assert list(get_function_params(experiment.train_inputs)) == ["w"]
     assert list(get_function_params(experiment.extra_ref_args)) == ["w", "input"]
     assert list(get_function_params(experiment.findings_spec)) == ["wildcards"]
+
+
+def test_the_table_overlay_asks_only_for_runs_in_the_ledger(repo, monkeypatch):
+    """configs/effects_long_table.yaml, read over effects_long.yaml as Snakemake merges two
+    config files: the blocks' seeds of both systems, no gold control (its claim listed as not
+    run), the README and docs/findings.md as the section's targets, and every run it asks for in
+    the repository's ledger, so that the table trains nothing on a fresh clone."""
+    import yaml
+    from snakemake.utils import update_config
+
+    monkeypatch.chdir(repo)
+    merged = yaml.safe_load((repo / "configs/effects_long.yaml").read_text("utf-8"))
+    update_config(merged, yaml.safe_load((repo / "configs/effects_long_table.yaml").read_text()))
+    experiment = Experiment(load_config("configs/effects_long.yaml", merged))
+    runs = {(r["variant"], r["seed"]) for r in experiment.runs()}
+    assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 8)}
+    [gold] = json.loads(experiment.findings_spec())["unjudged"]
+    assert gold["system"] == GOLD
+    assert experiment.config["evaluation"]["readme_page"] == "docs/findings.md"
+    kept = {p.name for p in (repo / "ledger/effects_long/runs").iterdir()}
+    assert {f"ja-en.{v}.seed{s}" for v, s in runs} <= kept

@@ -214,3 +214,20 @@ def test_a_second_writer_waits_and_keeps_the_first_writers_section(tmp_path):
     text = readme.read_text(encoding="utf-8")
     assert "new a" in text and "new b" in text and "old" not in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "b.block", "b.md"]
+
+
+def test_a_short_findings_table_is_told_row_by_row_under_its_family():
+    """A findings table of up to three rows gives each row's effect, interval, paper's Δ, Holm p
+    and verdict, named by the family heading above it; a longer one its verdicts' tally."""
+    header = "| comparison | pair / test set | paper Δ | our Δ | 95 % CI | Holm p | MDE | verdict |"
+    row = "| a vs b | ja-en / bible | +1.34 | +0.48 | [+0.03, +0.93] | 0.041 | 0.62 | reproduced |"
+    table = f"{header}\n|---|---|---|---|---|---|---|---|\n{row}\n"
+    content = f"# F\n\n## Primary comparisons (pre-registered): Holm over its 1 row\n\n{table}"
+    assert summary(content, "f.md").endswith(
+        "- [F](f.md#f): Primary comparisons (pre-registered): a vs b on ja-en / bible: Δ +0.48"
+        " [+0.03, +0.93] (paper +1.34), Holm p 0.041, reproduced.\n"
+    )
+    long = content.replace(row, "\n".join([row] * 4))
+    assert summary(long, "f.md").endswith(
+        "- [F](f.md#f): Primary comparisons (pre-registered): 4 claims; verdicts: 4 reproduced.\n"
+    )

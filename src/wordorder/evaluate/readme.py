@@ -93,18 +93,41 @@ def _lead(lines: Sequence[str]) -> str:
     return m.group(1) if m else text
 
 
+# A findings table of at most this many rows is told row by row (effect, interval, Holm p,
+# verdict); a longer one by the tally of its verdicts.
+ROWS_TOLD = 3
+_ROW_CELLS = ("comparison", "pair / test set", "our Δ", "95 % CI", "paper Δ", "Holm p", "verdict")
+
+
+def _verdicts(above: str, header: list[str], rows: list[list[str]]) -> str:
+    """A findings table in a sentence, named by its family (the heading above it, within the
+    section: "Primary comparisons (pre-registered): Holm over ..." gives the part before the
+    colon)."""
+    family = f"{above.split(':')[0]}: " if above else ""
+    if len(rows) <= ROWS_TOLD and set(_ROW_CELLS) <= set(header):
+        told = []
+        for row in rows:
+            c = dict(zip(header, row, strict=False))
+            told.append(
+                f"{c['comparison']} on {c['pair / test set']}: Δ {c['our Δ']} {c['95 % CI']} "
+                f"(paper {c['paper Δ']}), Holm p {c['Holm p']}, {c['verdict']}"
+            )
+        return f"{family}{'; '.join(told)}."
+    k = header.index("verdict")
+    # "not detected (MDE 1.37)" and "(MDE 2.10)" are one verdict; the MDE is the row's
+    tally = Counter(re.sub(r" \(MDE [^)]*\)", "", r[k]) for r in rows if len(r) > k)
+    verdicts = ", ".join(f"{n} {v}" for v, n in tally.most_common())
+    claims = f"{len(rows)} claim" + "s" * (len(rows) != 1)
+    return f"{family}{claims}; verdicts: {verdicts}."
+
+
 def _facts(lines: Sequence[str]) -> list[str]:
-    """What the tables of a section say in a few words: the verdicts of a findings table, the
-    first system of a ranked table."""
+    """What the tables of a section say in a few words: the effects or verdicts of a findings
+    table, the first system of a ranked table."""
     facts = []
     for above, header, rows in _tables(lines):
         if "verdict" in header and rows:
-            k = header.index("verdict")
-            # "not detected (MDE 1.37)" and "(MDE 2.10)" are one verdict; the MDE is the row's
-            tally = Counter(re.sub(r" \(MDE [^)]*\)", "", r[k]) for r in rows if len(r) > k)
-            verdicts = ", ".join(f"{n} {v}" for v, n in tally.most_common())
-            claims = f"{len(rows)} claim" + "s" * (len(rows) != 1)
-            facts.append(f"{claims}; verdicts: {verdicts}.")
+            facts.append(_verdicts(above, header, rows))
         elif {"rank", "system", "BLEU"} <= set(header) and rows:
             first = dict(zip(header, rows[0], strict=False))
             where = f"{above}: " if above else ""
