@@ -172,8 +172,9 @@ def test_the_table_overlay_asks_only_for_runs_in_the_ledger(repo, monkeypatch):
     from snakemake.utils import update_config
 
     monkeypatch.chdir(repo)
-    merged = yaml.safe_load((repo / "configs/effects_long.yaml").read_text("utf-8"))
-    update_config(merged, yaml.safe_load((repo / "configs/effects_long_table.yaml").read_text()))
+    read = lambda name: yaml.safe_load((repo / "configs" / name).read_text("utf-8"))  # noqa: E731
+    merged = read("effects_long.yaml")
+    update_config(merged, read("effects_long_table.yaml"))
     experiment = Experiment(load_config("configs/effects_long.yaml", merged))
     runs = {(r["variant"], r["seed"]) for r in experiment.runs()}
     assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 8)}

@@ -32,11 +32,15 @@ from wordorder.temps import make_temp
 
 BEST = "best.pt"
 HISTORY = "history"
-LIVE = "live"  # the newest best checkpoint, linked when written (not a step folder)
+LIVE = "live"  # the newest best checkpoint, written there first (not a step folder)
 
 
 def folder_of(state_path: Path) -> Path:
     return state_path.with_name(state_path.name + ".kept")
+
+
+def _live(state_path: Path) -> Path:
+    return folder_of(state_path) / LIVE / BEST
 
 
 def place(src: Path, dst: Path, copy: bool = False) -> None:
@@ -68,8 +72,8 @@ def snapshot(state_path: Path, out_dir: Path, step: int) -> str:
     for stale in (tmp, final):  # left by a killed run that had got past this update
         shutil.rmtree(stale, ignore_errors=True)
     (tmp / HISTORY).mkdir(parents=True)
-    if (root / LIVE / BEST).is_file():
-        place(root / LIVE / BEST, tmp / BEST)
+    if _live(state_path).is_file():
+        place(_live(state_path), tmp / BEST)
     for path in sorted((out_dir / HISTORY).glob("step*.pt")):
         place(path, tmp / HISTORY / path.name)
     os.replace(tmp, final)
@@ -80,13 +84,14 @@ def live_best(state_path: Path) -> Path:
     """Where a new best checkpoint is written first: ``<state>.kept/live/best.pt``, beyond
     Snakemake's reach (it may delete the output's best.pt at any moment of a stopped job;
     seen in CI 2026-11-29: written to the output first, the link then found it gone)."""
-    (folder_of(state_path) / LIVE).mkdir(parents=True, exist_ok=True)
-    return folder_of(state_path) / LIVE / BEST
+    path = _live(state_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def publish_best(state_path: Path, out_dir: Path) -> None:
     """Link the live best checkpoint (written by the caller) to ``out_dir/best.pt``."""
-    place(folder_of(state_path) / LIVE / BEST, out_dir / BEST)
+    place(_live(state_path), out_dir / BEST)
 
 
 def prune(state_path: Path, keep: str, live: bool = True) -> None:
@@ -108,7 +113,7 @@ def restore(state_path: Path, name: str, out_dir: Path) -> None:
             path=state_path,
             hint="delete the state to start this training from scratch",
         )
-    kept_best, live = folder / BEST, folder_of(state_path) / LIVE / BEST
+    kept_best, live = folder / BEST, _live(state_path)
     if kept_best.is_file():
         place(kept_best, out_dir / BEST)
         live.parent.mkdir(exist_ok=True)
