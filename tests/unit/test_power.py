@@ -33,11 +33,12 @@ def test_mde_after_the_correction_is_the_mde_at_alpha_over_claims():
 
 
 def test_runs_for_power_is_the_smallest_n_whose_mde_reaches_delta():
-    """Over a grid of sd, Δ, claims and power (360 designs)."""
+    """Over a grid of sd, Δ, claims and power (96 designs: from n = 2 at sd 0.3 and Δ 5 to
+    hundreds of runs at sd 2 and Δ 0.4; the 360 of an earlier grid took 21 s, issue 47)."""
     grid = itertools.product(
-        [0.3, 0.5, 0.91, 1.14, 2.0],  # sd
-        [0.4, 0.94, 1.08, 1.34, 2.37, 5.0],  # delta
-        [1, 2, 4, 6, 8, 11],  # claims
+        [0.3, 0.91, 2.0],  # sd
+        [0.4, 1.08, 2.37, 5.0],  # delta
+        [1, 4, 6, 11],  # claims
         [0.8, 0.9],  # power
     )
     for sd, delta, claims, power in grid:
