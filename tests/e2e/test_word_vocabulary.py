@@ -29,6 +29,9 @@ def test_word_vocabulary_runs_through_preorders_and_word_positions(repo, shared_
         settings["evaluation"].pop(key)
     settings["preorder"].update(methods=["btg", "rvnn"], positions="word")
     settings["train"].update(max_steps=10, eval_every=10)  # the stages, not the learning
+    # one test set, parsed in one shard: test_pipeline covers a second test set and the shards
+    settings["data"]["en-de"]["test"].pop("flickr2016")
+    settings["syntax"]["shards"] = 1
     settings["evaluation"]["baseline"] = "transformer_tiny_preordered"
     config.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
     out = tmp_path / "results" / "tiny"
