@@ -81,6 +81,15 @@ def check_config(
             **_at(locate, ("evaluation", "baseline"), baseline),
             hint=f"pick one of: {', '.join(config['variants'])}, or null for the first",
         )
+    swapped = config.get("evaluation", {}).get("swap_noise", {}).get("testsets") or []
+    tested = {t for pair in config["pairs"] for t in data[pair].get("test", {})}
+    for i, name in enumerate(swapped):
+        if name not in tested:
+            raise WordorderError(
+                f"evaluation.swap_noise.testsets names '{name}', a test set of none of the pairs",
+                **_at(locate, ("evaluation", "swap_noise", "testsets", i), name),
+                hint=f"test sets of this run's pairs: {', '.join(sorted(tested)) or '(none)'}",
+            )
     for pair in config.get("evaluation", {}).get("case_insensitive", []):
         if pair not in config["data"]:  # data, not pairs: a run of some pairs keeps the setting
             raise WordorderError(

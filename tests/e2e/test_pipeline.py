@@ -224,6 +224,9 @@ def test_dag_runs_end_to_end(repo, shared_data, tmp_path):
     assert sum(a != b for a, b in zip(src, swapped)) > 25
     table = (out / "tables" / "swap_noise_en-de_held.md").read_text(encoding="utf-8")
     assert "transformer_tiny |" in table and "composed" not in table and "| 50 |" in table
+    # swap_noise.testsets: [held] leaves flickr2016 unperturbed
+    assert not (noise / "swap50" / "flickr2016.tok").exists()
+    assert not (out / "tables" / "swap_noise_en-de_flickr2016.md").exists()
 
     # AER on the gold set: the aligner, and the attention of the systems reading only subwords.
     aer = (out / "tables" / "aer.md").read_text(encoding="utf-8")

@@ -237,3 +237,25 @@ def test_variant_names_follow_one_rule_in_config_and_registry(repo):
         config["$defs"]["variant_name"]["pattern"]
         == registry["properties"]["variants"]["propertyNames"]["pattern"]
     )
+
+
+def test_swap_noise_perturbs_the_test_sets_named(repo, tmp_path, monkeypatch):
+    """evaluation.swap_noise.testsets: the swap-noise figures of those test sets only (null:
+    every one); a name that is no pair's test set is refused, naming the ones there are."""
+    from wordorder.flow import Experiment
+
+    monkeypatch.chdir(repo)
+    config = base_config(repo)
+    config["data"]["en-ja"]["test"]["held"] = {"holdout": 10}
+    config["evaluation"] = {"swap_noise": {"percents": [0, 50]}}
+
+    def swap_figures(testsets) -> list[str]:
+        config["evaluation"]["swap_noise"]["testsets"] = testsets
+        targets = Experiment(load_config(write(tmp_path, config))).all_targets()
+        return sorted(t.rsplit("/", 1)[1] for t in targets if "/swap_noise_" in t)
+
+    assert swap_figures(None) == ["swap_noise_en-ja_bible.png", "swap_noise_en-ja_held.png"]
+    assert swap_figures(["held"]) == ["swap_noise_en-ja_held.png"]
+    with pytest.raises(WordorderError, match="swap_noise.testsets names 'newstest'") as e:
+        swap_figures(["newstest"])
+    assert "bible, held" in str(e.value)

@@ -47,7 +47,12 @@ class Experiment(Ledgered):
             targets += [p.SYNTAX_JSON.format(pair=x) for x in pairs]
         targets += self.preorder_targets()
         if self.swap["percents"]:
-            targets += [p.SWAP_FIGURE.format(**x) for x in per_testset]
+            chosen = self.swap.get("testsets")
+            targets += [
+                p.SWAP_FIGURE.format(**x)
+                for x in per_testset
+                if chosen is None or x["testset"] in chosen
+            ]
         if self.aer_pairs():
             targets.append(p.AER_MD)
         if evaluation["head_similarity"] and self.transformer_variants():
