@@ -18,8 +18,10 @@ import time
 import pytest
 import torch
 from reordering_task import (
+    BATCH_TOKENS,
     BLEU_BAR,
     EXACT_BAR,
+    MAX_STEPS,
     TARGET_DEV_BLEU,
     THREADS,
     VOCAB,
@@ -48,10 +50,10 @@ def test_tiny_transformer_learns_svo_to_sov(tmp_path):
 
     opts = TrainOptions(
         device="cpu",
-        batch_tokens=1500,
+        batch_tokens=BATCH_TOKENS,
         lr=2e-3,
         warmup=150,
-        max_steps=600,
+        max_steps=MAX_STEPS,
         eval_every=100,
         target_bleu=TARGET_DEV_BLEU,
         log_every=100,

@@ -13,8 +13,10 @@ import pytest
 import torch
 from reordering_task import (
     ADJS,
+    BATCH_TOKENS,
     BLEU_BAR,
     EXACT_BAR,
+    MAX_STEPS,
     NOUNS,
     PREPS,
     TARGET_DEV_BLEU,
@@ -90,10 +92,10 @@ def test_rnn_variant_learns_svo_to_sov(name, tmp_path):
     )
     opts = TrainOptions(
         device="cpu",
-        batch_tokens=1500,
+        batch_tokens=BATCH_TOKENS,
         lr=3e-3,
         warmup=100,
-        max_steps=600,
+        max_steps=MAX_STEPS,
         eval_every=100,
         target_bleu=TARGET_DEV_BLEU,
         log_every=100,
