@@ -72,7 +72,7 @@ def walked(shared_data, tmp_path_factory) -> dict[str, list[str]]:
     # settings whose values are not scalars, or which only count beside another setting
     explicit = {
         "evaluation.baseline": {"value": "rnn_tiny"},
-        "evaluation.swap_noise": {"value": {"percents": [0, 25]}},
+        "evaluation.swap_noise": {"value": {"percents": [0, 25], "testsets": ["held"]}},
         "evaluation.findings": {"value": base["evaluation"]["findings"][:1]},
         "evaluation.readme": {"value": str(readme)},
         "evaluation.readme_page": {"value": str(page)},
