@@ -21,6 +21,7 @@ UNIQUE_LISTS = (
     ("seeds",),
     ("preorder", "methods"),
     ("evaluation", "swap_noise", "percents"),
+    ("evaluation", "swap_noise", "testsets"),
 )
 
 

@@ -47,7 +47,7 @@ class Experiment(Ledgered):
             targets += [p.SYNTAX_JSON.format(pair=x) for x in pairs]
         targets += self.preorder_targets()
         if self.swap["percents"]:
-            chosen = self.swap.get("testsets")
+            chosen = self.swap["testsets"]  # null: every test set
             targets += [
                 p.SWAP_FIGURE.format(**x)
                 for x in per_testset
