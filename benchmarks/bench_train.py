@@ -8,7 +8,7 @@ fp32, then bf16 AMP in each of ``--modes`` at each of ``--amp-batch-tokens``:
 
 * ``eager``: the update as the trainer runs it by default (``train.stack_parameters: auto``,
   ``wordorder.train.routes``): stacked by shape after the first update where the route table
-  says stacked updates passed on a GPU (``wordorder.train.gpu_table``), else per parameter;
+  says stacked updates passed on a GPU (``wordorder.gpu_table``), else per parameter;
 * ``stacked`` / ``unstacked``: the same update with the parameters stacked / with a leaf per
   parameter (``stack_parameters`` true / false);
 * ``graphs``: ``train.cuda_graphs`` (``wordorder.train.graphs``: batches padded to static shapes,

@@ -25,6 +25,7 @@ from wordorder.decode.batches import translate_batches
 from wordorder.model_io.batching import collate
 from wordorder.model_io.checkpoint import load_model
 from wordorder.models import build_model
+from wordorder.specials import PAD_ID
 from wordorder.train.loop import TrainOptions, train
 from wordorder.train.routes import route_from_options
 from wordorder.train.update import batch_loss, make_optimizer
@@ -343,10 +344,13 @@ def test_graphed_beam_search_equals_the_eager_searches(name):
     """decode.cuda_graphs: the search of static shapes replayed from a CUDA graph finds exactly
     what it finds eagerly, and what the default search finds (up to a near tie); Transformers,
     and RNNs (cuDNN's GRU cell inside the graph)."""
+    from graph_standin import ReplayedCalls
     from test_static_beam import MODELS as SEARCH_MODELS
     from test_static_beam import batch, eos_prone
 
+    from wordorder.cuda_graphs import CudaGraphs
     from wordorder.decode.beam import beam_search_hypotheses
+    from wordorder.decode.graph_buckets import DecodeGraphs
     from wordorder.decode.static_beam import static_beam_search_hypotheses
 
     torch.manual_seed(2)
@@ -355,18 +359,27 @@ def test_graphed_beam_search_equals_the_eager_searches(name):
     src = src.to(DEVICE)
     feats = {k: v.to(DEVICE) for k, v in feats.items()} if feats else None
     model = eos_prone(model, src, feats)
+    graphs = DecodeGraphs(CudaGraphs(torch.device(DEVICE), "decode.cuda_graphs"))
     runs = [
         search(model, src, 4, 1.5, 4, 1.0, 2, feats, **kw)
         for search, kw in [
             (beam_search_hypotheses, {}),
             (static_beam_search_hypotheses, {}),
-            (static_beam_search_hypotheses, {"graphs": True}),
+            (static_beam_search_hypotheses, {"graphs": graphs}),
+            (static_beam_search_hypotheses, {"graphs": graphs}),  # the same bucket, replayed
         ]
     ]
-    default, eager, graphed = ([[h.tokens for h in s] for s in r] for r in runs)
-    assert graphed == eager
+    default, eager, graphed, again = ([[h.tokens for h in s] for s in r] for r in runs)
+    assert graphed == eager == again and graphs.captures == 1
     assert sum(a != b for a, b in zip(graphed, default)) <= 1
     assert len({len(s[0]) for s in default if s}) >= 2  # the stopping rules were exercised
+    if feats is None:  # whole translations: batches in buckets, one real graph each, against
+        # the same buckets replayed eagerly (the stand-in for graphs)
+        sources = [row[row.ne(PAD_ID)][:-1].tolist() for row in src.cpu()]
+        kw = dict(batch_tokens=60, beam_size=4, device=DEVICE, progress=False, cuda_graphs=True)
+        assert translate_batches(model, sources, **kw) == translate_batches(
+            model, sources, graph_backend=ReplayedCalls(), **kw
+        )
 
 
 @pytest.mark.parametrize("name", ["eager", "stacked", "graphed"])

@@ -16,9 +16,9 @@ from test_rnn_variants_learn_reordering import features as rnn_features
 from test_static_beam import MODELS as SEARCHED_MODELS
 from test_variants_learn_reordering import features
 
+from wordorder.gpu_table import tried
 from wordorder.model_io.batching import collate
 from wordorder.models import build_model
-from wordorder.train.gpu_table import tried
 from wordorder.train.options import TrainOptions
 from wordorder.train.routes import route_from_options
 from wordorder.train.stacked import StackedParameters

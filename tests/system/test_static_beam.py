@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import pytest
 import torch
+from graph_standin import ReplayedCalls
 from reordering_task import VOCAB, make_data
 from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
 from test_rnn_variants_learn_reordering import features as rnn_features
 from test_variants_learn_reordering import SIZES, features
 from test_variants_learn_reordering import VARIANTS as TRANSFORMER_VARIANTS
 
-from wordorder.decode.batches import translate_batches
+from wordorder import gpu_table
+from wordorder.decode.batches import length_batches, translate_batches
 from wordorder.decode.beam import beam_search_hypotheses, max_lengths
+from wordorder.decode.graph_buckets import Buckets
 from wordorder.decode.options import DecodeOptions
 from wordorder.decode.static_beam import (
     SearchState,
@@ -212,10 +215,40 @@ def test_translate_batches_with_cuda_graphs_translates_alike():
     )
 
 
-def test_the_setting_resolves_by_device_and_family():
+@pytest.mark.parametrize("preset", ["tiny", "rnn_tiny"])
+def test_one_graph_per_bucket_replayed_on_its_buffers_translates_alike(preset):
+    """decode.cuda_graphs' graphs per shape bucket, through the stand-in for CUDA graphs: the
+    batches of a bucket (widths rounded up to 4 values per doubling, rows padded with empty
+    sentences) replay one captured step after copying their state into its buffers; every
+    replay uses the buffers of the first (a re-allocated buffer would be stale memory to a
+    real graph), and the translations are the default search's."""
+    torch.manual_seed(4)
+    sources = random_sources(40, seed=5)  # 1-11 tokens: widths 2-12
+    model = eos_prone(build_model({"preset": preset}, 30).eval(), padded(sources[:10]))
+    kw = dict(batch_tokens=24, beam_size=3, max_len_a=1.0, max_len_b=3, progress=False)
+    backend = ReplayedCalls(same_buffers=True)
+    graphed = translate_batches(model, sources, cuda_graphs=True, graph_backend=backend, **kw)
+    assert graphed == translate_batches(model, sources, **kw)
+    assert len({len(h) for h in graphed}) >= 3
+    widths = [Buckets.width(len(s) + 1) for s in sources]
+    batches = length_batches(widths, 24)
+    buckets = len(Buckets.of(batches, widths, 1.0, 3).rows)
+    assert backend.captures == buckets < len(batches)  # one capture per bucket, not per batch
+    assert backend.replays > 2 * len(batches)
+
+
+def test_the_setting_resolves_by_device_family_and_route_table(monkeypatch, capsys):
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     transformer, rnn = random_transformer(), build_model({"preset": "rnn_tiny"}, 30)
     flexible = build_model({"preset": "rnn_tiny", "attention": "flexible"}, 30)
+    monkeypatch.setattr(torch, "__version__", gpu_table.PINNED_TORCH + "+cu130")
+    monkeypatch.setattr(gpu_table, "PASSED", {})
+    assert not use_decode_graphs("auto", cuda, transformer)  # not passed on a GPU: not by auto
+    assert "decode-graphed fp32 transformer has not passed" in capsys.readouterr().out
+    assert use_decode_graphs(True, cuda, rnn)  # true runs it
+    pinned = ("2026-12-01", gpu_table.PINNED_TORCH)
+    rows = {("decode-graphed", "fp32", family): pinned for family in ("transformer", "rnn")}
+    monkeypatch.setattr(gpu_table, "PASSED", rows)
     assert use_decode_graphs("auto", cuda, transformer)
     assert use_decode_graphs("auto", cuda, rnn)
     assert not use_decode_graphs("auto", cpu, transformer)

@@ -30,7 +30,9 @@ LAYERS: list[set[str]] = [
         "device",
         "lock",
         "snakemake_config_guard",
-    },  # files, YAML, runs
+        "cuda_graphs",
+        "gpu_table",
+    },  # files, YAML, runs, the GPU routes tried
     {"text"},  # normalisation, tokenizers, subword models
     {"corpus"},  # corpus sources, cleaning, splits, a pair's data block
     {"syntax"},  # parsing, CoNLL-U, syntax distances, binary trees

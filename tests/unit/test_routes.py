@@ -14,8 +14,9 @@ from graph_standin import ReplayedCalls
 from reordering_task import VOCAB
 from route_runs import plan_and_batches, run_with_resume
 
+from wordorder import gpu_table
 from wordorder.models import build_model
-from wordorder.train import gpu_table, graphs, routes, step, update
+from wordorder.train import graphs, routes, step, update
 from wordorder.train.options import TrainOptions
 from wordorder.train.routes import choose_route, route_from_options
 from wordorder.train.schedule import make_scheduler

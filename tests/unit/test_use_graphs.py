@@ -36,7 +36,7 @@ def test_false_never_graphs(models):
 def graphs_passed(monkeypatch):
     """The route table as it will read once graphed Transformer updates pass the GPU checks
     with the pinned torch (tests/unit/test_gpu_table.py: auto without that row)."""
-    from wordorder.train import gpu_table
+    from wordorder import gpu_table
 
     pinned = (gpu_table.PINNED_TORCH, gpu_table.PINNED_TORCH)
     rows = {("graphed", p, "transformer"): pinned for p in ("fp32", "bf16")}

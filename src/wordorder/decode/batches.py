@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
+from typing import Any
 
 import torch
 from tqdm import tqdm
 
+from wordorder.cuda_graphs import CudaGraphs
 from wordorder.decode.beam import DEFAULT, beam_search_hypotheses, greedy_decode
+from wordorder.decode.graph_buckets import Buckets, DecodeGraphs
 from wordorder.decode.static_beam import static_beam_search_hypotheses
 from wordorder.device import keep_freed_cpu_memory
 from wordorder.model_io.batching import pad_feature
@@ -50,6 +53,7 @@ def translate_batches(
     progress: bool = True,
     feats: Mapping[str, Sequence[Sequence[int]]] | None = None,
     cuda_graphs: bool = False,
+    graph_backend: Any = None,
 ) -> list[list[int]]:
     """Translate id lists (without EOS) to the best hypothesis each, in input order.
 
@@ -60,8 +64,11 @@ def translate_batches(
     counts padded source tokens (including EOS) per batch, before beam expansion.
     Beam size 1 uses :func:`greedy_decode` (same result, less work). ``cuda_graphs``: the
     search of static shapes instead (:mod:`wordorder.decode.static_beam`; same hypotheses),
-    each step replayed from a CUDA graph on a GPU (resolved from ``decode.cuda_graphs`` by
-    :func:`~wordorder.decode.static_beam.use_decode_graphs`). On the CPU the process
+    resolved from ``decode.cuda_graphs`` by
+    :func:`~wordorder.decode.static_beam.use_decode_graphs`; on a GPU (or with a
+    ``graph_backend``, a stand-in for CUDA graphs in tests) its steps replay from one graph per
+    shape bucket (:mod:`wordorder.decode.graph_buckets`: the batches cut on bucket widths and
+    padded to the bucket's rows). On the CPU the process
     keeps freed memory for reuse (:func:`~wordorder.device.keep_freed_cpu_memory`): every step
     allocates (rows, vocabulary) score tensors of megabytes, which glibc would otherwise map
     afresh and the kernel zero-fill each time (measured: 0.30 → 0.12 s of system time and
@@ -73,21 +80,35 @@ def translate_batches(
         model.to(device)
     if device.type == "cpu":
         keep_freed_cpu_memory()
+    graphs = None
+    if cuda_graphs and (graph_backend is not None or device.type == "cuda"):
+        graphs = DecodeGraphs(graph_backend or CudaGraphs(device, "decode.cuda_graphs"))
     was_training = model.training
     model.eval()
     results: list[list[int]] = [[] for _ in sources]
     lengths = [len(s) + 1 for s in sources]
+    if graphs:
+        lengths = [Buckets.width(n) for n in lengths]
+    batches = length_batches(lengths, batch_tokens, batch_size)
+    buckets = Buckets.of(batches, lengths, max_len_a, max_len_b) if graphs else None
     bar = tqdm(total=len(sources), desc="translate", unit="sent", disable=not progress, leave=False)
     try:
-        for batch in length_batches(lengths, batch_tokens, batch_size):
+        for batch in batches:
             width = lengths[batch[0]]
-            src = torch.full((len(batch), width), PAD_ID, dtype=torch.long)
+            rows = buckets.rows[width] if buckets else len(batch)
+            # rows past the batch's: empty sentences (EOS only) filling a graph's bucket
+            src = torch.full((rows, width), PAD_ID, dtype=torch.long)
+            src[:, 0] = EOS_ID
             for row, i in enumerate(batch):
-                src[row, : lengths[i]] = torch.tensor(list(sources[i]) + [EOS_ID], dtype=torch.long)
+                src[row, : len(sources[i]) + 1] = torch.tensor(
+                    list(sources[i]) + [EOS_ID], dtype=torch.long
+                )
             src = src.to(device)
             batch_feats = (
                 {
-                    name: pad_feature(name, [values[i] for i in batch], width).to(device)
+                    name: pad_feature(
+                        name, [values[i] for i in batch] + [[]] * (rows - len(batch)), width
+                    ).to(device)
                     for name, values in feats.items()
                 }
                 if feats
@@ -97,7 +118,11 @@ def translate_batches(
                 hyps = greedy_decode(model, src, max_len_a, max_len_b, feats=batch_feats)
             else:
                 search = (
-                    partial(static_beam_search_hypotheses, graphs=device.type == "cuda")
+                    partial(
+                        static_beam_search_hypotheses,
+                        graphs=graphs,
+                        width=buckets.steps(width) if buckets else None,
+                    )
                     if cuda_graphs
                     else beam_search_hypotheses
                 )

@@ -6,9 +6,9 @@ but on a GPU each such read waits for the device, and a step of a few hundred sm
 is bound by the host that launches them. Here every sentence keeps its K rows until the
 batch is done, finished sentences are frozen by masks instead of dropped, and the step
 number lives on the device: a step is the same kernels on the same buffers at every t, with
-no value read back. On CUDA the first steps run eagerly (they warm the allocator up), then
-one step is captured as a graph and replayed; the host asks whether all sentences are done
-every ``check_every`` steps only.
+no value read back. On CUDA one step is captured as a graph per shape bucket and replayed
+by every batch of the bucket (:mod:`wordorder.decode.graph_buckets`); the host asks whether
+all sentences are done every ``check_every`` steps only.
 
 The hypotheses and scores are those of :func:`wordorder.decode.beam.beam_search_hypotheses`
 (same candidates, same finishing and stopping rules; see there), up to the order of exactly
@@ -18,7 +18,6 @@ with flexible attention.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -35,6 +34,7 @@ from wordorder.decode.beam import (
     max_lengths,
     top_candidates,
 )
+from wordorder.decode.graph_buckets import DecodeGraphs
 from wordorder.errors import WordorderError
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import BOS_ID, EOS_ID, PAD_ID
@@ -154,15 +154,6 @@ def search_step(
     state.advance()
 
 
-def _graphed(step: Callable[[], None]) -> Callable[[], None]:
-    """``step`` captured as a CUDA graph: the replay runs its kernels on the same buffers.
-    (The caller has run ``step`` eagerly before, which allocated what it needs.)"""
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph.replay
-
-
 @torch.inference_mode()
 def static_beam_search_hypotheses(
     model: Seq2SeqModel,
@@ -173,16 +164,18 @@ def static_beam_search_hypotheses(
     length_penalty: float = DEFAULT.length_penalty,
     n_best: int = 1,
     feats: Feats | None = None,
-    graphs: bool = False,
+    graphs: DecodeGraphs | None = None,
     check_every: int = 8,
-    warmup: int = 2,
+    width: int | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search of static shapes; for each sentence its ``n_best`` hypotheses, best first.
 
     Args as :func:`~wordorder.decode.beam.beam_search_hypotheses`, and:
-        graphs: capture a step as a CUDA graph after ``warmup`` eager steps and replay it
-            (CUDA only).
+        graphs: the steps replayed from the graph of the batch's shape bucket
+            (:class:`~wordorder.decode.graph_buckets.DecodeGraphs`); eager steps when None.
         check_every: steps between the host's reads of "all sentences done".
+        width: the search's width (steps), at least the batch's longest length limit + 1
+            (that by default); a bucket's graph needs one width for all its batches.
     """
     if not getattr(model, "static_decoding", False):
         raise WordorderError(
@@ -190,43 +183,44 @@ def static_beam_search_hypotheses(
             hint="set decode.cuda_graphs: false for this model family",
         )
     check_beam(beam_size, n_best)
-    if graphs and src.device.type != "cuda":
-        raise WordorderError("decode.cuda_graphs needs a CUDA device", hint="set it false")
     b = src.size(0)
     limit = max_lengths(src, max_len_a, max_len_b)
     steps = (max(int(limit.max()), 1) if b else 1) + 1  # t = 0 .. width, as the other search
+    if width is not None:
+        if width < steps:
+            raise WordorderError(f"a search width of {width} is under this batch's {steps}")
+        steps = width
     decoder = cast(StaticDecoder, model)
     state = decoder.static_state(model.encode(src, feats), beam_size, steps)
     search = SearchState.start(limit, beam_size, steps)
     alpha = float(length_penalty)
 
-    def step() -> None:
+    def step(state: Any, search: SearchState) -> None:
         search_step(decoder, state, search, n_best, alpha)
 
-    run: Callable[[], None] = step
-    for t in range(steps):
-        if graphs and t < warmup:
-            # Eager steps on a side stream first, as torch.cuda.graph's warm-up asks (they
-            # are real steps of the search).
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                step()
-            torch.cuda.current_stream().wait_stream(side)
-        else:
-            if graphs and run is step:
-                run = _graphed(step)
-            run()
-        if (t + 1) % check_every == 0 and bool(search.done.all()):
-            break
-
+    if graphs is None:
+        for t in range(steps):
+            step(state, search)
+            if (t + 1) % check_every == 0 and bool(search.done.all()):
+                break
+    else:
+        shapes = (
+            tuple(src.shape),
+            tuple((k, tuple(v.shape)) for k, v in sorted((feats or {}).items())),
+        )
+        key = (shapes, beam_size, steps, n_best, alpha)
+        search = graphs.search(key, state, search, step, steps, check_every)
     return finished_hypotheses(search.fin_score, search.fin_tok, search.fin_len, n_best)
 
 
 def use_decode_graphs(setting: bool | str, device: torch.device, model: Seq2SeqModel) -> bool:
     """Whether a decoding uses the graphed search of static shapes. ``decode.cuda_graphs``:
     ``true`` demands it (an error saying why where it cannot be used), ``auto`` uses it on a
-    CUDA device for a family with ``static_decoding`` and the default search elsewhere."""
+    CUDA device for a family with ``static_decoding`` where the route table says it passed the
+    GPU checks with the pinned torch (:mod:`wordorder.gpu_table`, row ``decode-graphed``), and
+    the default search elsewhere (said in the log on a GPU)."""
+    from wordorder.gpu_table import family_of, tried, untried
+
     if not setting:
         return False
     if device.type != "cuda":
@@ -236,9 +230,13 @@ def use_decode_graphs(setting: bool | str, device: torch.device, model: Seq2SeqM
             f"this {type(model).__name__} has no decoding step of static shapes (flexible "
             "attention counts its vision span on the host)"
         )
+    elif setting == "auto" and not tried("decode-graphed", "fp32", family_of(model)):
+        why = untried("decode-graphed", "fp32", family_of(model))
     else:
         return True
     if setting == "auto":
+        if device.type == "cuda":
+            print(f"decode.cuda_graphs auto: the default search ({why})", flush=True)
         return False
     raise WordorderError(
         f"decode.cuda_graphs: {why}",

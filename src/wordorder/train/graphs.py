@@ -23,18 +23,18 @@ saying to turn the option off.
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from wordorder.cuda_graphs import CudaGraphs
 from wordorder.errors import WordorderError
+from wordorder.gpu_table import family_of, precision_of, tried, untried
 from wordorder.model_io.batching import Batch
 from wordorder.models.base import Seq2SeqModel
-from wordorder.train.gpu_table import family_of, precision_of, tried, untried
 from wordorder.train.step import StepOps, accumulate
 
 
@@ -86,7 +86,7 @@ def use_graphs(
     where they can be: on a CUDA device, in one process, in bf16 or float32, for a model whose
     update never reads the device (``model.capture_blocker`` is None; every model today), and
     only where the route table says graphs passed the GPU checks with the pinned torch
-    (:mod:`wordorder.train.gpu_table`). ``auto`` lets one config run on any device."""
+    (:mod:`wordorder.gpu_table`). ``auto`` lets one config run on any device."""
     if not setting:
         return False
     if device.type != "cuda":
@@ -114,38 +114,6 @@ def use_graphs(
         f"train.cuda_graphs: {why}",
         hint="set train.cuda_graphs: auto (graphs where they can be used) or false",
     )
-
-
-class CudaGraphs:
-    """The graphs of a CUDA device: captured on a side stream into one memory pool (they never
-    run at the same time). :class:`GraphedRoute` takes any object with this interface, so its
-    bookkeeping runs in CI with a stand-in (tests/helpers/graph_standin.py)."""
-
-    def __init__(self, device: torch.device) -> None:
-        if device.type != "cuda":
-            raise WordorderError(
-                f"train.cuda_graphs needs a CUDA device, but this run trains on {device}",
-                hint="set train.cuda_graphs: false, or train on a GPU",
-            )
-        self.device = device
-        self.stream = torch.cuda.Stream(device)
-        self.pool = torch.cuda.graph_pool_handle()
-
-    @contextlib.contextmanager
-    def side_stream(self) -> Iterator[None]:
-        """An update's work, queued on the capture stream behind the main stream's."""
-        main = torch.cuda.current_stream(self.device)
-        self.stream.wait_stream(main)
-        with torch.cuda.stream(self.stream):
-            yield
-        main.wait_stream(self.stream)
-
-    def capture(self, fn: Callable[[], None]) -> Any:
-        """A graph of the kernels ``fn`` issues (run by its ``replay()``, not now)."""
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool, stream=self.stream):
-            fn()
-        return graph
 
 
 class GraphedRoute:

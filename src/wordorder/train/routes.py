@@ -144,7 +144,7 @@ def choose_route(
     """The route of a run from its options, device, processes and precision (each setting's
     own rules: :func:`~wordorder.train.graphs.use_graphs`,
     :func:`~wordorder.train.stacked.use_stacks`)."""
-    from wordorder.train.gpu_table import family_of, precision_of
+    from wordorder.gpu_table import family_of, precision_of
 
     graphs = use_graphs(opts.cuda_graphs, device, model, world, amp_dtype)
     if graphs:

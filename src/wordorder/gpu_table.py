@@ -1,8 +1,9 @@
-"""Which update routes have passed the GPU checks, and on which torch: the data behind the route
-table of docs/gpu.md ("Routes tried on a GPU"; tests/unit/test_gpu_table.py holds the two
-equal). The ``auto`` settings that choose a route (``train.cuda_graphs``,
-``train.stack_parameters``) take it only where its row passed ``check.sh tests`` on a GPU with
-the torch this project pins; elsewhere they stay eager and say so. ``true`` runs it regardless.
+"""Which update and decoding routes have passed the GPU checks, and on which torch: the data
+behind the route table of docs/gpu.md ("Routes tried on a GPU"; tests/unit/test_gpu_table.py
+holds the two equal). The ``auto`` settings that choose a route (``train.cuda_graphs``,
+``train.stack_parameters``, ``decode.cuda_graphs``) take it only where its row passed
+``check.sh tests`` on a GPU with the torch this project pins; elsewhere they stay eager and say
+so. ``true`` runs it regardless.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ PASSED: dict[tuple[str, str, str], tuple[str, str]] = {
     ("graphed", "bf16", "transformer"): ("2026-11-27", "2.11.0"),
 }
 
-#: Every row of the table: routes × precisions × families (graphs cannot capture fp16).
+#: Every row of the table: routes × precisions × families (graphs cannot capture fp16), and the
+#: beam search replayed from graphs per shape bucket (``decode-graphed``; decoding runs in fp32).
 ROWS = [
     (route, precision, family)
-    for route in ("eager", "stacked", "ddp", "graphed")
+    for route in ("eager", "stacked", "ddp", "graphed", "decode-graphed")
     for precision in ("fp32", "bf16", "fp16")
     for family in ("transformer", "rnn")
     if not (route == "graphed" and precision == "fp16")
+    and not (route == "decode-graphed" and precision != "fp32")
 ]
 
 
