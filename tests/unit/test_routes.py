@@ -151,6 +151,26 @@ def test_a_loaded_optimizer_becomes_what_the_route_builds(model, saved_capturabl
     assert optimizer.param_groups[0]["lr"] is rate or not capturable  # written in place
 
 
+def test_a_rate_read_onto_the_cpu_moves_to_the_parameters_device():
+    """The frozen-rate resume of CUDA graphs, on a machine without a GPU: parameters on another
+    device than the CPU (``meta``), the saved state read onto the CPU as resume reads it, with a
+    rate tensor (a capturable run saved it). The rate and Adam's step counters must move to the
+    parameters' device: one left on the CPU is read once into a captured step. (Before the fix,
+    ``update.set_capturable`` only made a float rate a tensor: both stayed on the CPU.)"""
+    cpu_param = torch.nn.Parameter(torch.zeros(3))
+    saved = torch.optim.Adam([cpu_param], lr=torch.tensor(3e-4), foreach=False)
+    cpu_param.grad = torch.ones(3)
+    saved.step()
+    state = copy.deepcopy(saved.state_dict())
+    param = torch.nn.Parameter(torch.zeros(3, device="meta"))
+    optimizer = torch.optim.Adam([param], lr=3e-4, capturable=True, foreach=False)
+    optimizer.load_state_dict(state)
+    assert optimizer.param_groups[0]["lr"].device.type == "cpu"  # what loading leaves
+    prepare_optimizer(optimizer, capturable=True)
+    assert optimizer.param_groups[0]["lr"].device.type == "meta"
+    assert optimizer.state[param]["step"].device.type == "meta"
+
+
 @pytest.mark.parametrize("name", ["eager", "stacked", "graphed"])
 def test_a_resumed_run_equals_an_uninterrupted_one_on_every_route(model, name, tmp_path):
     """Kill-and-resume at update 5 of 10 (two shapes, accumulation, clipping, a warm-up): the
