@@ -63,6 +63,19 @@ def test_cross_fitting_preorders_the_training_split_with_the_fold_models(experim
     )
 
 
+def test_the_training_split_is_parsed_in_shards_and_the_others_in_eval_shards(experiment):
+    r = experiment.paths.R
+    experiment.config["syntax"].update(shards=3, eval_shards=1)
+    train = experiment.parse_shards(run_of("ja-en", BASE, split="train", lang="ja"))
+    assert train["shards"] == [f"{r}/data/ja-en/parse/train.ja.{k}-of-3.conllu" for k in (1, 2, 3)]
+    assert train["stats"] == [f"{s}.json" for s in train["shards"]]
+    dev = experiment.parse_shards(run_of("ja-en", BASE, split="dev", lang="ja"))
+    assert dev["shards"] == [f"{r}/data/ja-en/parse/dev.ja.1-of-1.conllu"]
+    experiment.config["syntax"]["eval_shards"] = 2
+    held = experiment.parse_shards(run_of("ja-en", BASE, split="held", lang="ja"))["shards"]
+    assert held == [f"{r}/data/ja-en/parse/held.ja.{k}-of-2.conllu" for k in (1, 2)]
+
+
 def test_a_ledgered_run_is_not_trained_again_and_not_recorded_again(experiment, tmp_path):
     record = tmp_path / "ledger" / "runs" / f"ja-en.{BASE}.seed1" / "record.json"
     record.parent.mkdir(parents=True)

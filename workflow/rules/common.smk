@@ -1,7 +1,7 @@
 # The workflow's Python is the typed package wordorder.flow: one Experiment (EX) built from the
 # validated config and the variant registry, whose path templates (P.MODEL, ...) the rules
 # name as outputs and whose input and params functions (EX.train_inputs, ...) they call. This
-# file binds those names and declares the wildcard constraints and the parse scatter.
+# file binds those names and declares the wildcard constraints.
 from wordorder.flow import Experiment, as_json, fill, one_of
 from wordorder.resources import gpus, mem_mb
 
@@ -21,7 +21,4 @@ wildcard_constraints:
     seed=r"\d+",
     method="gold|btg|rvnn",
     fold=r"\d+",
-
-
-scattergather:
-    parse=config["syntax"]["shards"],
+    scatteritem=r"\d+-of-\d+",

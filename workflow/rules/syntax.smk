@@ -1,5 +1,6 @@
-# Syntax stage: parse the tokenized source side in shards (scatter/gather), project POS, BIEO,
-# heads and binary trees onto the subword files, and report tree statistics and masks.
+# Syntax stage: parse the tokenized source side in shards (syntax.shards of the training split,
+# syntax.eval_shards of the others) gathered in line order, project POS, BIEO, heads and binary
+# trees onto the subword files, and report tree statistics and masks.
 
 
 rule parse_shard:
@@ -25,8 +26,7 @@ rule parse_shard:
 
 rule parse_gather:
     input:
-        shards=gather.parse(P.PARSE_SHARD, allow_missing=True),
-        stats=gather.parse(P.PARSE_SHARD_STATS, allow_missing=True),
+        unpack(EX.parse_shards),
         tokenized=P.SPLIT_TOK,
     output:
         conllu=P.CONLLU,

@@ -54,6 +54,19 @@ class Inputs(ConfigView):
             "features": [self.data_file(w, s, "btree", "src") for s in splits],
         }
 
+    def parse_shards(self, w: Wildcards) -> dict[str, list[str]]:
+        """The parse shards of a split and their statistics: ``syntax.shards`` for the training
+        split, ``syntax.eval_shards`` for dev and each test set (small: one job by default,
+        rather than as many start-ups of the parser as the training corpus needs)."""
+        key = "shards" if w.split == "train" else "eval_shards"
+        n = int(self.config["syntax"][key])
+        names = dict(pair=w.pair, split=w.split, lang=w.lang)
+        shards = [
+            self.paths.PARSE_SHARD.format(**names, scatteritem=f"{k}-of-{n}")
+            for k in range(1, n + 1)
+        ]
+        return {"shards": shards, "stats": [f"{s}.json" for s in shards]}
+
     # subwords
 
     def subword_train_inputs(self, w: Wildcards) -> dict[str, str]:
