@@ -10,14 +10,20 @@ BIN := $(VENV)/bin
 
 # The install is the lock: every package at its pinned version and wheel hash (pip refuses any
 # other file), then wordorder itself without dependencies; `pip check` confirms the set is whole;
-# last, the .pth file that has Snakemake read --configfile files with wordorder's strict reader.
+# last, the .pth file of wordorder's two changes to Snakemake (src/wordorder/snakemake_hooks.py:
+# --configfile files read with the strict reader, one pending wake-up of the scheduler), written
+# again whenever that module changes.
 LOCK := requirements/lock-cpu.txt
 $(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -c constraints.txt -e .
 	$(BIN)/pip check -q
-	$(BIN)/python -m wordorder.snakemake_config_guard
+	touch $@
+
+HOOKS := $(VENV)/.wordorder-snakemake-hooks
+$(HOOKS): $(BIN)/wordorder src/wordorder/snakemake_hooks.py
+	$(BIN)/python -m wordorder.snakemake_hooks
 	touch $@
 
 # Regenerate the lock after a change of pyproject.toml's pins (uv, in a venv of its own):
@@ -29,7 +35,7 @@ lock:
 	  -c requirements/cpu.txt --find-links /opt/wheels --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --no-header -q -o $(LOCK)
 
-install: $(BIN)/wordorder
+install: $(BIN)/wordorder $(HOOKS)
 
 demo: install
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES) --configfile configs/default.yaml

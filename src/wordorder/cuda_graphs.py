@@ -4,8 +4,9 @@ and the graphed beam search (:mod:`wordorder.decode.graph_buckets`).
 Graphs are captured on a side stream into one memory pool: they never run at the same time, and
 each writes what it produces into tensors allocated outside the capture (static gradients, loss
 scalars, search buffers), so nothing allocated inside one capture is read after it ends, and the
-graphs may replay in any order (the training's replay in its shuffled batch order). The callers take any object with this interface (``side_stream``,
-``capture``), so their bookkeeping runs in CI with a stand-in (tests/helpers/graph_standin.py).
+graphs may replay in any order (the training's replay in its shuffled batch order). The callers
+take any object with this interface (``side_stream``, ``capture``), so their bookkeeping runs in
+CI with a stand-in (tests/helpers/graph_standin.py).
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ LAYERS: list[set[str]] = [
         "device",
         "lock",
         "snakemake_config_guard",
+        "snakemake_wakeups",
+        "snakemake_hooks",
         "cuda_graphs",
         "gpu_table",
     },  # files, YAML, runs, the GPU routes tried

@@ -1,0 +1,107 @@
+"""Wordorder's two changes to Snakemake, applied when Snakemake imports the module they change.
+
+* :mod:`wordorder.snakemake_config_guard`: every ``--configfile`` YAML is read by wordorder's
+  strict reader first (one error line instead of a traceback or a hang);
+* :mod:`wordorder.snakemake_wakeups`: the job scheduler keeps one pending wake-up instead of
+  piling up a timer per pass of its loop (a busy loop on a long run).
+
+How they are active: ``make install`` writes ``wordorder-snakemake.pth`` into the venv's
+site-packages (``python -m wordorder.snakemake_hooks``), whose one line calls :func:`install` when
+Python starts. :func:`install` only adds an import hook, which acts when Snakemake imports one of
+those modules: other programs pay nothing but this import.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+
+PTH = "wordorder-snakemake.pth"
+#: the .pth file of installs before the scheduler fix (it called the config guard alone)
+OLD_PTH = "wordorder-config-guard.pth"
+
+
+def _patches() -> dict[str, Callable[[ModuleType], None]]:
+    from wordorder import snakemake_config_guard, snakemake_wakeups
+
+    return {
+        snakemake_config_guard.MODULE: snakemake_config_guard.wrap,
+        snakemake_wakeups.MODULE: snakemake_wakeups.wrap,
+    }
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the loader of each module it patches, once."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name not in self.names:
+            return None
+        self.names.discard(name)
+        if not self.names:
+            sys.meta_path.remove(self)
+        spec = _find_without(self, name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            _patches()[name](module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _find_without(hook: _Hook, name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec the other finders give (this hook stepped aside while they look)."""
+    index = sys.meta_path.index(hook) if hook in sys.meta_path else None
+    if index is not None:
+        sys.meta_path.remove(hook)
+    try:
+        return importlib.util.find_spec(name)
+    finally:
+        if index is not None:
+            sys.meta_path.insert(index, hook)
+
+
+def install() -> None:
+    """Patch each module when it is imported (or now, if it already is)."""
+    if any(isinstance(f, _Hook) for f in sys.meta_path):
+        return
+    waiting = set()
+    for name, patch in _patches().items():
+        module = sys.modules.get(name)
+        if module is not None:
+            patch(module)
+        else:
+            waiting.add(name)
+    if waiting:
+        sys.meta_path.insert(0, _Hook(waiting))
+
+
+def write_pth() -> Path:
+    """Write the ``.pth`` file that installs the hooks into this interpreter's site-packages (and
+    remove an older install's)."""
+    import sysconfig
+
+    folder = Path(sysconfig.get_paths()["purelib"])
+    (folder / OLD_PTH).unlink(missing_ok=True)
+    path = folder / PTH
+    path.write_text("import wordorder.snakemake_hooks as h; h.install()\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(
+        f"{write_pth()}: Snakemake's --configfile files are read by wordorder's strict reader, "
+        "and its scheduler keeps one pending wake-up"
+    )
