@@ -148,7 +148,7 @@ def nested_mapping_bomb(levels: int = 9) -> str:
 def test_snakemakes_own_config_loader_gives_one_line(case, content, must, repo, tmp_path):
     """Issue 49, case 11: Snakemake reads --configfile before the Snakefile: a Latin-1 byte ended
     in its 49-line loader traceback, the alias bomb hung past 60 s. The venv's
-    wordorder-config-guard.pth (make install) has it read each file with the strict reader."""
+    wordorder-snakemake.pth (make install) has it read each file with the strict reader."""
     path = tmp_path / "bad.yaml"
     path.write_bytes(content)
     start = time.perf_counter()
