@@ -215,24 +215,35 @@ def test_translate_batches_with_cuda_graphs_translates_alike():
     )
 
 
-@pytest.mark.parametrize("preset", ["tiny", "rnn_tiny"])
-def test_one_graph_per_bucket_replayed_on_its_buffers_translates_alike(preset):
+@pytest.mark.parametrize("name", ["preorder_relative", "rnn-sdatt"])
+def test_one_graph_per_bucket_replayed_on_its_buffers_translates_alike(name):
     """decode.cuda_graphs' graphs per shape bucket, through the stand-in for CUDA graphs: the
     batches of a bucket (widths rounded up to 4 values per doubling, rows padded with empty
-    sentences) replay one captured step after copying their state into its buffers; every
-    replay uses the buffers of the first (a re-allocated buffer would be stale memory to a
-    real graph), and the translations are the default search's."""
-    torch.manual_seed(4)
-    sources = random_sources(40, seed=5)  # 1-11 tokens: widths 2-12
-    model = eos_prone(build_model({"preset": preset}, 30).eval(), padded(sources[:10]))
-    kw = dict(batch_tokens=24, beam_size=3, max_len_a=1.0, max_len_b=3, progress=False)
+    sentences and their features) replay one captured step after copying their state into its
+    buffers; every replay uses the buffers of the first (a re-allocated buffer would be stale
+    memory to a real graph), and the translations are the default search's. A Transformer with
+    preorder positions and SDAtt's RNN with its source tree: models with source features."""
+    torch.manual_seed(2)
+    model = build_model(MODELS[name], VOCAB).eval()
+    pairs = make_data(30, 2, seed=5)[0]
+    sources = [list(s) for s, _ in pairs]
+    if name.startswith("rnn"):
+        feats = rnn_features(sources)
+    else:
+        needed = model.options.required_features()
+        feats = {k: v for k, v in features(sources, [t for _, t in pairs]).items() if k in needed}
+    assert feats
+    model = eos_prone(model, padded(sources), name=name)
+    kw = dict(batch_tokens=40, beam_size=3, max_len_a=1.5, max_len_b=4, progress=False)
     backend = ReplayedCalls(same_buffers=True)
-    graphed = translate_batches(model, sources, cuda_graphs=True, graph_backend=backend, **kw)
-    assert graphed == translate_batches(model, sources, **kw)
+    graphed = translate_batches(
+        model, sources, feats=feats, cuda_graphs=True, graph_backend=backend, **kw
+    )
+    assert graphed == translate_batches(model, sources, feats=feats, **kw)
     assert len({len(h) for h in graphed}) >= 3
     widths = [Buckets.width(len(s) + 1) for s in sources]
-    batches = length_batches(widths, 24)
-    buckets = len(Buckets.of(batches, widths, 1.0, 3).rows)
+    batches = length_batches(widths, 40)
+    buckets = len(Buckets.of(batches, widths, 1.5, 4).rows)
     assert backend.captures == buckets < len(batches)  # one capture per bucket, not per batch
     assert backend.replays > 2 * len(batches)
 
