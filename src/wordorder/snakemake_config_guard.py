@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 MODULE = "snakemake.common.configfile"
 
@@ -27,6 +28,8 @@ def guarded(load: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     @functools.wraps(load)
     def load_checked(configpath: Any) -> Any:
+        from pathlib import Path
+
         if isinstance(configpath, (str, Path)) and Path(configpath).suffix in (".yaml", ".yml"):
             from wordorder.errors import WordorderError
             from wordorder.yamlfile import read_yaml_doc

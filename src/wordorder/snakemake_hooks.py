@@ -13,29 +13,36 @@ those modules: other programs pay nothing but this import.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the rest is imported when used: this module loads at every Python start
+    import importlib.machinery
+    from pathlib import Path
+    from types import ModuleType
 
 PTH = "wordorder-snakemake.pth"
 #: the .pth file of installs before the scheduler fix (it called the config guard alone)
 OLD_PTH = "wordorder-config-guard.pth"
 
 
-def _patches() -> dict[str, Callable[[ModuleType], None]]:
-    from wordorder import snakemake_config_guard, snakemake_wakeups
-
-    return {
-        snakemake_config_guard.MODULE: snakemake_config_guard.wrap,
-        snakemake_wakeups.MODULE: snakemake_wakeups.wrap,
-    }
+#: Snakemake's module → wordorder's module whose ``wrap(module)`` changes it (imported only then)
+PATCHES = {
+    "snakemake.common.configfile": "wordorder.snakemake_config_guard",
+    "snakemake.scheduling.job_scheduler": "wordorder.snakemake_wakeups",
+}
 
 
-class _Hook(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps the loader of each module it patches, once."""
+def _patch(name: str, module: ModuleType) -> None:
+    import importlib
+
+    importlib.import_module(PATCHES[name]).wrap(module)
+
+
+class _Hook:
+    """A finder of ``sys.meta_path`` (a plain class: ``importlib.abc`` would cost every Python
+    start ~30 ms) that finds nothing itself: wraps the loader of each module it patches, once."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
@@ -55,7 +62,7 @@ class _Hook(importlib.abc.MetaPathFinder):
 
         def exec_module(module: ModuleType) -> None:
             execute(module)
-            _patches()[name](module)
+            _patch(name, module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
@@ -63,6 +70,8 @@ class _Hook(importlib.abc.MetaPathFinder):
 
 def _find_without(hook: _Hook, name: str) -> importlib.machinery.ModuleSpec | None:
     """The spec the other finders give (this hook stepped aside while they look)."""
+    import importlib.util
+
     index = sys.meta_path.index(hook) if hook in sys.meta_path else None
     if index is not None:
         sys.meta_path.remove(hook)
@@ -78,10 +87,10 @@ def install() -> None:
     if any(isinstance(f, _Hook) for f in sys.meta_path):
         return
     waiting = set()
-    for name, patch in _patches().items():
+    for name in PATCHES:
         module = sys.modules.get(name)
         if module is not None:
-            patch(module)
+            _patch(name, module)
         else:
             waiting.add(name)
     if waiting:
@@ -92,6 +101,7 @@ def write_pth() -> Path:
     """Write the ``.pth`` file that installs the hooks into this interpreter's site-packages (and
     remove an older install's)."""
     import sysconfig
+    from pathlib import Path
 
     folder = Path(sysconfig.get_paths()["purelib"])
     (folder / OLD_PTH).unlink(missing_ok=True)
