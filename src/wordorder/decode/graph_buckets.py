@@ -12,7 +12,7 @@ eagerly, captures one step and replays it; the next batches of the bucket copy t
 and a fresh search state into the captured buffers (:func:`copy_into`) and replay from the first
 step. Each capture synchronises the device and empties the caching allocator; once per bucket
 instead of once per batch is what this saves. (Counted on newstest2014 de, 3,003 lines in 8k BPE
-pieces: 28 batches of 4,000 tokens, 12 buckets at 1.07× the padded source tokens; at 1,000
+pieces: 28 batches of 4,000 tokens, 13 buckets at 1.07× the padded source tokens; at 1,000
 tokens 109 batches, 16 buckets. A multiple of 8 instead: 1.31× on Tanaka's short sentences.)
 
 Batches come longest first (:func:`wordorder.decode.batches.length_batches`), so a bucket never
