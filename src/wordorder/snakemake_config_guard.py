@@ -15,10 +15,9 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from types import ModuleType
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 MODULE = "snakemake.common.configfile"
 
@@ -28,8 +27,6 @@ def guarded(load: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     @functools.wraps(load)
     def load_checked(configpath: Any) -> Any:
-        from pathlib import Path
-
         if isinstance(configpath, (str, Path)) and Path(configpath).suffix in (".yaml", ".yml"):
             from wordorder.errors import WordorderError
             from wordorder.yamlfile import read_yaml_doc

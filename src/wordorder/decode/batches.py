@@ -87,10 +87,10 @@ def translate_batches(
     model.eval()
     results: list[list[int]] = [[] for _ in sources]
     lengths = [len(s) + 1 for s in sources]
-    if graphs:
+    if graphs is not None:
         lengths = [Buckets.width(n) for n in lengths]
     batches = length_batches(lengths, batch_tokens, batch_size)
-    buckets = Buckets.of(batches, lengths, max_len_a, max_len_b) if graphs else None
+    buckets = Buckets.of(batches, lengths, max_len_a, max_len_b) if graphs is not None else None
     bar = tqdm(total=len(sources), desc="translate", unit="sent", disable=not progress, leave=False)
     try:
         for batch in batches:

@@ -41,7 +41,7 @@ WIDTH_STEPS = 4
 def copy_into(dst: Any, src: Any) -> None:
     """Copy the tensors of ``src`` into those of ``dst`` in place: the same structure
     (dataclasses, lists, tuples, dicts of tensors) of the same shapes. Other values are the
-    captured state's own bookkeeping (e.g. which fields a step replaces) and stay."""
+    captured state's own bookkeeping (e.g. the names of the fields a step replaces) and stay."""
     if isinstance(dst, torch.Tensor):
         if not isinstance(src, torch.Tensor) or src.shape != dst.shape:
             raise WordorderError(
@@ -53,7 +53,7 @@ def copy_into(dst: Any, src: Any) -> None:
     elif dataclasses.is_dataclass(dst) and not isinstance(dst, type):
         for f in dataclasses.fields(dst):
             copy_into(getattr(dst, f.name), getattr(src, f.name))
-    elif isinstance(dst, (list, tuple)) and any(_holds_tensors(d) for d in dst):
+    elif isinstance(dst, (list, tuple)) and not all(isinstance(d, str) for d in dst):
         if len(dst) != len(src):
             raise WordorderError(
                 f"a graphed search's state holds {len(dst)} items where the batch has {len(src)}",
@@ -64,18 +64,6 @@ def copy_into(dst: Any, src: Any) -> None:
     elif isinstance(dst, dict):
         for k in dst:
             copy_into(dst[k], src[k])
-
-
-def _holds_tensors(x: Any) -> bool:
-    if isinstance(x, torch.Tensor):
-        return True
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return any(_holds_tensors(getattr(x, f.name)) for f in dataclasses.fields(x))
-    if isinstance(x, (list, tuple)):
-        return any(_holds_tensors(v) for v in x)
-    if isinstance(x, dict):
-        return any(_holds_tensors(v) for v in x.values())
-    return False
 
 
 @dataclass(frozen=True)
@@ -91,7 +79,6 @@ class Buckets:
     rows: dict[int, int]
     max_len_a: float
     max_len_b: int
-    width_steps: int = WIDTH_STEPS
 
     @staticmethod
     def width(n: int, steps: int = WIDTH_STEPS) -> int:
@@ -104,14 +91,13 @@ class Buckets:
         widths: Sequence[int],
         max_len_a: float,
         max_len_b: int,
-        steps: int = WIDTH_STEPS,
     ) -> Buckets:
         """``batches`` (indices, longest first) cut on the bucket ``widths`` of the sentences."""
         rows: dict[int, int] = {}
         for batch in batches:
             w = widths[batch[0]]
             rows[w] = max(rows.get(w, 0), len(batch))
-        return cls(rows, max_len_a, max_len_b, steps)
+        return cls(rows, max_len_a, max_len_b)
 
     def steps(self, width: int) -> int:
         # as beam.max_lengths: floor(a · n + b) target tokens for n source tokens (EOS aside)
