@@ -7,7 +7,7 @@ from snakemake.utils import min_version
 from wordorder.config import validate_schema
 
 from wordorder.configfiles import check_config_files
-from wordorder import lock
+from wordorder import lock, warm
 
 min_version("9.0")
 
@@ -54,6 +54,7 @@ if workflow.is_main_process:
 
 onstart:
     lock.take_claimed()  # see src/wordorder/lock.py (main process only; not with -n)
+    warm.for_local_jobs(workflow.local_exec, config["warm_jobs"])  # src/wordorder/warm.py
 
 
 rule all:

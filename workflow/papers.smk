@@ -5,7 +5,7 @@
 # Rules are renamed <paper>_<rule> (e.g. --until kawara2021_train). One paper alone:
 #   snakemake --configfile configs/full/<paper>.yaml
 # read_yaml: strict, a repeated key is an error (Snakemake's loader would keep the last).
-from wordorder import lock
+from wordorder import lock, warm
 from wordorder.config import read_yaml
 
 
@@ -62,6 +62,7 @@ use rule * from zhang2018 as zhang2018_*
 # Snakemake ignores the modules' onstart: each module claimed its results folder when parsed.
 onstart:
     lock.take_claimed()
+    warm.for_local_jobs(workflow.local_exec, True)
 
 
 rule all:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -18,14 +19,16 @@ from pathlib import Path
 
 import pytest
 from training_jobs import toy_corpus
+from warm_runners import runner_folder, runner_log, wait_for_runner
 
 pytestmark = pytest.mark.slow
 
 STEPS, EVAL, LOG = 300, 10, 5
 
 
-def job_command(tmp_path: Path) -> str:
-    """The training job's shell command, as the train rule writes it (its log redirected)."""
+def job_command(tmp_path: Path, program: list[str] | None = None) -> str:
+    """The training job's shell command, as the train rule writes it (its log redirected);
+    ``program``: the command before ``train`` (``python -m wordorder.cli``)."""
     files, spm = toy_corpus(tmp_path)
     options = {
         "device": "cpu",
@@ -37,7 +40,7 @@ def job_command(tmp_path: Path) -> str:
         "checkpoint_every": 0,
         "best_by": "perplexity",  # the toy's dev loss falls: each evaluation a new best
     }
-    argv = [sys.executable, "-m", "wordorder.cli", "train"]
+    argv = [*(program or [sys.executable, "-m", "wordorder.cli"]), "train"]
     argv += ["--train-src", files["train.src"], "--train-tgt", files["train.tgt"]]
     argv += ["--dev-src", files["dev.src"], "--dev-ref", files["dev.ref"], "--spm", spm]
     argv += ["--model-options", json.dumps({"preset": "tiny"})]
@@ -106,6 +109,45 @@ def test_killing_the_jobs_shell_stops_the_trainer(tmp_path):
     assert logged == list(range(LOG, STEPS + 1, LOG))
     assert evaluated == list(range(EVAL, STEPS + 1, EVAL))
     assert "summary" in records[-1] and sum("summary" in r for r in records) == 1
+
+
+@pytest.mark.parametrize("killed", ["shell", "client"])
+def test_a_trainer_forked_by_the_warm_runner_stops_with_its_job(tmp_path, killed):
+    """Through a warm runner (wordorder.warm) the trainer is the runner's child, not the shell's:
+    a killed shell ends the ``wordorder`` client (its parent-death signal), which passes SIGTERM
+    on; a killed client closes its connection, which the job takes for SIGTERM. Either way the
+    trainer saves its state and stops (the resume itself: the test above)."""
+    program = Path(sys.executable).with_name("wordorder")
+    with runner_folder() as base:
+        env = {**os.environ, "WORDORDER_WARM": str(base)}
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+        subprocess.run([program, "--help"], env=env, capture_output=True)  # starts a runner
+        wait_for_runner(base)
+        command = job_command(tmp_path, [str(program)])
+        shell = subprocess.Popen(["bash", "-c", command], env=env, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while evaluations(tmp_path / "out" / "metrics.jsonl") < 2:
+            assert shell.poll() is None, (tmp_path / "train.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "no second evaluation within 120 s"
+            time.sleep(0.05)
+        (client,) = children(shell.pid)
+        trainer = int(re.findall(r"job (\d+): wordorder train", runner_log(base))[-1])
+        assert trainer != client and alive(trainer)
+        os.kill(shell.pid if killed == "shell" else client, signal.SIGKILL)
+        shell.wait()
+        deadline = time.monotonic() + 20
+        while alive(trainer) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if alive(trainer):
+            os.kill(trainer, signal.SIGKILL)
+            pytest.fail("the trainer goes on without its job")
+        deadline = time.monotonic() + 10
+        while alive(client) and time.monotonic() < deadline:  # it ends with the job
+            time.sleep(0.1)
+        assert not alive(client)
+    log = (tmp_path / "train.log").read_text(encoding="utf-8")
+    assert "stopped by signal 15" in log, log[-2000:]
+    assert (tmp_path / "resume" / "state.pt").is_file()
 
 
 def test_a_summary_record_never_makes_a_log_of_its_own(tmp_path):

@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # Bottom first. ``wordorder.<part>``: a subpackage or a top-level module.
 LAYERS: list[set[str]] = [
     # import no wordorder module
-    {"errors", "temps", "specials", "progress", "resources", "argtypes"},
+    {"errors", "temps", "specials", "progress", "resources", "argtypes", "lifetime"},
     {
         "io",
         "yamlfile",
@@ -52,7 +52,8 @@ LAYERS: list[set[str]] = [
         "settings_check",
     },  # the experiment config, the variant registry, their cross-checks
     {"flow"},  # the workflow layer: paths, input and params functions, targets of the rules
-    {"cli"},  # the wordorder command
+    {"cli"},  # the wordorder command's parser and subcommands
+    {"warm"},  # the wordorder command: a job through a warm runner, or cli here
 ]
 
 
@@ -176,6 +177,7 @@ def test_building_the_parser_imports_no_heavy_module():
     interpreter, since this one may have imported them for other tests."""
     code = (
         "import sys\n"
+        "import wordorder.warm\n"  # the command's entry point
         "from wordorder.cli import build_parser\n"
         "build_parser()\n"
         "print(' '.join(m for m in ('torch', 'pandas', 'matplotlib') if m in sys.modules))\n"

@@ -11,8 +11,8 @@ from wordorder.argtypes import positive_int
 
 
 def cmd_train(a: argparse.Namespace) -> None:
+    from wordorder.lifetime import die_with_parent
     from wordorder.resources import cpu_seconds
-    from wordorder.train.resume import die_with_parent
     from wordorder.train.runner import run_training
 
     die_with_parent()  # a trainer outliving its job would write outputs Snakemake deleted

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import signal
-import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -206,28 +204,6 @@ class StopSignal:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         self._previous.clear()
-
-
-def die_with_parent(sig: int = signal.SIGTERM) -> None:
-    """Have Linux send ``sig`` to this process when its parent ends (``PR_SET_PDEATHSIG``).
-
-    Snakemake runs the trainer under a shell; a killed shell takes no child with it, and
-    Snakemake then deletes the job's outputs while an orphaned trainer would go on writing
-    them. With SIGTERM the trainer saves its state and withdraws its outputs
-    (:class:`StopSignal`). Elsewhere (not Linux, no libc) nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(1, int(sig), 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
-            return
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent ended before the request: no signal would come
-        os.kill(os.getpid(), sig)
 
 
 class TrainingInterrupted(WordorderError):
