@@ -8,15 +8,24 @@ BIN := $(VENV)/bin
 
 .PHONY: install demo lint test lock
 
-# The install is the lock: every package at its pinned version and wheel hash (pip refuses any
-# other file), then wordorder itself without dependencies; `pip check` confirms the set is whole;
+# The install is the lock: every package at its pinned version and wheel hash (any other file is
+# refused), then wordorder itself without dependencies; `pip check` confirms the set is whole;
 # last, the .pth file of wordorder's two changes to Snakemake (src/wordorder/snakemake_hooks.py:
 # --configfile files read with the strict reader, one pending wake-up of the scheduler), written
-# again whenever that module changes.
+# again whenever that module changes. uv installs the lock, bytecode compiled: ~45 s against
+# pip's ~185 s on a 2-core machine (docs/measured.md); it comes by hash from requirements/uv.txt
+# into a venv of its own, and where it cannot (no PyPI), pip installs the same lock.
 LOCK := requirements/lock-cpu.txt
+UV_VENV := .uv-venv
+UV := $(UV_VENV)/bin/uv
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels)
 $(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
+	test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q \
+	  --require-hashes --no-deps -r requirements/uv.txt; } || echo "no uv: pip installs the lock"
+	if test -x $(UV); then $(UV) pip install -q --python $(BIN)/python --require-hashes \
+	  --no-deps --compile-bytecode $(FIND_LINKS) -c constraints.txt -r $(LOCK); else false; fi \
+	  || $(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -c constraints.txt -e .
 	$(BIN)/pip check -q
 	touch $@
@@ -28,10 +37,10 @@ $(HOOKS): $(BIN)/wordorder src/wordorder/snakemake_hooks.py
 
 # Regenerate the lock after a change of pyproject.toml's pins (uv, in a venv of its own):
 # CPython 3.11 on x86-64 Linux, the CPU torch, the test and dev extras, every wheel's hash.
-UV_VENV := .uv-venv
 lock:
-	test -x $(UV_VENV)/bin/uv || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q uv==0.13.9; }
-	$(UV_VENV)/bin/uv pip compile pyproject.toml --extra test --extra dev -c constraints.txt \
+	test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q \
+	  --require-hashes --no-deps -r requirements/uv.txt; }
+	$(UV) pip compile pyproject.toml --extra test --extra dev -c constraints.txt \
 	  -c requirements/cpu.txt --find-links /opt/wheels --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --no-header -q -o $(LOCK)
 
