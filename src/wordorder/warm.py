@@ -1,5 +1,6 @@
-"""A warm job runner: one process with wordorder's heavy modules already imported (torch alone
-takes ~4 s a job on a 2-core machine) forks a child for each ``wordorder`` job of a local run.
+"""Warm jobs: one process with wordorder's heavy modules already imported (torch alone takes
+~4 s a job on a 2-core machine) forks a child for each ``wordorder`` job of a local run (the
+runner: :mod:`wordorder.warm_runner`).
 
 The ``wordorder`` command (:func:`main`) is the client. When ``WORDORDER_WARM`` names a folder
 (the Snakefile sets it for local runs unless the config says ``warm_jobs: false``), it connects
@@ -12,8 +13,8 @@ job in-process, as without ``WORDORDER_WARM``; so does a job under torchrun.
 A forked job sees what a fresh process would: the client's folder, environment (the runner was
 started with the same one, so modules read the same variables at import), umask and streams,
 and fresh random seeds. When the client dies (its shell killed), the job gets SIGTERM, as a
-trainer whose parent died (``train.resume.die_with_parent``). A runner leaves after ``IDLE_S``
-seconds without jobs; one for an older source tree is never asked again (the key changes).
+trainer whose parent died (:func:`wordorder.lifetime.die_with_parent`). A runner leaves after
+30 s without jobs; one for an older source tree is never asked again (the key changes).
 """
 
 from __future__ import annotations
@@ -27,20 +28,6 @@ import sys
 from pathlib import Path
 
 ENV = "WORDORDER_WARM"
-IDLE_S = 30.0
-# Imported by the runner before it forks: what the jobs would import first thing.
-PRELOAD = (
-    "numpy",
-    "torch",
-    "sentencepiece",
-    "sacrebleu",
-    "matplotlib.pyplot",
-    "wordorder.cli",
-    "wordorder.train.runner",
-    "wordorder.train.trainer",
-    "wordorder.decode.runner",
-    "wordorder.evaluate.plots",
-)
 # Variables that differ between otherwise equal jobs and that no module reads at import.
 VOLATILE = ("PYTEST_CURRENT_TEST", "OLDPWD", "PWD", "SHLVL", "_")
 
@@ -84,9 +71,6 @@ def folder_for(base: str) -> Path | None:
     except OSError:
         return None
     return path if st.st_uid == os.getuid() and not st.st_mode & 0o077 else None
-
-
-# ---- the client ----------------------------------------------------------------------------
 
 
 def main() -> int:
@@ -151,160 +135,10 @@ def start_runner(path: Path) -> None:
 
     with open(path.with_suffix(".log"), "ab") as log:
         subprocess.Popen(
-            [sys.executable, "-m", "wordorder.warm", str(path)],
+            [sys.executable, "-m", "wordorder.warm_runner", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,
             close_fds=True,
         )
-
-
-# ---- the runner ----------------------------------------------------------------------------
-
-
-def serve(path: Path) -> None:
-    """Accept jobs on ``path`` until idle for :data:`IDLE_S` seconds; fork one child a job."""
-    import fcntl
-    import importlib
-    import select
-    import time
-
-    lock = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the runner's life
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # another runner has this key
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    path.unlink(missing_ok=True)  # a runner that died left it
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(64)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.set_wakeup_fd(wake_w)
-    print(f"runner {os.getpid()}: ready on {path}", flush=True)
-    jobs: dict[int, socket.socket] = {}
-    idle_since = time.monotonic()
-    try:
-        while jobs or time.monotonic() - idle_since < IDLE_S:
-            ready, _, _ = select.select([server.fileno(), wake_r], [], [], 1.0)
-            if wake_r in ready:
-                os.read(wake_r, 4096)
-            if server.fileno() in ready:
-                conn, _ = server.accept()
-                pid = fork_job(conn, closing=(server, wake_r, wake_w, lock, *jobs.values()))
-                if pid:
-                    jobs[pid] = conn
-            while jobs:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-                if not pid:
-                    break
-                code = os.waitstatus_to_exitcode(status)
-                conn = jobs.pop(pid)
-                try:
-                    conn.sendall(f"exit {code if code >= 0 else 128 - code}\n".encode())
-                except OSError:
-                    pass  # the client is gone: nobody to tell
-                conn.close()
-                idle_since = time.monotonic()
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def fork_job(conn: socket.socket, closing: tuple) -> int:
-    """Read a job from ``conn`` and fork it: the child's pid (0 when the job was unreadable)."""
-    try:
-        conn.settimeout(10)
-        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-        size = int.from_bytes(data[:4], "big")
-        data = data[4:]
-        while len(data) < size:
-            more = conn.recv(size - len(data))
-            if not more:
-                raise OSError("the client left")
-            data += more
-        job = json.loads(data)
-        if len(fds) != 3:
-            raise OSError("expected the client's three standard streams")
-    except (OSError, ValueError):
-        conn.close()
-        return 0
-    conn.settimeout(None)
-    pid = os.fork()
-    if pid == 0:
-        for item in closing:
-            os.close(item) if isinstance(item, int) else item.close()
-        os._exit(run_job(job, fds, conn))
-    for fd in fds:
-        os.close(fd)
-    print(f"job {pid}: wordorder {' '.join(job['argv'][:1])}", flush=True)
-    conn.sendall(f"pid {pid}\n".encode())
-    return pid
-
-
-def run_job(job: dict, fds: list[int], conn: socket.socket) -> int:
-    """In the forked child: become the client's process as far as the job can tell, then run
-    the ``wordorder`` command. Returns the exit status."""
-    import random
-    import threading
-    import time
-    import traceback
-
-    signal.set_wakeup_fd(-1)
-    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-    os.setpgid(0, 0)
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    os.chdir(job["cwd"])
-    os.umask(job["umask"])
-    os.environ.clear()
-    os.environ.update(job["env"])
-    time.tzset()
-    sys.argv = ["wordorder", *job["argv"]]
-    sys.stdout.reconfigure(line_buffering=os.isatty(1))  # type: ignore[union-attr]
-    random.seed()
-    if "numpy" in sys.modules:
-        sys.modules["numpy"].random.seed()
-    if "torch" in sys.modules:
-        sys.modules["torch"].seed()
-
-    def watch() -> None:  # the client died (its shell killed): stop as a job whose shell died
-        while conn.recv(1024):
-            pass
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, daemon=True).start()
-    try:
-        from wordorder.cli import main as run_here
-
-        code = run_here()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if isinstance(e.code, str):
-            print(e.code, file=sys.stderr)
-    except KeyboardInterrupt:
-        code = 130
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    import atexit
-
-    atexit._run_exitfuncs()  # what a process's normal end runs (logging's flush, finalizers)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    return code
-
-
-if __name__ == "__main__":
-    serve(Path(sys.argv[1]))

@@ -53,7 +53,7 @@ LAYERS: list[set[str]] = [
     },  # the experiment config, the variant registry, their cross-checks
     {"flow"},  # the workflow layer: paths, input and params functions, targets of the rules
     {"cli"},  # the wordorder command's parser and subcommands
-    {"warm"},  # the wordorder command: a job through a warm runner, or cli here
+    {"warm", "warm_runner"},  # the wordorder command: a job through a warm runner, or cli here
 ]
 
 
