@@ -103,7 +103,9 @@ def run_warm(argv: list[str], folder: Path) -> int | None:
         data = json.dumps(job).encode()
         socket.send_fds(conn, [len(data).to_bytes(4, "big") + data], [0, 1, 2])
         reply = conn.makefile("r", encoding="ascii")
+        conn.settimeout(60)  # a runner that does not fork the job within a minute is stuck
         first = reply.readline().split()
+        conn.settimeout(None)
     except OSError:
         conn.close()
         start_runner(path)
