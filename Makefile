@@ -59,12 +59,18 @@ lint: install
 	$(BIN)/mypy
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint --configfile configs/default.yaml
 
-# The conventions first, then the tests: one pytest-xdist worker per core (work stealing, as the
-# tests' lengths differ a hundredfold). The SLURM test mostly waits on the scheduler, so it runs
-# in a third pytest process beside them (its own temporary folder; its report follows).
+# The conventions, and beside them on the other core the numba kernels compiled into their cache
+# (src/wordorder/preorder/jit_cache.py: without it each test worker and each preorder job of the
+# DAG tests compiles the kernels it calls, ~45 s a process on a fresh checkout); then the tests:
+# one pytest-xdist worker per core (work stealing, as the tests' lengths differ a hundredfold).
+# The SLURM test mostly waits on the scheduler, so it runs in a third pytest process beside them
+# (its own temporary folder; its report follows).
 SLURM_TEST := tests/e2e/test_slurm.py
-test: lint
+test: install
 	@mkdir -p logs
+	@$(BIN)/python -m wordorder.preorder.jit_cache > logs/jit_cache.log 2>&1 & jit=$$!; \
+	$(MAKE) --no-print-directory lint || { wait $$jit; exit 1; }; \
+	wait $$jit || { echo "the numba kernels were not compiled ahead:"; tail -20 logs/jit_cache.log; }
 	@PATH="$(abspath $(BIN)):$$PATH"; \
 	$(BIN)/pytest -q -p no:cacheprovider --basetemp=$(CURDIR)/.pytest-slurm $(SLURM_TEST) > logs/test_slurm.log 2>&1 & slurm=$$!; \
 	$(BIN)/pytest -q -n $(CORES) --dist worksteal --durations=30 --ignore=$(SLURM_TEST); rest=$$?; \
