@@ -19,10 +19,11 @@ LOCK := requirements/lock-cpu.txt
 UV_VENV := .uv-venv
 UV := $(UV_VENV)/bin/uv
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels)
+GET_UV = test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q \
+  --require-hashes --no-deps -r requirements/uv.txt; }
 $(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q \
-	  --require-hashes --no-deps -r requirements/uv.txt; } || echo "no uv: pip installs the lock"
+	$(GET_UV) || echo "no uv: pip installs the lock"
 	if test -x $(UV); then $(UV) pip install -q --python $(BIN)/python --require-hashes \
 	  --no-deps --compile-bytecode $(FIND_LINKS) -c constraints.txt -r $(LOCK); else false; fi \
 	  || $(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
@@ -38,8 +39,7 @@ $(HOOKS): $(BIN)/wordorder src/wordorder/snakemake_hooks.py
 # Regenerate the lock after a change of pyproject.toml's pins (uv, in a venv of its own):
 # CPython 3.11 on x86-64 Linux, the CPU torch, the test and dev extras, every wheel's hash.
 lock:
-	test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q \
-	  --require-hashes --no-deps -r requirements/uv.txt; }
+	$(GET_UV)
 	$(UV) pip compile pyproject.toml --extra test --extra dev -c constraints.txt \
 	  -c requirements/cpu.txt --find-links /opt/wheels --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --no-header -q -o $(LOCK)

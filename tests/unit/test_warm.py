@@ -84,7 +84,7 @@ def test_the_key_follows_environment_and_source_but_not_volatile_variables(tmp_p
     assert warm.key(env, tree) != before  # an edited module (here only its time): a new tree
 
 
-def test_runners_live_only_in_a_folder_of_this_user(tmp_path):
+def test_runners_live_only_in_a_folder_of_this_user():
     base = Path(tempfile.mkdtemp(prefix="ww", dir="/tmp"))
     try:
         folder = warm.folder_for(str(base))
