@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from wordorder.resources import (
     MEMORY,
     RETRY_GROWTH,
     gpus,
+    input_mb,
     mem_mb,
     memory_mb,
 )
@@ -20,12 +22,14 @@ from wordorder.resources import (
 REPO = Path(__file__).resolve().parents[2]
 
 
-class Input(list):
-    """What Snakemake hands a resource function as ``input``: the files and their total size."""
-
-    def __init__(self, size_mb: float) -> None:
-        super().__init__()
-        self.size_mb = size_mb
+def input_of(folder: Path, *sizes_mb: float) -> list[str]:
+    """A job's input as Snakemake hands it to a resource function: its files' paths."""
+    files = []
+    for i, size in enumerate(sizes_mb):
+        path = folder / f"in{i}"
+        path.write_bytes(b"x" * int(size * 1024**2))
+        files.append(str(path))
+    return files
 
 
 def test_memory_grows_with_input_and_attempt_and_rounds_up_to_100():
@@ -37,12 +41,31 @@ def test_memory_grows_with_input_and_attempt_and_rounds_up_to_100():
     assert sizes == sorted(sizes) and sizes[-1] == 24300  # eflomal on ~1 GB of tokens: 24 GB
 
 
-def test_rule_resource_reads_the_jobs_input_size_and_adds_cuda_context():
+def test_rule_resource_reads_the_jobs_input_size_and_adds_cuda_context(tmp_path):
     base, slope = MEMORY["train"]
+    files = input_of(tmp_path, 3, 4.5)
+    assert input_mb(files) == 7.5
     cpu, gpu = mem_mb("train", "cpu"), mem_mb("train", "cuda:0")
-    assert cpu(None, Input(700), 1) == memory_mb(base, slope, 700)
-    assert gpu(None, Input(700), 1) == memory_mb(base + CUDA_HOST_MB, slope, 700)
-    assert mem_mb("no_such_rule")(None, Input(5000), 1) == 1500  # the default ignores the input
+    assert cpu(None, files, 1) == memory_mb(base, slope, 7.5)
+    assert gpu(None, files, 2) == memory_mb(base + CUDA_HOST_MB, slope, 7.5, attempt=2)
+
+
+def test_a_missing_input_is_named_so_snakemake_waits_for_it(tmp_path):
+    from snakemake.exceptions import is_file_not_found_error
+
+    files = [*input_of(tmp_path, 1), str(tmp_path / "not-yet")]
+    with pytest.raises(FileNotFoundError) as caught:
+        mem_mb("align")(None, files, 1)
+    assert is_file_not_found_error(caught.value, files)  # Snakemake's test: "<TBD>" in a dry run
+
+
+def test_a_rule_whose_memory_ignores_its_input_does_not_ask_for_it():
+    # without an ``input`` parameter Snakemake knows the value before the input exists
+    for rule in ("no_such_rule", "translate", "tokenize"):
+        assert "input" not in inspect.signature(mem_mb(rule)).parameters
+    assert "input" in inspect.signature(mem_mb("align")).parameters
+    assert mem_mb("no_such_rule")(None, 1) == 1500 and mem_mb("no_such_rule")(None, 2) == 2300
+    assert mem_mb("translate", "cuda")(None, 1) == memory_mb(1500 + CUDA_HOST_MB, 0, 0)
 
 
 @pytest.mark.parametrize(
