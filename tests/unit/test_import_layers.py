@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
         "lock",
         "snakemake_config_guard",
         "snakemake_wakeups",
+        "snakemake_lazy_pandas",
         "snakemake_hooks",
         "cuda_graphs",
         "gpu_table",
