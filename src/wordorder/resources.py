@@ -53,8 +53,9 @@ def memory_mb(base: float, slope: float, input_mb: float, attempt: int = 1) -> i
 
 
 def mem_mb(rule: str, device: Any = None) -> Callable[..., int]:
-    """The ``mem_mb`` resource of a rule: a function of the job's input and attempt (plus the
-    CUDA context when ``device`` is CUDA)."""
+    """The ``mem_mb`` resource of a rule: a function of the job's input and attempt, of the
+    attempt alone where the rule's fit has no slope (plus the CUDA context when ``device`` is
+    CUDA)."""
     base, slope = MEMORY.get(rule, DEFAULT)
     base += CUDA_HOST_MB if gpus(device) else 0
     if not slope:  # no input parameter: Snakemake then knows the value before the input exists
