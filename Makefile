@@ -12,9 +12,10 @@ BIN := $(VENV)/bin
 # refused), then wordorder itself without dependencies; `pip check` confirms the set is whole;
 # last, the .pth file of wordorder's changes to Snakemake (src/wordorder/snakemake_hooks.py:
 # --configfile files read with the strict reader, one pending wake-up of the scheduler, the SLURM
-# plugin's pandas imported when used), written again whenever that module changes. uv installs the lock, bytecode compiled: ~45 s against
-# pip's ~185 s on a 2-core machine (docs/measured.md); it comes by hash from requirements/uv.txt
-# into a venv of its own, and where it cannot (no PyPI), pip installs the same lock.
+# plugin's pandas imported when used), written again whenever that module changes. uv installs
+# the lock, bytecode compiled: ~45 s against pip's ~185 s on a 2-core machine (docs/measured.md);
+# it comes by hash from requirements/uv.txt into a venv of its own, and where it cannot (no
+# PyPI), pip installs the same lock.
 LOCK := requirements/lock-cpu.txt
 UV_VENV := .uv-venv
 UV := $(UV_VENV)/bin/uv
@@ -24,8 +25,8 @@ GET_UV = test -x $(UV) || { $(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip i
 $(BIN)/wordorder: pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(GET_UV) || echo "no uv: pip installs the lock"
-	if test -x $(UV); then $(UV) pip install -q --python $(BIN)/python --require-hashes \
-	  --no-deps --compile-bytecode $(FIND_LINKS) -c constraints.txt -r $(LOCK); else false; fi \
+	{ test -x $(UV) && $(UV) pip install -q --python $(BIN)/python --require-hashes --no-deps \
+	  --compile-bytecode $(FIND_LINKS) -c constraints.txt -r $(LOCK); } \
 	  || $(BIN)/pip install -q --require-hashes --no-deps -c constraints.txt -r $(LOCK)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -c constraints.txt -e .
 	$(BIN)/pip check -q
