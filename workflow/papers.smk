@@ -62,6 +62,7 @@ use rule * from zhang2018 as zhang2018_*
 # Snakemake ignores the modules' onstart: each module claimed its results folder when parsed.
 onstart:
     lock.take_claimed()
+    # five configs, no one warm_jobs: WORDORDER_WARM=0 turns warm jobs off
     warm.for_local_jobs(workflow.local_exec, True)
 
 
