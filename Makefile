@@ -12,10 +12,11 @@ BIN := $(VENV)/bin
 # refused), then wordorder itself without dependencies; `pip check` confirms the set is whole;
 # last, the .pth file of wordorder's changes to Snakemake (src/wordorder/snakemake_hooks.py:
 # --configfile files read with the strict reader, one pending wake-up of the scheduler, the SLURM
-# plugin's pandas imported when used), written again whenever that module changes. uv installs
-# the lock, bytecode compiled: ~45 s against pip's ~185 s on a 2-core machine (docs/measured.md);
-# it comes by hash from requirements/uv.txt into a venv of its own, and where it cannot (no
-# PyPI), pip installs the same lock.
+# plugin's pandas imported when used, fewer full garbage collections, function parameters read
+# once, a listed job's command formatted once), written again whenever that module changes.
+# uv installs the lock, bytecode compiled: ~45 s against pip's ~185 s on a 2-core machine
+# (docs/measured.md); it comes by hash from requirements/uv.txt into a venv of its own, and
+# where it cannot (no PyPI), pip installs the same lock.
 LOCK := requirements/lock-cpu.txt
 UV_VENV := .uv-venv
 UV := $(UV_VENV)/bin/uv

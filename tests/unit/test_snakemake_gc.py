@@ -1,0 +1,46 @@
+"""The ``snakemake`` process's garbage collector (:mod:`wordorder.snakemake_gc`): its oldest
+generation's threshold raised when Snakemake's command line loads, the young ones left alone, and
+other programs of the venv untouched."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from wordorder import snakemake_gc
+
+# In a fresh interpreter of the venv (its .pth installs the hooks).
+PROBE = """
+import gc, json, sys
+before = gc.get_threshold()
+import snakemake.api  # the API alone: not the command
+api = gc.get_threshold()
+import snakemake.cli
+print(json.dumps({"before": before, "api": api, "cli": gc.get_threshold()}))
+"""
+
+
+def test_the_snakemake_command_scans_its_whole_heap_less_often():
+    run = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    seen = json.loads(run.stdout)
+    young, middle, oldest = seen["before"]
+    assert oldest < snakemake_gc.OLDEST
+    assert seen["api"] == [young, middle, oldest]
+    assert seen["cli"] == [young, middle, snakemake_gc.OLDEST]
+
+
+def test_a_higher_threshold_is_kept():
+    import gc
+
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(500, 7, 5000)
+        snakemake_gc.wrap(sys.modules["json"])
+        assert gc.get_threshold() == (500, 7, 5000)
+        gc.set_threshold(500, 7, 3)
+        snakemake_gc.wrap(sys.modules["json"])
+        assert gc.get_threshold() == (500, 7, snakemake_gc.OLDEST)
+    finally:
+        gc.set_threshold(*saved)
