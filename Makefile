@@ -10,10 +10,8 @@ BIN := $(VENV)/bin
 
 # The install is the lock: every package at its pinned version and wheel hash (any other file is
 # refused), then wordorder itself without dependencies; `pip check` confirms the set is whole;
-# last, the .pth file of wordorder's changes to Snakemake (src/wordorder/snakemake_hooks.py:
-# --configfile files read with the strict reader, one pending wake-up of the scheduler, the SLURM
-# plugin's pandas imported when used, fewer full garbage collections, function parameters read
-# once, a listed job's command formatted once), written again whenever that module changes.
+# last, the .pth file of wordorder's changes to Snakemake (each listed in
+# src/wordorder/snakemake_hooks.py), written again whenever that module changes.
 # uv installs the lock, bytecode compiled: ~45 s against pip's ~185 s on a 2-core machine
 # (docs/measured.md); it comes by hash from requirements/uv.txt into a venv of its own, and
 # where it cannot (no PyPI), pip installs the same lock.

@@ -133,9 +133,6 @@ def write_pth() -> Path:
 
 
 if __name__ == "__main__":
-    print(
-        f"{write_pth()}: Snakemake's --configfile files are read by wordorder's strict reader, "
-        "its scheduler keeps one pending wake-up, the SLURM plugin's pandas loads when used, "
-        "its process scans its heap for garbage cycles less often, and it reads each function's "
-        "parameters once and formats each listed job's shell command once"
-    )
+    print(f"{write_pth()}: Snakemake's modules changed when imported (see {__file__}):")
+    for snakemake_module, change in PATCHES.items():
+        print(f"  {snakemake_module}: {change}")

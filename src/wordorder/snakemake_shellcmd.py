@@ -11,6 +11,7 @@ Applied by :mod:`wordorder.snakemake_hooks` when Snakemake imports ``snakemake.j
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from types import ModuleType
@@ -32,6 +33,7 @@ def wrap(module: ModuleType) -> None:
             return _LISTING.command
         return format_command(self)
 
+    @functools.wraps(log_info)
     def log_info_once(self: Any, *args: Any, **kwargs: Any) -> Any:
         _LISTING.command = format_command(self)
         _LISTING.job = self
@@ -41,6 +43,5 @@ def wrap(module: ModuleType) -> None:
             _LISTING.job = None
 
     log_info_once._wordorder = True  # type: ignore[attr-defined]
-    log_info_once.__doc__ = log_info.__doc__
     cls.shellcmd = property(shellcmd, doc=cls.shellcmd.__doc__)
     cls.log_info = log_info_once
