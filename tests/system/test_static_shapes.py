@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 import torch
 from reordering_task import VOCAB, make_data
+from test_rnn_variants_learn_reordering import VARIANTS as RNN_VARIANTS
+from test_rnn_variants_learn_reordering import features as rnn_features
 
 from wordorder.device import cuda_paths
 from wordorder.model_io.batching import collate, make_batches, round_width, static_shape
 from wordorder.models import build_model
 from wordorder.train.options import TrainOptions
 from wordorder.train.routes import route_from_options
-from wordorder.train.update import make_optimizer
+from wordorder.train.update import batch_loss, make_optimizer
 
 CPU = torch.device("cpu")
 
@@ -70,6 +72,40 @@ def test_loss_curve_with_static_shapes_equals_the_unpadded_one():
         f"\n200 updates: loss {plain[0]:.3f} -> {plain[-1]:.3f}, largest relative gap {worst:.1e}"
     )
     assert worst < 1e-10
+
+
+@pytest.mark.parametrize("name", sorted(RNN_VARIANTS))
+def test_rnn_gradients_with_static_shapes_equal_the_unpadded_ones(name):
+    """Every RNN variant, in float64 through CUDA's code paths: a batch padded to its static
+    shape (PAD columns and 37 all-PAD rows) gives the loss and gradients of the same batch
+    unpadded. An all-PAD row has no position to attend to: with −inf masks its softmax was NaN,
+    which reached every gradient through the masked loss (0 · NaN) and, in SDAtt, a gather's
+    index (out of bounds on the GPU, 2026-11-29); with relation layers (rnmt) the masked batch
+    norm also mixed float64 and float32."""
+    pairs = make_data(400, 2, seed=5)[0]
+    batch_ids = make_batches(pairs, 1500, seed=1, width_steps=4)[1]
+    shape = static_shape(pairs, batch_ids, 1500, 4)
+    assert shape[0] > len(batch_ids)  # rows of padding only
+    torch.manual_seed(1)
+    options = {**RNN_VARIANTS[name], "output_dropout": 0.0}  # RNMT's: nothing drawn at random
+    model = build_model({"preset": "rnn_tiny", "dropout": 0.0, **options}, VOCAB)
+    model = model.double().train()
+    feats = rnn_features([s for s, _ in pairs]) if model.options.syntax_tree() else None
+
+    def loss_and_grads(shaped: bool) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad(set_to_none=True)
+        batch = collate(pairs, batch_ids, feats, shape=shape if shaped else None)
+        with cuda_paths():
+            loss, _ = batch_loss(model, batch, 0.1, None)
+            loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    loss, grads = loss_and_grads(False)
+    loss_s, grads_s = loss_and_grads(True)
+    torch.testing.assert_close(loss_s, loss)
+    assert len(grads_s) == len(grads)
+    for g_s, g in zip(grads_s, grads):
+        torch.testing.assert_close(g_s, g)
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not here")

@@ -163,10 +163,12 @@ class RelationLayer(nn.Module):
     def _masked_norm(self, c: Tensor, valid: Tensor) -> Tensor:
         """``self.norm`` over the valid rows of c (B, L, C) by masked sums, 0 at padding: the
         same as selecting those rows, whose number (a boolean index) the host would have to
-        read from the device, which a CUDA graph cannot capture. Statistics in float32, as
-        autocast runs batch norm; running statistics updated as BatchNorm1d updates them."""
-        norm, m = self.norm, valid[..., None].to(torch.float32)
-        x = c.float()
+        read from the device, which a CUDA graph cannot capture. Statistics in float32 at least,
+        as autocast runs batch norm (float64 stays float64, the running statistics' dtype then);
+        running statistics updated as BatchNorm1d updates them."""
+        dtype = torch.promote_types(c.dtype, torch.float32)
+        norm, m = self.norm, valid[..., None].to(dtype)
+        x = c.to(dtype)
         r_mean, r_var, tracked = norm.running_mean, norm.running_var, norm.num_batches_tracked
         if norm.training or r_mean is None or r_var is None:
             n = m.sum()

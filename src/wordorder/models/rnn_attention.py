@@ -14,8 +14,14 @@ from torch import Tensor, nn
 
 
 def masked_softmax(scores: Tensor, allowed: Tensor) -> Tensor:
-    """Softmax of (N, S) ``scores`` over the positions ``allowed`` (each row needs one)."""
-    return scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+    """Softmax of (N, S) ``scores`` over the positions ``allowed``: 0 elsewhere.
+
+    Masked with the dtype's lowest finite value, not −inf: a row with no position allowed (the
+    all-PAD rows a static shape adds for CUDA graphs) then gets finite weights (uniform) where
+    −inf gave NaN, which reached the gradients through the masked loss (0 · NaN) and, as a
+    position, a gather's index (SDAtt). Rows with a position allowed get exactly the weights
+    of −inf (exp of the masked ones underflows to 0)."""
+    return scores.masked_fill(~allowed, torch.finfo(scores.dtype).min).softmax(dim=-1)
 
 
 class AdditiveScorer(nn.Module):
