@@ -217,7 +217,7 @@ def use_decode_graphs(setting: bool | str, device: torch.device, model: Seq2SeqM
     """Whether a decoding uses the graphed search of static shapes. ``decode.cuda_graphs``:
     ``true`` demands it (an error saying why where it cannot be used), ``auto`` uses it on a
     CUDA device for a family with ``static_decoding`` where the route table says it passed the
-    GPU checks with the pinned torch (:mod:`wordorder.gpu_table`, row ``decode-graphed``), and
+    GPU checks with the running torch (:mod:`wordorder.gpu_table`, row ``decode-graphed``), and
     the default search elsewhere (said in the log on a GPU)."""
     from wordorder.gpu_table import family_of, tried, untried
 

@@ -85,7 +85,7 @@ def use_graphs(
     them (a :class:`WordorderError` saying why where they cannot be used), ``auto`` uses them
     where they can be: on a CUDA device, in one process, in bf16 or float32, for a model whose
     update never reads the device (``model.capture_blocker`` is None; every model today), and
-    only where the route table says graphs passed the GPU checks with the pinned torch
+    only where the route table says graphs passed the GPU checks with the running torch
     (:mod:`wordorder.gpu_table`). ``auto`` lets one config run on any device."""
     if not setting:
         return False

@@ -164,7 +164,7 @@ def use_stacks(
 ) -> bool:
     """Whether a run stacks its parameters (``train.stack_parameters``): ``auto`` on a CUDA
     device where the route table says stacked updates of this precision and family passed the
-    GPU checks with the pinned torch (:mod:`wordorder.gpu_table`; else eager, said in the
+    GPU checks with the running torch (:mod:`wordorder.gpu_table`; else eager, said in the
     log), ``true`` on any; either only for one process's eager updates, where ``true``
     elsewhere is an error saying why."""
     from wordorder.gpu_table import tried, untried
