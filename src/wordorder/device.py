@@ -26,6 +26,18 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether ``a`` and ``b`` name one device: ``cuda`` (no index) is the current CUDA device,
+    so it is ``cuda:0`` there. (``torch.device("cuda") != torch.device("cuda:0")``: a model on
+    cuda:0 asked to decode on "cuda" was moved "again", and moving an ``nn.GRU`` re-flattens its
+    weights into new memory, under the CUDA graphs of a training that read the old.)"""
+
+    def index(d: torch.device) -> int | None:
+        return torch.cuda.current_device() if d.type == "cuda" and d.index is None else d.index
+
+    return a.type == b.type and (a.index == b.index or index(a) == index(b))
+
+
 _CUDA_PATHS = False
 
 

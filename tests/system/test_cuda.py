@@ -335,6 +335,18 @@ def test_learns_svo_to_sov_with_cuda_graphs(name, tmp_path):
     assert score >= BLEU_BAR
 
 
+def test_decoding_on_the_device_leaves_the_model_where_it_is():
+    """A dev evaluation decodes on the run's device, "cuda"; the model is on cuda:0. Taken for
+    another device, the model was moved again, and moving an nn.GRU re-flattens its weights into
+    new memory: a graphed training's CUDA graphs then read freed memory (the SDAtt learner's
+    out-of-bounds gather after its first evaluation, H200, 2026-11-29)."""
+    model, data, _, _ = model_and_data("rnn-rnnsearch", n_train=10, n_test=20)
+    model.to(DEVICE)
+    where = [p.data_ptr() for p in model.parameters()]
+    translate_batches(model, data[1], beam_size=2, device=DEVICE, progress=False)
+    assert [p.data_ptr() for p in model.parameters()] == where
+
+
 @needs_cuda
 @pytest.mark.parametrize(
     "name",

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from wordorder import device as dev
+from wordorder.device import same_device
 from wordorder.errors import WordorderError
 
 
@@ -36,3 +37,14 @@ def test_cpu_amp_auto_follows_the_cpu(monkeypatch):
     assert dev.autocast_dtype("cpu", amp=False, cpu_amp="auto") == torch.bfloat16
     monkeypatch.setattr(dev, "cpu_has_native_bf16", lambda: False)
     assert dev.autocast_dtype("cpu", amp=False, cpu_amp="auto") is None
+
+
+def test_cuda_without_an_index_is_the_current_cuda_device(monkeypatch):
+    """A model on cuda:0 decoding on "cuda" stays where it is: moving it again re-flattened its
+    GRUs' weights into new memory under a graphed training's CUDA graphs (H200, 2026-11-29)."""
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    cuda, cuda0, cuda1, cpu = (torch.device(d) for d in ("cuda", "cuda:0", "cuda:1", "cpu"))
+    assert same_device(cuda0, cuda) and same_device(cuda, cuda0) and same_device(cuda, cuda)
+    assert not same_device(cuda1, cuda) and not same_device(cuda0, cuda1)
+    assert same_device(cpu, torch.device("cpu")) and not same_device(cpu, cuda)
+    assert not same_device(torch.device("meta"), cpu)

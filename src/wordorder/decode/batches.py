@@ -14,7 +14,7 @@ from wordorder.cuda_graphs import CudaGraphs
 from wordorder.decode.beam import DEFAULT, beam_search_hypotheses, greedy_decode
 from wordorder.decode.graph_buckets import Buckets, DecodeGraphs
 from wordorder.decode.static_beam import static_beam_search_hypotheses
-from wordorder.device import keep_freed_cpu_memory
+from wordorder.device import keep_freed_cpu_memory, same_device
 from wordorder.model_io.batching import pad_feature
 from wordorder.models.base import Seq2SeqModel
 from wordorder.specials import EOS_ID, PAD_ID
@@ -76,7 +76,7 @@ def translate_batches(
     the CPU time).
     """
     device = torch.device(device) if device is not None else model.device
-    if model.device != device:
+    if not same_device(model.device, device):
         model.to(device)
     if device.type == "cpu":
         keep_freed_cpu_memory()
