@@ -105,6 +105,29 @@ def test_a_run_is_recorded_with_its_provenance_and_restored_byte_for_byte(tmp_pa
     assert "cpu 11.0 s" in (out / "logs" / "ja-en.base.seed1.train.log").read_text(encoding="utf-8")
 
 
+def test_a_commit_told_by_the_environment_wins_over_a_git_of_the_copy(tmp_path, monkeypatch):
+    """The GPU machine's copy of the tree held a stale .git (the previous day's HEAD, "changed"):
+    WORDORDER_COMMIT, the commit the copy was made from, is recorded instead, and whether the
+    tree had changes is not known there."""
+    import subprocess
+
+    from wordorder.ledger.record import provenance
+
+    repo = tmp_path / "copy"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "stale"], check=True)
+    stale = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    run = make_run(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("WORDORDER_COMMIT", raising=False)
+    assert provenance(run)["commit"] == stale.strip()
+    monkeypatch.setenv("WORDORDER_COMMIT", "0e6b102" + "0" * 33)
+    prov = provenance(run)
+    assert prov["commit"] == "0e6b102" + "0" * 33 and prov["work_tree_changed"] is None
+
+
 def test_an_input_that_differs_from_the_manifest_is_refused_naming_the_file(tmp_path):
     ledger, root = tmp_path / "ledger", tmp_path / "results" / "exp"
     add_run(ledger, "exp", root, make_run(tmp_path, seed=1))

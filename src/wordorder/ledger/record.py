@@ -145,10 +145,12 @@ def provenance(run: Run) -> dict[str, Any]:
     """Where and how the run was made: commit (and whether the work tree had changes), CPU,
     threads, device and precision, library versions, wall and CPU time."""
     summary = _summary(run.metrics)
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # A copy of the tree elsewhere (the GPU machine's) is told its commit, and that wins: such
+    # a copy can hold a stale .git of its own (2026-11-29: HEAD of the previous day, "changed").
+    told = os.environ.get("WORDORDER_COMMIT")
+    status = None if told else _git("status", "--porcelain", "--untracked-files=no")
     return {
-        # a copy of the tree without git (the GPU machine's) is told its commit
-        "commit": _git("rev-parse", "HEAD") or os.environ.get("WORDORDER_COMMIT"),
+        "commit": told or _git("rev-parse", "HEAD"),
         "work_tree_changed": bool(status) if status is not None else None,
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
