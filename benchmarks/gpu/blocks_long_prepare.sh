@@ -8,16 +8,21 @@
 # of the tree has no git: the ledger's provenance takes it from there).
 #
 #   bash benchmarks/gpu/blocks_long_prepare.sh
+#   BLOCKS_OVERLAY=benchmarks/gpu/effects_long_blocks_16.yaml bash benchmarks/gpu/blocks_long_prepare.sh
+#
+# BLOCKS_OVERLAY: one more config read last (the second job's seeds); the configs go to
+# .gpu/blocks_long.configs, which check.sh reads. Runs already in the ledger are not packed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 configs=(configs/effects_long.yaml benchmarks/gpu/effects_long.yaml
-  benchmarks/gpu/effects_long_blocks.yaml)
+  benchmarks/gpu/effects_long_blocks.yaml ${BLOCKS_OVERLAY:+"$BLOCKS_OVERLAY"})
 export PATH="$PWD/.venv/bin:$PATH"
 mkdir -p .gpu
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # the runs the pack records: every ledger target of the config with the overlays
 python3 - "${configs[@]}" > .gpu/blocks_long.targets.tmp <<'PY'
+import pathlib
 import sys
 import yaml
 config = {}
@@ -27,12 +32,15 @@ for path in sys.argv[1:]:
     for k, v in part.items():  # Snakemake's merge: nested mappings merged, the rest replaced
         config[k] = {**config[k], **v} if isinstance(v, dict) and isinstance(config.get(k), dict) else v
 by_variant = config.get("seeds_by_variant") or {}
+ledger = pathlib.Path(config["ledger"], "runs")
 for pair in config["pairs"]:
     for v in config["variants"]:
         for s in by_variant.get(v, config["seeds"]):
-            print(f"results/{config['experiment']}/ledger/{pair}.{v}.seed{s}.json")
+            if not (ledger / f"{pair}.{v}.seed{s}").is_dir():  # recorded: never trained again
+                print(f"results/{config['experiment']}/ledger/{pair}.{v}.seed{s}.json")
 PY
 mapfile -t targets < .gpu/blocks_long.targets.tmp
+[ ${#targets[@]} -gt 0 ] || { echo "every run of the pack is in the ledger already" >&2; exit 1; }
 # 1. everything upstream of the trainings (targets first: --configfile takes every word after it)
 snakemake "${targets[@]}" --cores 2 --omit-from train translate ledger_add \
   --configfile "${configs[@]}" > "$log" 2>&1 || { tail -n 30 "$log" >&2; exit 1; }
@@ -55,6 +63,9 @@ PY
 tar -cJf .gpu/blocks_long.tar.xz.tmp -T .gpu/blocks_long.files
 mv .gpu/blocks_long.tar.xz.tmp .gpu/blocks_long.tar.xz
 mv .gpu/blocks_long.targets.tmp .gpu/blocks_long.targets
+printf '%s\n' "${configs[@]}" > .gpu/blocks_long.configs
 git rev-parse HEAD > .gpu/blocks_long.commit
+[ -z "$(git status --porcelain --untracked-files=no)" ] ||
+  echo "WARNING: the tree has uncommitted changes; the runs will name $(git rev-parse --short HEAD)" >&2
 echo "${#targets[@]} runs, $(wc -l < .gpu/blocks_long.files) input files, $(du -h .gpu/blocks_long.tar.xz | cut -f1)"
 du -sh .gpu | awk '{print "carried with the tree: " $1 " (the device tool carries at most 64 MiB)"}'

@@ -35,9 +35,13 @@
 #             updates) and log back in $OUT/pilot_long.tar.gz (H200, 2026-11-27: 8 at once, 2,700
 #             updates each in 190 s)
 #   blocks_long  the GPU pack of configs/effects_long.yaml's block design (issue 44), packed by
-#             benchmarks/gpu/blocks_long_prepare.sh: 27 runs trained, decoded and recorded in
-#             ledger/effects_long_gpu, 12 at a time, BLOCKS_LIMIT (480) s; the ledger back in
-#             $OUT/blocks_long_ledger.tar.gz (not yet run)
+#             benchmarks/gpu/blocks_long_prepare.sh (its configs in .gpu/blocks_long.configs):
+#             the runs not yet in ledger/effects_long_gpu trained, decoded and recorded there,
+#             BLOCKS_JOBS (12) at a time, BLOCKS_LIMIT (480) s; the ledger back in
+#             $OUT/blocks_long_ledger.tar.gz (H200, 2026-11-29: the first job's 27 runs, 16 at a
+#             time, in 7 min 13 s; the second job: BLOCKS_OVERLAY=
+#             benchmarks/gpu/effects_long_blocks_16.yaml for the prepare script, 24 runs). Run
+#             `tests` alone first: beside the pack's 16 trainings it ran out of its limits
 #   host      bench_trainer_host.py on the GPU: the real trainer (base, bf16 AMP, 8k tokens) with
 #             the host's time between updates and a profile of its top 30 functions: the peers
 #             run (2026-11-27) saw 177 ms an update in the trainer against 52-70 ms in bench_train
@@ -207,7 +211,7 @@ blocks_long() {  # issue 44: the GPU pack of effects_long's block design, record
   # unpacked into the tree and committed. BLOCKS_LIMIT seconds (480); runs not recorded by then
   # go to the next call (a recorded run is never trained again: the ledger holds it).
   local f
-  for f in tar.xz targets commit; do
+  for f in tar.xz targets configs commit; do
     [ -f ".gpu/blocks_long.$f" ] ||
       { echo "== blocks_long: no .gpu/blocks_long.$f (benchmarks/gpu/blocks_long_prepare.sh)"; return 0; }
   done
@@ -218,8 +222,7 @@ blocks_long() {  # issue 44: the GPU pack of effects_long's block design, record
   run blocks_long "${BLOCKS_LIMIT:-480}" \
     snakemake $(cat .gpu/blocks_long.targets) --cores 16 --resources gpu="${BLOCKS_JOBS:-12}" \
     --allowed-rules train translate ledger_add ledger_input --keep-going --rerun-incomplete \
-    --rerun-triggers mtime --configfile configs/effects_long.yaml \
-    benchmarks/gpu/effects_long.yaml benchmarks/gpu/effects_long_blocks.yaml
+    --rerun-triggers mtime --configfile $(cat .gpu/blocks_long.configs)
   tar -czf "$OUT/blocks_long_ledger.tar.gz" ledger/effects_long_gpu logs/effects_long 2>/dev/null
   ls ledger/effects_long_gpu/runs 2>/dev/null | wc -l | sed 's/$/ runs in the ledger/'
 }
