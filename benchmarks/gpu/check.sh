@@ -113,10 +113,13 @@ PY
 
 tests() {  # two processes: a device-side assert spoils the CUDA context for the rest of its
   # process, so the tests that replay CUDA graphs run after the others, in their own
+  # (every test's outcome in $OUT/tests*.xml: the route table's rows are read from them)
   run tests 150 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
-    -k "not with_cuda_graphs and not graphed_beam" tests/system/test_cuda.py
+    --junitxml "$OUT/tests.xml" -k "not with_cuda_graphs and not graphed_beam" \
+    tests/system/test_cuda.py
   run tests_graphs 120 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
-    -k "with_cuda_graphs or graphed_beam" tests/system/test_cuda.py
+    --junitxml "$OUT/tests_graphs.xml" -k "with_cuda_graphs or graphed_beam" \
+    tests/system/test_cuda.py
 }
 
 train() {  # issue 36: before (the code of .gpu/before, if packed) and after, in one call
