@@ -190,7 +190,7 @@ def test_the_table_overlay_asks_only_for_runs_in_the_ledger(repo, monkeypatch):
     update_config(merged, read("effects_long_table.yaml"))
     experiment = Experiment(load_config("configs/effects_long.yaml", merged))
     runs = {(r["variant"], r["seed"]) for r in experiment.runs()}
-    assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 8)}
+    assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 9)}
     [gold] = json.loads(experiment.findings_spec())["unjudged"]
     assert gold["system"] == GOLD
     assert experiment.config["evaluation"]["readme_page"] == "docs/findings.md"
