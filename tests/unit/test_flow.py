@@ -178,8 +178,8 @@ def test_snakemake_reads_each_helpers_parameters_without_inspecting_it(experimen
 
 def test_the_table_overlay_asks_only_for_runs_in_the_ledger(repo, monkeypatch):
     """configs/effects_long_table.yaml, read over effects_long.yaml as Snakemake merges two
-    config files: the blocks' seeds of both systems, no gold control (its claim listed as not
-    run), the README and docs/findings.md as the section's targets, and every run it asks for in
+    config files: the blocks' seeds of both systems and the gold control's three (every claim
+    judged), the README and docs/findings.md as the section's targets, and every run it asks for in
     the repository's ledger, so that the table trains nothing on a fresh clone."""
     import yaml
     from snakemake.utils import update_config
@@ -190,9 +190,10 @@ def test_the_table_overlay_asks_only_for_runs_in_the_ledger(repo, monkeypatch):
     update_config(merged, read("effects_long_table.yaml"))
     experiment = Experiment(load_config("configs/effects_long.yaml", merged))
     runs = {(r["variant"], r["seed"]) for r in experiment.runs()}
-    assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 9)}
-    [gold] = json.loads(experiment.findings_spec())["unjudged"]
-    assert gold["system"] == GOLD
+    assert runs == {(v, s) for v in (BASE, BTG) for s in range(1, 9)} | {
+        (GOLD, s) for s in (1, 2, 3)
+    }
+    assert json.loads(experiment.findings_spec())["unjudged"] == []
     assert experiment.config["evaluation"]["readme_page"] == "docs/findings.md"
     kept = {p.name for p in (repo / "ledger/effects_long/runs").iterdir()}
     assert {f"ja-en.{v}.seed{s}" for v, s in runs} <= kept
