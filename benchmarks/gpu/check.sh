@@ -113,7 +113,7 @@ PY
 
 tests() {  # two processes: a device-side assert spoils the CUDA context for the rest of its
   # process, so the tests that replay CUDA graphs run after the others, in their own
-  # (every test's outcome in $OUT/tests*.xml: the route table's rows are read from them)
+  # (every test's outcome in $OUT/tests*.xml, to read the route table's rows from)
   run tests 150 python3 -m pytest -q -p no:cacheprovider -o addopts= --durations=8 -rs \
     --junitxml "$OUT/tests.xml" -k "not with_cuda_graphs and not graphed_beam" \
     tests/system/test_cuda.py

@@ -35,7 +35,7 @@ def same_device(a: torch.device, b: torch.device) -> bool:
     def index(d: torch.device) -> int | None:
         return torch.cuda.current_device() if d.type == "cuda" and d.index is None else d.index
 
-    return a.type == b.type and (a.index == b.index or index(a) == index(b))
+    return a.type == b.type and index(a) == index(b)
 
 
 _CUDA_PATHS = False
