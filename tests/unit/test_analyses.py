@@ -115,6 +115,27 @@ def test_swap_permutation_moves_exactly_the_drawn_share():
     )
 
 
+def test_swap_perm_writes_every_level_as_its_own_call_would(tmp_path, capsys):
+    """``swap-perm`` with several ``--percent`` (the swap-noise rule's one job per test set):
+    each level's file is what a call for that level alone writes (the same seed)."""
+    from wordorder.cli import main
+
+    tok = tmp_path / "s.tok"
+    tok.write_text("".join(" ".join(f"w{j}" for j in range(i % 9)) + "\n" for i in range(40)))
+    args = ["swap-perm", "--tok", str(tok), "--seed", "5"]
+    outs = [tmp_path / f"all{p}.perm" for p in (0, 30, 50)]
+    assert main([*args, "--percent", "0", "30", "50", "--output", *map(str, outs)]) == 0
+    for percent, together in zip((0, 30, 50), outs):
+        alone = tmp_path / f"one{percent}.perm"
+        assert main([*args, "--percent", str(percent), "--output", str(alone)]) == 0
+        assert together.read_text() == alone.read_text()
+    assert outs[0].read_text() != outs[2].read_text()
+    capsys.readouterr()
+    assert main([*args, "--percent", "0", "30", "--output", str(tmp_path / "x.perm")]) == 2
+    assert "2 --percent values but 1 --output files" in capsys.readouterr().err
+    assert not (tmp_path / "x.perm").exists()
+
+
 def test_systems_table_reads_parameters_speeds_and_benchmarks(tmp_path):
     from wordorder.evaluate.systems import (
         benchmark_seconds,

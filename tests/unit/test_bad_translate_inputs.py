@@ -180,3 +180,65 @@ def test_an_older_checkpoint_whose_subword_model_is_gone_warns(trained, tmp_path
         f"({tmp_path / 'gone.model'}) is gone: --spm {trained['b']} cannot be checked" in m
         for m in warned
     ), warned
+
+
+def test_several_sources_in_one_call_translate_as_each_alone(trained, tmp_path, capsys):
+    """The swap-noise rule decodes every noise level of a test set with one model load
+    (``--input`` A B): each output is the one a call of its own writes."""
+    other = tmp_path / "other.src"
+    other.write_text(
+        "".join(reversed(trained["dev.src"].read_text(encoding="utf-8").splitlines(True))),
+        encoding="utf-8",
+    )
+    sources = [trained["dev.src"], other]
+    argv = ["translate", "--checkpoint", trained["model"], "--spm", trained["a"], "--lang", "de"]
+    argv += ["--options", json.dumps({"device": "cpu", "beam_size": 2}), "--threads", "1"]
+    both = [tmp_path / "both" / f"{n}.{k}" for n in (0, 1) for k in ("h", "tok")]
+    code, errors = run(
+        [
+            *argv,
+            "--input",
+            *sources,
+            "--output",
+            both[0],
+            both[2],
+            "--output-tok",
+            both[1],
+            both[3],
+        ],
+        capsys,
+    )
+    assert code == 0 and errors == []
+    for n, source in enumerate(sources):
+        code, _ = run(
+            [*argv, "--input", source, "--output", tmp_path / "h", "--output-tok", tmp_path / "t"],
+            capsys,
+        )
+        assert code == 0
+        assert both[2 * n].read_text(encoding="utf-8") == (tmp_path / "h").read_text("utf-8")
+        assert both[2 * n + 1].read_text(encoding="utf-8") == (tmp_path / "t").read_text("utf-8")
+    assert both[0].read_text(encoding="utf-8") != both[2].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", ["counts", "features", "long line in the second"])
+def test_several_sources_are_refused_together(trained, tmp_path, capsys, case):
+    """One --output and --output-tok per --input, features with one source only, and a bad
+    second source stops the call before anything is written."""
+    long = tmp_path / "long.src"
+    line = trained["dev.src"].read_text(encoding="utf-8").splitlines()[0]
+    long.write_text(f"{line}\n{' '.join([line] * 1000)}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["translate", "--checkpoint", trained["model"], "--spm", trained["a"], "--lang", "de"]
+    argv += ["--options", json.dumps({"device": "cpu"}), "--input", trained["dev.src"]]
+    argv += [long if case == "long line in the second" else trained["dev.b"]]
+    argv += ["--output", out / "a", out / "b", "--output-tok", out / "a.tok"]
+    argv += [] if case == "counts" else [out / "b.tok"]
+    argv += ["--features", json.dumps({"pos": str(long)})] if case == "features" else []
+    said = {
+        "counts": "2 --input, 2 --output and 1 --output-tok files",
+        "features": "--features with 2 --input files",
+        "long line in the second": f"{long}:2:",
+    }[case]
+    code, errors = run(argv, capsys)
+    check(f"translate, several sources: {case}", code, errors, said)
+    assert left_over(out) == []

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from wordorder.config import load_config
+from wordorder.errors import WordorderError
 from wordorder.flow import Experiment, fill, one_of, run_of
 
 BASE, BTG, GOLD = "kawara2021_baseline", "kawara2021_relative_btg", "kawara2021_relative_gold"
@@ -124,6 +125,26 @@ def test_all_targets_are_the_tables_the_config_asks_for(experiment):
         targets
     )
     assert len(targets) == len(set(targets))
+
+
+def test_one_job_writes_every_swap_noise_level(repo, tmp_path, monkeypatch):
+    """The swap-noise rules' outputs: the template at each configured level, in the config's
+    order; with the analysis off, level 0 alone (a rule needs an output; nothing asks for it)."""
+    monkeypatch.chdir(repo)
+    overrides = {"results": str(tmp_path / "results"), "ledger": str(tmp_path / "ledger")}
+    off = Experiment(load_config("configs/effects_long.yaml", overrides))
+    assert off.swap_percents() == [0]
+    overrides["evaluation"] = {"swap_noise": {"percents": [30, 0, 10]}}
+    on = Experiment(load_config("configs/effects_long.yaml", overrides))
+    assert on.swap_percents() == [30, 0, 10]
+    template = on.paths.SWAP_HYP
+    assert on.swap_levels(template) == [
+        f"{on.paths.R}/noise/{{pair}}/swap{p}/{{variant}}/seed{{seed}}/{{testset}}.hyp"
+        for p in (30, 0, 10)
+    ]
+    with pytest.raises(WordorderError, match="evaluation.swap_noise.percents"):
+        overrides["evaluation"] = {"swap_noise": {"percents": [10, 10]}}
+        load_config("configs/effects_long.yaml", overrides)
 
 
 def test_building_the_dag_imports_no_torch(repo):

@@ -166,6 +166,23 @@ def test_projection_writes_the_unit_it_is_given(corpus, capsys):
     assert (corpus / "o.pos").read_text() == "0 4 4 2 3 1 1 1\n0\n\n1 0\n"
 
 
+def test_projection_of_several_permutations_needs_outputs_for_each(corpus, capsys):
+    (corpus / "s.bpe").write_text(
+        "▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hello\n\n▁yes ▁no\n", encoding="utf-8"
+    )
+    (corpus / "p.perm").write_text("0 4 2 3 1\n0\n\n1 0\n", encoding="utf-8")
+    perm = str(corpus / "p.perm")
+    args = ["preorder-project", "--perm", perm, perm, "--tok", str(corpus / "s.tok")]
+    args += ["--bpe", str(corpus / "s.bpe"), "--out-tok", str(corpus / "a.tok")]
+    args += ["--out-bpe", str(corpus / "a.bpe"), str(corpus / "b.bpe")]
+    args += ["--out-positions", str(corpus / "a.pos"), str(corpus / "b.pos")]
+    assert main(args) == 2
+    assert "2 --perm, 1 --out-tok, 2 --out-bpe and 2 --out-positions" in capsys.readouterr().err
+    assert not list(corpus.glob("[ab].*"))
+    assert main([*args[:10], str(corpus / "b.tok"), *args[10:]]) == 0
+    assert (corpus / "a.bpe").read_text() == (corpus / "b.bpe").read_text()
+
+
 def test_align_scores_aer_on_a_gold_set(shared_data, tmp_path):
     """The en-fr gold set (447 pairs) aligned as an extra split: AER in the stats,
     not in the joint file."""

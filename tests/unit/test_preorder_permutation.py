@@ -15,6 +15,7 @@ from wordorder.preorder.permutation import (
     word_positions,
     write_permutations,
     write_preordered,
+    write_preordered_levels,
 )
 
 
@@ -69,6 +70,37 @@ def test_mismatched_subwords_leave_no_output(tmp_path):
         "t.perm",
         "t.tok",
     ]
+
+
+def test_several_levels_are_each_written_as_alone_and_together_or_not_at_all(tmp_path):
+    """The swap-noise levels of a test set in one call (``preorder-project`` with several
+    ``--perm``): each level's files are the ones a call of its own writes; a bad permutation
+    file among them leaves no level written."""
+    (tmp_path / "t.tok").write_text("i bought a book yesterday\nhello\n")
+    (tmp_path / "t.bpe").write_text("▁i ▁bou ght ▁a ▁book ▁yes ter day\n▁hel lo\n")
+    levels = [
+        [np.array([0, 1, 2, 3, 4]), np.array([0])],
+        [np.array([4, 3, 2, 1, 0]), np.array([0])],
+    ]
+    for n, perms in enumerate(levels):
+        write_permutations(tmp_path / f"{n}.perm", perms)
+    inputs = (tmp_path / "t.tok", tmp_path / "t.bpe")
+    together = [tuple(tmp_path / f"all{n}.{k}" for k in ("tok", "bpe", "pos")) for n in (0, 1)]
+    stats = write_preordered_levels([tmp_path / "0.perm", tmp_path / "1.perm"], *inputs, together)
+    assert stats == [{"sentences": 2, "reordered": 0}, {"sentences": 2, "reordered": 1}]
+    for n in (0, 1):
+        alone = [tmp_path / f"one{n}.{k}" for k in ("tok", "bpe", "pos")]
+        write_preordered(tmp_path / f"{n}.perm", *inputs, *alone)
+        assert [p.read_text() for p in together[n]] == [p.read_text() for p in alone]
+    assert together[1][0].read_text() == "yesterday book a bought i\nhello\n"
+
+    (tmp_path / "bad.perm").write_text("0 1 2 3 4\n0 0\n")  # the second level's file is broken
+    fresh = [tuple(tmp_path / f"new{n}.{k}" for k in ("tok", "bpe", "pos")) for n in (0, 1)]
+    with pytest.raises(WordorderError, match=r"bad\.perm:2"):
+        write_preordered_levels([tmp_path / "0.perm", tmp_path / "bad.perm"], *inputs, fresh)
+    assert not any(p.exists() for paths in fresh for p in paths)
+    with pytest.raises(WordorderError, match="2 permutation files for 1 sets of outputs"):
+        write_preordered_levels([tmp_path / "0.perm", tmp_path / "1.perm"], *inputs, fresh[:1])
 
 
 # pieces per word, and a preorder of the words

@@ -1,21 +1,21 @@
 # Analyses beyond the scores: swap-noise robustness (Chen et al. 2019, Figs 3-5).
 
 
+# Each rule writes every noise level (evaluation.swap_noise.percents) of its test set at once.
 rule swap_perm:
     input:
         tok=EX.test_source_tok,
     output:
-        P.SWAP_PERM,
+        EX.swap_levels(P.SWAP_PERM),
     log:
-        f"{L}/swap_perm/{{pair}}.{{testset}}.{{percent}}.log",
-    wildcard_constraints:
-        percent=r"\d+",
+        f"{L}/swap_perm/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     params:
+        percents=EX.swap_percents(),
         seed=SWAP["seed"],
     shell:
-        "wordorder swap-perm --tok {input.tok:q} --percent {wildcards.percent:q}"
+        "wordorder swap-perm --tok {input.tok:q} --percent {params.percents:q}"
         " --seed {params.seed:q} --output {output:q} > {log:q} 2>&1"
 
 
@@ -25,13 +25,11 @@ rule swap_project:
         tok=EX.test_source_tok,
         bpe=EX.test_source_bpe,
     output:
-        tok=fill(P.SWAPPED, kind="tok"),
-        bpe=fill(P.SWAPPED, kind="bpe"),
-        positions=fill(P.SWAPPED, kind="positions"),
+        tok=EX.swap_levels(fill(P.SWAPPED, kind="tok")),
+        bpe=EX.swap_levels(fill(P.SWAPPED, kind="bpe")),
+        positions=EX.swap_levels(fill(P.SWAPPED, kind="positions")),
     log:
-        f"{L}/swap_project/{{pair}}.{{testset}}.{{percent}}.log",
-    wildcard_constraints:
-        percent=r"\d+",
+        f"{L}/swap_project/{{pair}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     shell:
@@ -46,12 +44,10 @@ rule translate_swapped:
         model=P.MODEL,
         src=rules.swap_project.output.bpe,
     output:
-        hyp=P.SWAP_HYP,
-        tok=P.SWAP_HYP_TOK,
+        hyp=EX.swap_levels(P.SWAP_HYP),
+        tok=EX.swap_levels(P.SWAP_HYP_TOK),
     log:
-        f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.{{percent}}.log",
-    wildcard_constraints:
-        percent=r"\d+",
+        f"{L}/translate_swapped/{{pair}}.{{variant}}.seed{{seed}}.{{testset}}.log",
     conda:
         "../../envs/wordorder.yaml"
     threads: config["threads"]["translate"]

@@ -7,7 +7,7 @@ in the pipeline's tokenization (for tokenized BLEU and the word-level analyses).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,35 +22,36 @@ log = logging.getLogger(__name__)
 def run_translation(
     checkpoint: Path,
     spm: Path,
-    source: Path,
+    sources: Sequence[Path],
     lang: str,
     options: DecodeOptions,
     threads: int | None,
-    output: Path,
-    output_tok: Path,
+    outputs: Sequence[Path],
+    outputs_tok: Sequence[Path],
     features: Mapping[str, str] | None = None,
     spm_tgt: Path | None = None,
-) -> dict:
-    """Translate ``source`` with the decoding ``options``; ``features`` (name → path) are the
-    extra source inputs the checkpoint's model needs (tags are mapped with the checkpoint's
-    vocabularies). ``spm`` is the joint subword model, or the source side's when ``spm_tgt``
-    is the target side's."""
-    import time
-
+) -> list[dict]:
+    """Translate each of ``sources`` into ``outputs[i]`` and ``outputs_tok[i]`` with the
+    decoding ``options``, the model loaded once (the swap-noise analysis decodes every noise
+    level of a test set with one model); all outputs appear together, or none. ``features``
+    (name → path) are the extra source inputs the checkpoint's model needs, for one source only
+    (tags are mapped with the checkpoint's vocabularies). ``spm`` is the joint subword model, or
+    the source side's when ``spm_tgt`` is the target side's. Returns a summary per source."""
     import torch
 
-    from wordorder.decode.batches import translate_batches
     from wordorder.decode.static_beam import use_decode_graphs
     from wordorder.device import resolve_device
     from wordorder.model_io.checkpoint import load_model
     from wordorder.model_io.subwords import read_ids, subword_models
     from wordorder.text.tokenize import get_tokenizer
 
-    refuse_folders(output, output_tok)  # before the work, not at its end
-    given: dict[str, str | Path] = {"--checkpoint": checkpoint, "--spm": spm, "--input": source}
+    check_file_counts(sources, outputs, outputs_tok, features)
+    refuse_folders(*outputs, *outputs_tok)  # before the work, not at its end
+    given: dict[str, str | Path] = {"--checkpoint": checkpoint, "--spm": spm}
+    given |= _named("--input", sources)
     given |= {"--spm-tgt": spm_tgt} if spm_tgt else {}
     given |= {f"--features {name}": path for name, path in (features or {}).items()}
-    refuse_clobbering(given, {"--output": output, "--output-tok": output_tok})
+    refuse_clobbering(given, _named("--output", outputs) | _named("--output-tok", outputs_tok))
     if threads:
         torch.set_num_threads(threads)
     device = resolve_device(options.device)
@@ -59,9 +60,45 @@ def run_translation(
     sp_src, sp = subword_models(spm, spm_tgt)  # sp: the target side's
     check_vocabularies(model, sp_src, sp, checkpoint)
     check_pieces(meta, sp_src, sp, checkpoint)
-    sources = read_ids(read_lines(source), sp_src, source)
-    check_lengths(sources, options.max_source_len, source)
-    feats = read_decode_features(model.options, meta, features or {}, sources, checkpoint)
+    read = []  # every source checked before the first is translated
+    for source in sources:
+        ids = read_ids(read_lines(source), sp_src, source)
+        check_lengths(ids, options.max_source_len, source)
+        read.append(
+            (ids, read_decode_features(model.options, meta, features or {}, ids, checkpoint))
+        )
+    tokenizer = get_tokenizer(lang)
+    summaries, columns = [], []
+    for source, (ids, feats) in zip(sources, read):
+        tokens, summary = translate_ids(model, ids, feats, sp, options, device, graphs)
+        columns += [[tokenizer.detokenize(t) for t in tokens], [" ".join(t) for t in tokens]]
+        summaries.append({"source": str(source), **summary})
+    paths = [path for pair in zip(outputs, outputs_tok) for path in pair]
+    write_parallel(paths, columns)
+    return summaries
+
+
+def _named(option: str, paths: Sequence[Path]) -> dict[str, Path]:
+    """Option name (numbered where there are several) → path, for error messages."""
+    if len(paths) == 1:
+        return {option: paths[0]}
+    return {f"{option} {i}": path for i, path in enumerate(paths, start=1)}
+
+
+def translate_ids(
+    model: Any,
+    sources: list[list[int]],
+    feats: dict | None,
+    sp: SubwordModel,
+    options: DecodeOptions,
+    device: Any,
+    graphs: bool,
+) -> tuple[list[list[str]], dict]:
+    """The target pieces (``sp``'s) of each source sentence (ids), and a summary."""
+    import time
+
+    from wordorder.decode.batches import translate_batches
+
     start = time.perf_counter()
     hyps = translate_batches(
         model,
@@ -76,12 +113,6 @@ def run_translation(
         cuda_graphs=graphs,
     )
     seconds = time.perf_counter() - start
-    tokenizer = get_tokenizer(lang)
-    tokens = [sp.decode_ids(h) for h in hyps]
-    write_parallel(
-        [output, output_tok],
-        [(tokenizer.detokenize(t) for t in tokens), (" ".join(t) for t in tokens)],
-    )
     summary = {
         "sentences": len(sources),
         "seconds": round(seconds, 2),
@@ -90,7 +121,29 @@ def run_translation(
         "cuda_graphs": graphs,
     }
     summary.update(vision_span(model))
-    return summary
+    return [sp.decode_ids(h) for h in hyps], summary
+
+
+def check_file_counts(
+    sources: Sequence[Path],
+    outputs: Sequence[Path],
+    outputs_tok: Sequence[Path],
+    features: Mapping[str, str] | None,
+) -> None:
+    """One --output and one --output-tok per --input; --features only with one --input (they
+    are line-aligned with it)."""
+    if not sources or not len(sources) == len(outputs) == len(outputs_tok):
+        raise WordorderError(
+            f"{len(sources)} --input, {len(outputs)} --output and {len(outputs_tok)} "
+            "--output-tok files",
+            hint="give one --output and one --output-tok per --input, in the same order",
+        )
+    if features and len(sources) > 1:
+        raise WordorderError(
+            f"--features with {len(sources)} --input files: the features are line-aligned with "
+            "one source",
+            hint="translate a source with features on its own",
+        )
 
 
 def check_vocabularies(

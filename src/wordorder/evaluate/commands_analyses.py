@@ -49,14 +49,20 @@ def cmd_length_analysis(a: argparse.Namespace) -> None:
 
 def cmd_swap_perm(a: argparse.Namespace) -> None:
     from wordorder.evaluate.swap_noise import swap_permutations
-    from wordorder.io import read_lines
-    from wordorder.preorder.permutation import write_permutations
+    from wordorder.io import read_lines, write_parallel
+    from wordorder.preorder.permutation import format_permutation
 
+    if len(a.percent) != len(a.output):
+        raise WordorderError(
+            f"{len(a.percent)} --percent values but {len(a.output)} --output files",
+            hint="give one --output per --percent, in the same order",
+        )
     lengths = [len(line.split()) for line in read_lines(a.tok)]
-    perms = swap_permutations(lengths, a.percent, a.seed)
-    write_permutations(a.output, perms)
-    moved = sum(int((p != range(len(p))).sum()) for p in perms)
-    print(f"{a.output}: {a.percent} % swapped, {moved} of {sum(lengths)} words moved")
+    levels = [swap_permutations(lengths, percent, a.seed) for percent in a.percent]
+    write_parallel(a.output, [[format_permutation(p) for p in perms] for perms in levels])
+    for percent, output, perms in zip(a.percent, a.output, levels):
+        moved = sum(int((p != range(len(p))).sum()) for p in perms)
+        print(f"{output}: {percent} % swapped, {moved} of {sum(lengths)} words moved")
 
 
 def cmd_swap_noise_report(a: argparse.Namespace) -> None:
@@ -116,9 +122,9 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         cmd_swap_perm,
         "permutations swapping a share of each sentence's words (swap noise)",
     )
-    for name in ("--tok", "--output"):
-        s.add_argument(name, required=True)
-    s.add_argument("--percent", type=int, required=True)
+    s.add_argument("--tok", required=True)
+    s.add_argument("--percent", type=int, nargs="+", required=True, help="shares of swapped words")
+    s.add_argument("--output", nargs="+", required=True, help="one .perm per --percent")
     s.add_argument("--seed", type=int, default=1)
 
     s = add(

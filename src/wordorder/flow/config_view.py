@@ -20,7 +20,7 @@ from wordorder.corpus.pairdata import (
     split_names,
     split_spec,
 )
-from wordorder.flow.paths import Paths
+from wordorder.flow.paths import Paths, fill
 from wordorder.yamlfile import Locator
 
 # Snakemake's wildcards object (attribute access: w.pair, w.variant, ...); any object with the
@@ -209,3 +209,15 @@ class ConfigView:
     def references(self, w: Wildcards) -> list[str]:
         """A test set's references: the first, then the further ones."""
         return [self.test_reference(w), *self.extra_refs(w)]
+
+    # --- swap noise (Chen et al. 2019, Figs 3-5)
+
+    def swap_percents(self) -> list[int]:
+        """The swap-noise levels, in the config's order; with the analysis off, level 0: the
+        rules still need an output, which nothing then asks for."""
+        return list(self.swap["percents"]) or [0]
+
+    def swap_levels(self, template: str) -> list[str]:
+        """``template`` at every swap-noise level: one job writes them all (one model load for
+        all of a model's noisy test sets), its other wildcards left to Snakemake."""
+        return [fill(template, percent=p) for p in self.swap_percents()]

@@ -69,10 +69,17 @@ def cmd_rvnn_apply(a: argparse.Namespace) -> None:
 
 
 def cmd_preorder_project(a: argparse.Namespace) -> None:
-    from wordorder.preorder.permutation import write_preordered
+    from wordorder.preorder.permutation import write_preordered_levels
 
-    stats = write_preordered(a.perm, a.tok, a.bpe, a.out_tok, a.out_bpe, a.out_positions, a.unit)
-    print(json.dumps(stats))
+    if not len(a.perm) == len(a.out_tok) == len(a.out_bpe) == len(a.out_positions):
+        raise WordorderError(
+            f"{len(a.perm)} --perm, {len(a.out_tok)} --out-tok, {len(a.out_bpe)} --out-bpe and "
+            f"{len(a.out_positions)} --out-positions files",
+            hint="give one of each --out-* per --perm, in the same order",
+        )
+    outputs = list(zip(a.out_tok, a.out_bpe, a.out_positions))
+    for stats in write_preordered_levels(a.perm, a.tok, a.bpe, outputs, a.unit):
+        print(json.dumps(stats))
 
 
 def cmd_preorder_report(a: argparse.Namespace) -> None:
@@ -159,8 +166,10 @@ def register(add: Callable[..., argparse.ArgumentParser], _json: Callable[[str],
         cmd_preorder_project,
         "preordered tokens, subwords and subword positions",
     )
-    for name in ("--perm", "--tok", "--bpe", "--out-tok", "--out-bpe", "--out-positions"):
+    for name in ("--tok", "--bpe"):
         s.add_argument(name, required=True)
+    for name in ("--perm", "--out-tok", "--out-bpe", "--out-positions"):
+        s.add_argument(name, nargs="+", required=True, help="one per permutation (--perm)")
     s.add_argument(
         "--unit",
         choices=("subword", "word"),

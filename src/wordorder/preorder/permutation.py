@@ -117,9 +117,29 @@ def write_preordered(
 
     ``unit``: the positions written, ``subword`` or ``word`` (see the module docstring).
     """
+    return write_preordered_levels(
+        [perm_path], tok_path, bpe_path, [(out_tok, out_bpe, out_positions)], unit
+    )[0]
+
+
+def write_preordered_levels(
+    perm_paths: Sequence[str | Path],
+    tok_path: str | Path,
+    bpe_path: str | Path,
+    outputs: Sequence[tuple[str | Path, str | Path, str | Path]],
+    unit: str = "subword",
+) -> list[dict]:
+    """:func:`write_preordered` for several permutations of the same split (the swap-noise
+    levels): ``outputs[i]`` = (tokens, pieces, positions) of ``perm_paths[i]``; the split is
+    read once, and all files appear together or none."""
     if unit not in POSITION_UNITS:
         raise WordorderError(
             f"unknown position unit '{unit}'", hint=f"use one of {', '.join(POSITION_UNITS)}"
+        )
+    if not perm_paths or len(perm_paths) != len(outputs):
+        raise WordorderError(
+            f"{len(perm_paths)} permutation files for {len(outputs)} sets of outputs",
+            hint="give one --out-tok, --out-bpe and --out-positions per --perm, in its order",
         )
     toks = [line.split() for line in iter_lines(tok_path)]
     bpes = [line.split() for line in iter_lines(bpe_path)]
@@ -128,34 +148,38 @@ def write_preordered(
             f"{len(toks)} tokenized lines but {len(bpes)} subword lines in {bpe_path}",
             path=tok_path,
         )
-    perms = read_permutations(perm_path, [len(t) for t in toks])
-    moved = 0
-    with atomic_paths(out_tok, out_bpe, out_positions) as (t_tok, t_bpe, t_pos):
-        with (
-            open(t_tok, "w", encoding="utf-8") as f_tok,
-            open(t_bpe, "w", encoding="utf-8") as f_bpe,
-            open(t_pos, "w", encoding="utf-8") as f_pos,
-        ):
-            for k, (tokens, pieces, perm) in enumerate(zip(toks, bpes, perms), start=1):
-                wi = word_index(pieces)
-                if (wi[-1] + 1 if wi else 0) != len(tokens):
-                    raise WordorderError(
-                        (
-                            f"the subword line has {wi[-1] + 1 if wi else 0} words but the "
-                            f"tokenized line {len(tokens)}"
-                        ),
-                        path=bpe_path,
-                        line=k,
+    levels = [read_permutations(path, [len(t) for t in toks]) for path in perm_paths]
+    stats = []
+    with atomic_paths(*(path for paths in outputs for path in paths)) as temps:
+        for n, perms in enumerate(levels):
+            t_tok, t_bpe, t_pos = temps[3 * n : 3 * n + 3]
+            moved = 0
+            with (
+                open(t_tok, "w", encoding="utf-8") as f_tok,
+                open(t_bpe, "w", encoding="utf-8") as f_bpe,
+                open(t_pos, "w", encoding="utf-8") as f_pos,
+            ):
+                for k, (tokens, pieces, perm) in enumerate(zip(toks, bpes, perms), start=1):
+                    wi = word_index(pieces)
+                    if (wi[-1] + 1 if wi else 0) != len(tokens):
+                        raise WordorderError(
+                            (
+                                f"the subword line has {wi[-1] + 1 if wi else 0} words but the "
+                                f"tokenized line {len(tokens)}"
+                            ),
+                            path=bpe_path,
+                            line=k,
+                        )
+                    pos = subword_positions(wi, perm)
+                    moved += int(np.any(perm != np.arange(len(perm))))
+                    f_tok.write(" ".join(tokens[i] for i in perm) + "\n")
+                    f_bpe.write(" ".join(pieces[i] for i in np.argsort(pos)) + "\n")
+                    f_pos.write(
+                        format_permutation(pos if unit == "subword" else word_positions(wi, perm))
+                        + "\n"
                     )
-                pos = subword_positions(wi, perm)
-                moved += int(np.any(perm != np.arange(len(perm))))
-                f_tok.write(" ".join(tokens[i] for i in perm) + "\n")
-                f_bpe.write(" ".join(pieces[i] for i in np.argsort(pos)) + "\n")
-                f_pos.write(
-                    format_permutation(pos if unit == "subword" else word_positions(wi, perm))
-                    + "\n"
-                )
-    return {"sentences": len(perms), "reordered": moved}
+            stats.append({"sentences": len(perms), "reordered": moved})
+    return stats
 
 
 def write_permutations(path: str | Path, perms: Iterable[np.ndarray]) -> None:
