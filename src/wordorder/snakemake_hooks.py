@@ -11,7 +11,11 @@
 * :mod:`wordorder.snakemake_signatures`: each function's parameters read once, not at every
   call of an input, params or resource function;
 * :mod:`wordorder.snakemake_shellcmd`: a listed job's shell command formatted once, not three
-  times.
+  times;
+* :mod:`wordorder.snakemake_output_index`: the rules that make a file found once per file, not
+  once per job that reads it;
+* :mod:`wordorder.snakemake_parse_cache`: each Snakefile translated once per process, not once
+  per module that includes it.
 
 How they are active: ``make install`` writes ``wordorder-snakemake.pth`` into the venv's
 site-packages (``python -m wordorder.snakemake_hooks``), whose one line calls :func:`install` when
@@ -44,6 +48,8 @@ PATCHES = {
     "snakemake.cli": "wordorder.snakemake_gc",
     "snakemake.common": "wordorder.snakemake_signatures",
     "snakemake.jobs": "wordorder.snakemake_shellcmd",
+    "snakemake.output_index": "wordorder.snakemake_output_index",
+    "snakemake.workflow": "wordorder.snakemake_parse_cache",
 }
 
 

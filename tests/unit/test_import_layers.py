@@ -35,6 +35,8 @@ LAYERS: list[set[str]] = [
         "snakemake_gc",
         "snakemake_signatures",
         "snakemake_shellcmd",
+        "snakemake_output_index",
+        "snakemake_parse_cache",
         "snakemake_hooks",
         "cuda_graphs",
         "gpu_table",
