@@ -31,6 +31,23 @@ def test_the_snakemake_command_scans_its_whole_heap_less_often():
     assert seen["cli"] == [young, middle, snakemake_gc.OLDEST]
 
 
+# A dry run's heap at exit: the hook's exit handler freezes it, so the interpreter's shutdown does
+# not collect over it (Snakemake's own exit handlers, registered later, run before it).
+EXIT_PROBE = """
+import atexit, gc, sys
+import snakemake.cli
+atexit.register(lambda: print("frozen before Snakemake's ends:", gc.get_freeze_count()))
+atexit._run_exitfuncs()
+print("frozen after:", gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_snakemake_command_leaves_its_heap_frozen_at_exit():
+    run = subprocess.run([sys.executable, "-c", EXIT_PROBE], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == ["frozen before Snakemake's ends: 0", "frozen after: True"]
+
+
 def test_a_higher_threshold_is_kept():
     import gc
 
