@@ -259,3 +259,15 @@ def test_swap_noise_perturbs_the_test_sets_named(repo, tmp_path, monkeypatch):
     with pytest.raises(WordorderError, match="swap_noise.testsets names 'newstest'") as e:
         swap_figures(["newstest"])
     assert "bible, held" in str(e.value)
+
+
+def test_a_filled_in_default_is_a_copy_of_its_own():
+    """Defaults are copied into each config (two modules' configs never share a list), as plain
+    YAML data: mappings and lists new, scalars kept, a tuple written as YAML would (a list)."""
+    from wordorder.schema import plain_copy
+
+    default = {"a": [1, {"b": [2.5, None, "x"]}], "c": (3, 4), "d": True}
+    copy = plain_copy(default)
+    assert copy == {"a": [1, {"b": [2.5, None, "x"]}], "c": [3, 4], "d": True}
+    assert copy["a"] is not default["a"] and copy["a"][1] is not default["a"][1]
+    assert copy["a"][1]["b"] is not default["a"][1]["b"]
