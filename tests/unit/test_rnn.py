@@ -239,6 +239,15 @@ def test_flexible_attention_skips_heavy_penalties_at_test_time():
     test_w = flex(scores, valid, q, previous)[0]
     assert test_w.nonzero().flatten().tolist() == [4, 5, 6]  # penalty (s − 5)² < 4
     assert flex.span == [3, 12]
+    # the translate step's summary: the share scored, counted anew for each source it decodes
+    from wordorder.decode.runner import reset_vision_span, vision_span
+
+    model = torch.nn.Sequential(flex, torch.nn.Linear(2, 2))
+    assert vision_span(model) == {"flexible_scored_fraction": 0.25}
+    reset_vision_span(model)
+    assert flex.span == [0, 0] and vision_span(model) == {}
+    flex(scores, valid, q, previous)
+    assert vision_span(model) == {"flexible_scored_fraction": 0.25}
 
 
 # --- the model ------------------------------------------------------------------------------

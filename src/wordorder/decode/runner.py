@@ -99,6 +99,7 @@ def translate_ids(
 
     from wordorder.decode.batches import translate_batches
 
+    reset_vision_span(model)  # the summary's span is this source's, not the sum of all so far
     start = time.perf_counter()
     hyps = translate_batches(
         model,
@@ -223,6 +224,14 @@ def vision_span(model: Any) -> dict:
     if not total:
         return {}
     return {"flexible_scored_fraction": round(scored / total, 4)}
+
+
+def reset_vision_span(model: Any) -> None:
+    """Start flexible attention's counts of scored positions (:func:`vision_span`) anew."""
+    for module in model.modules():
+        span = getattr(module, "span", None)
+        if isinstance(span, list) and len(span) == 2:
+            span[:] = [0, 0]
 
 
 def read_decode_features(
