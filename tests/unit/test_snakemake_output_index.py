@@ -4,11 +4,10 @@ its own, and the DAG of a file that many jobs read is the same."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from types import ModuleType
+
+from snakemake_probe import counted_dry_run
 
 from wordorder import snakemake_output_index
 
@@ -53,40 +52,22 @@ SNAKEFILE = textwrap.dedent(
     """
 )
 
-# In a fresh interpreter of the venv (its .pth installs the hooks): a dry run counting how
-# often a rule is asked whether it makes mid/shared.txt.
-PROBE = """
-import collections, contextlib, io, json, sys
-import snakemake.api
+# Counting how often a rule is asked whether it makes mid/shared.txt.
+COUNT = """
 import snakemake.rules
-asked = collections.Counter()
 is_producer = snakemake.rules.Rule.is_producer
 def counting(self, requested_output):
-    asked[f"{self.name} {requested_output}"] += 1
+    counted[f"{self.name} {requested_output}"] += 1
     return is_producer(self, requested_output)
 snakemake.rules.Rule.is_producer = counting
-from snakemake.cli import main
-out = io.StringIO()
-with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
-    try:
-        main(["-n", "-s", sys.argv[1], "-d", sys.argv[2], "--cores", "1"])
-    except SystemExit as done:
-        code = done.code
-print(json.dumps({"code": code, "asked": asked, "log": out.getvalue()}))
 """
 
 
 def test_a_file_four_jobs_read_is_matched_to_its_rule_once(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE, encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tmp_path / "Snakefile"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    seen = json.loads(run.stdout)
+    seen = counted_dry_run(COUNT, tmp_path / "Snakefile", tmp_path)
     assert seen["code"] == 0, seen["log"][-2000:]
-    assert seen["asked"]["shared mid/shared.txt"] == 1  # without the change: 4
+    assert seen["counted"]["shared mid/shared.txt"] == 1  # without the change: 4
     stats = seen["log"][seen["log"].index("Job stats") :]
     assert sorted(line.split() for line in stats.splitlines()[3:7]) == [
         ["all", "1"],

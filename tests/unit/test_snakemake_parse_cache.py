@@ -5,10 +5,9 @@ each module, as before."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
+
+from snakemake_probe import counted_dry_run
 
 MODULE = textwrap.dedent(
     """\
@@ -46,45 +45,27 @@ MAIN = textwrap.dedent(
     """
 )
 
-# In a fresh interpreter of the venv (its .pth installs the hooks): a dry run in this process,
-# counting the translations of each file (Snakemake's parser opens a Snakefile for each).
-PROBE = """
-import collections, contextlib, io, json, os, sys
-import snakemake.api
+# Counting the translations of each file (Snakemake's parser opens a Snakefile for each).
+COUNT = """
 import snakemake.parser
-opened = collections.Counter()
 init = snakemake.parser.Snakefile.__init__
 def counting(self, path, workflow, rulecount=0):
-    opened[os.path.basename(path.get_path_or_uri(secret_free=True))] += 1
+    counted[os.path.basename(path.get_path_or_uri(secret_free=True))] += 1
     init(self, path, workflow, rulecount=rulecount)
 snakemake.parser.Snakefile.__init__ = counting
-from snakemake.cli import main
-out = io.StringIO()
-with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
-    try:
-        main(["-n", "-s", sys.argv[1], "-d", sys.argv[2], "--cores", "1"])
-    except SystemExit as done:
-        code = done.code
-print(json.dumps({"code": code, "opened": opened, "log": out.getvalue()}))
 """
 
 
 def dry_run(tmp_path, module: str, targets: str) -> dict:
     (tmp_path / "module.smk").write_text(module, encoding="utf-8")
     (tmp_path / "Snakefile").write_text(MAIN.format(targets=targets), encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tmp_path / "Snakefile"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)
+    return counted_dry_run(COUNT, tmp_path / "Snakefile", tmp_path)
 
 
 def test_a_file_two_modules_include_is_translated_once(tmp_path):
     seen = dry_run(tmp_path, MODULE, '"a/x.txt", "b/y.txt"')
     assert seen["code"] == 0, seen["log"][-2000:]
-    assert seen["opened"] == {"Snakefile": 1, "module.smk": 1}  # without the change: 2
+    assert seen["counted"] == {"Snakefile": 1, "module.smk": 1}  # without the change: 2
     assert "rule a_make:" in seen["log"] and "rule b_make:" in seen["log"]
     assert "b/y.txt" in seen["log"]
 
@@ -102,5 +83,5 @@ def test_errors_in_the_second_module_name_the_files_lines(tmp_path):
 def test_a_file_with_an_unnamed_rule_is_translated_for_each_module(tmp_path):
     seen = dry_run(tmp_path, UNNAMED, '"a/x.txt", "b/x.txt"')
     assert seen["code"] == 0, seen["log"][-2000:]
-    assert seen["opened"] == {"Snakefile": 1, "module.smk": 2}
+    assert seen["counted"] == {"Snakefile": 1, "module.smk": 2}
     assert "rule a_2:" in seen["log"] and "rule b_3:" in seen["log"]  # named by their count
