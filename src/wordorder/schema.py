@@ -98,7 +98,7 @@ def _with_defaults(validator_cls):
 def plain_copy(value: Any) -> Any:
     """A deep copy of plain YAML data (a default filled in is never shared between configs):
     mappings and lists copied, scalars (immutable) kept. Not a YAML round trip: the five papers'
-    configs fill in 440 defaults, ~50 ms of every DAG build that way."""
+    configs fill in 440 defaults, ~1 % of the union's dry run that way (sampled, 2026-11-30)."""
     if isinstance(value, dict):
         return {key: plain_copy(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):  # a tuple as YAML would write it: a list

@@ -29,7 +29,6 @@ from types import ModuleType
 
 #: passes of the middle generation between two full passes (Python's default: 10)
 OLDEST = 1000
-_FREEZE_AT_EXIT: list[bool] = []  # registered once a process
 
 
 def wrap(module: ModuleType) -> None:
@@ -37,6 +36,5 @@ def wrap(module: ModuleType) -> None:
     freeze the heap at exit."""
     young, middle, oldest = gc.get_threshold()
     gc.set_threshold(young, middle, max(oldest, OLDEST))
-    if not _FREEZE_AT_EXIT:
-        atexit.register(gc.freeze)
-        _FREEZE_AT_EXIT.append(True)
+    atexit.unregister(gc.freeze)  # registered once, however often this runs
+    atexit.register(gc.freeze)
